@@ -1,0 +1,937 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.c - JSON text -> validated struct fo_config.
+ *
+ * This is the only file that sees cJSON: everything past fo_config_parse()
+ * works on plain, already-checked values. configs/failoverd.schema.json
+ * mirrors these rules for editors and CI, but this file is the authority:
+ * the schema cannot say "timeout_ms >= 2 * period_ms" or "a domain belongs
+ * to one pair".
+ *
+ * Every error message starts with the key path of the offending value
+ * ("pairs[1].heartbeat.timeout_ms: ..."), or "(root)" for the document
+ * itself, because that is what the operator searches for in the file.
+ * Unknown and duplicate keys are errors: a misspelt optional key would
+ * otherwise silently fall back to its default, which for a failover daemon
+ * means a policy nobody chose.
+ */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define CONFIG_FILE_MAX  (1024 * 1024)
+/* Longest key path we build: "pairs[31].pin.standby_pcpus[63]", plus an
+ * unknown key of up to 64 shown bytes. */
+#define KEYPATH_MAX      160
+/* Longest value echoed back in an error message. */
+#define SHOWN_MAX        64
+/* An hour: any longer heartbeat or deadline is a typo, not a policy. */
+#define MS_MAX           3600000L
+#define PERIOD_MS_MAX    60000L
+/* sched_setaffinity()'s cpu_set_t and Xen's cpumaps: CPU_SETSIZE. */
+#define CPU_MAX          1023L
+
+#define DEFAULT_CONTROL_SOCKET "/run/failoverd/control.sock"
+#define DEFAULT_RT_PRIORITY    80
+
+struct parser {
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct parser *p, const char *keypath, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct parser *p, const char *keypath, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!p->err || p->errlen == 0)
+		return -EINVAL;
+	n = snprintf(p->err, p->errlen, "%s: ", keypath[0] ? keypath : "(root)");
+	if (n >= 0 && (size_t)n < p->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* Copy a user-supplied string for an error message: bounded, one line,
+ * no terminal escapes. */
+static const char *shown(const char *s, char buf[SHOWN_MAX + 4])
+{
+	size_t i;
+
+	for (i = 0; s[i] && i < SHOWN_MAX; i++) {
+		unsigned char c = (unsigned char)s[i];
+		buf[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	if (s[i]) {
+		memcpy(buf + i, "...", 3);
+		i += 3;
+	}
+	buf[i] = '\0';
+	return buf;
+}
+
+/* Our parents are at most "pairs[31].domain_config" deep, so the precision
+ * limits below never cut a real path; they let the compiler prove it. */
+static void keypath_join(char out[KEYPATH_MAX], const char *parent, const char *key)
+{
+	char kbuf[SHOWN_MAX + 4];
+
+	shown(key, kbuf);
+	snprintf(out, KEYPATH_MAX, "%.88s%s%s", parent, parent[0] ? "." : "", kbuf);
+}
+
+static void keypath_index(char out[KEYPATH_MAX], const char *parent, int index)
+{
+	snprintf(out, KEYPATH_MAX, "%.140s[%d]", parent, index);
+}
+
+static const char *type_name(const cJSON *item)
+{
+	if (cJSON_IsBool(item))
+		return "a boolean";
+	if (cJSON_IsNull(item))
+		return "null";
+	if (cJSON_IsNumber(item))
+		return "a number";
+	if (cJSON_IsString(item))
+		return "a string";
+	if (cJSON_IsArray(item))
+		return "an array";
+	if (cJSON_IsObject(item))
+		return "an object";
+	return "an unknown JSON type";
+}
+
+static bool name_in(const char *name, const char *const *names)
+{
+	for (; *names; names++)
+		if (strcmp(name, *names) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The item must be an object whose keys all come from `allowed` (NULL
+ * terminated), each at most once. cJSON keeps duplicate keys and its lookup
+ * returns the first, so without this check "cpu": 1, "cpu": 3 would quietly
+ * mean 1.
+ */
+static int check_object(struct parser *p, const cJSON *obj, const char *keypath,
+			const char *const *allowed)
+{
+	const cJSON *child, *prev;
+	char kp[KEYPATH_MAX];
+
+	if (!cJSON_IsObject(obj))
+		return fail(p, keypath, "must be an object, got %s", type_name(obj));
+
+	for (child = obj->child; child; child = child->next) {
+		keypath_join(kp, keypath, child->string);
+		if (!name_in(child->string, allowed)) {
+			char known[256] = "";
+			size_t off = 0;
+			const char *const *a;
+
+			for (a = allowed; *a; a++) {
+				int n = snprintf(known + off, sizeof(known) - off, "%s%s",
+						 a == allowed ? "" : ", ", *a);
+				if (n < 0 || (size_t)n >= sizeof(known) - off)
+					break;
+				off += (size_t)n;
+			}
+			return fail(p, kp, "unknown key (known keys: %s)", known);
+		}
+		for (prev = obj->child; prev != child; prev = prev->next)
+			if (strcmp(prev->string, child->string) == 0)
+				return fail(p, kp, "duplicate key");
+	}
+	return 0;
+}
+
+static const cJSON *member(const cJSON *obj, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static int require(struct parser *p, const cJSON *obj, const char *keypath, const char *key)
+{
+	if (!member(obj, key))
+		return fail(p, keypath, "missing required key \"%s\"", key);
+	return 0;
+}
+
+/* Returns 1 and sets *ret if present, 0 if absent, -EINVAL if wrong. */
+static int read_int(struct parser *p, const cJSON *obj, const char *keypath, const char *key,
+		    long min, long max, long *ret)
+{
+	const cJSON *it = member(obj, key);
+	char kp[KEYPATH_MAX];
+	double d;
+
+	if (!it)
+		return 0;
+	keypath_join(kp, keypath, key);
+	if (!cJSON_IsNumber(it))
+		return fail(p, kp, "must be an integer, got %s", type_name(it));
+	d = it->valuedouble;
+	/* Beyond 2^53 every double is whole; below, compare with its
+	 * truncation. cJSON's valueint saturates, so it cannot be trusted. */
+	if (d > -9e15 && d < 9e15 && d != (double)(long long)d)
+		return fail(p, kp, "must be a whole number, got %.15g", d);
+	if (!(d >= (double)min && d <= (double)max))
+		return fail(p, kp, "must be between %ld and %ld, got %.15g", min, max, d);
+	*ret = (long)d;
+	return 1;
+}
+
+static int read_bool(struct parser *p, const cJSON *obj, const char *keypath, const char *key,
+		     bool *ret)
+{
+	const cJSON *it = member(obj, key);
+	char kp[KEYPATH_MAX];
+
+	if (!it)
+		return 0;
+	if (!cJSON_IsBool(it)) {
+		keypath_join(kp, keypath, key);
+		return fail(p, kp, "must be true or false, got %s", type_name(it));
+	}
+	*ret = cJSON_IsTrue(it);
+	return 1;
+}
+
+static int read_string(struct parser *p, const cJSON *obj, const char *keypath, const char *key,
+		       const char **ret)
+{
+	const cJSON *it = member(obj, key);
+	char kp[KEYPATH_MAX];
+
+	if (!it)
+		return 0;
+	if (!cJSON_IsString(it)) {
+		keypath_join(kp, keypath, key);
+		return fail(p, kp, "must be a string, got %s", type_name(it));
+	}
+	*ret = it->valuestring;
+	return 1;
+}
+
+/* `names` is indexed by the enum value and NULL terminated. */
+static int read_enum(struct parser *p, const cJSON *obj, const char *keypath, const char *key,
+		     const char *const *names, int *ret)
+{
+	char kp[KEYPATH_MAX], expected[128] = "", sbuf[SHOWN_MAX + 4];
+	const char *s = NULL;
+	size_t off = 0;
+	int r, i;
+
+	r = read_string(p, obj, keypath, key, &s);
+	if (r <= 0)
+		return r;
+	for (i = 0; names[i]; i++) {
+		int n;
+
+		if (strcmp(s, names[i]) == 0) {
+			*ret = i;
+			return 1;
+		}
+		n = snprintf(expected + off, sizeof(expected) - off, "%s\"%s\"",
+			     i ? ", " : "", names[i]);
+		if (n > 0 && (size_t)n < sizeof(expected) - off)
+			off += (size_t)n;
+	}
+	keypath_join(kp, keypath, key);
+	return fail(p, kp, "must be one of %s, got \"%s\"", expected, shown(s, sbuf));
+}
+
+static const char *const on_failover_names[] = { "keep-paused", "destroy", "rebuild", NULL };
+static const char *const failback_names[] = { "manual", "never", NULL };
+static const char *const log_level_names[] = { "err", "warning", "notice", "info", "debug", NULL };
+
+static bool has_control_char(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/* Same set as C isspace() in the "C" locale, without depending on locale. */
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+static int check_pair_name(struct parser *p, const char *kp, const char *s)
+{
+	char sbuf[SHOWN_MAX + 4];
+	size_t i, len = strlen(s);
+
+	if (len == 0 || len > FO_NAME_MAX)
+		return fail(p, kp, "must be 1 to %d characters, got %zu", FO_NAME_MAX, len);
+	for (i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-'))
+			return fail(p, kp, "may only contain A-Z a-z 0-9 _ . -, got \"%s\"",
+				    shown(s, sbuf));
+	}
+	return 0;
+}
+
+static int check_domain_name(struct parser *p, const char *kp, const char *s)
+{
+	char sbuf[SHOWN_MAX + 4];
+	size_t len = strlen(s);
+	const char *c;
+
+	if (len == 0 || len > FO_DOMNAME_MAX)
+		return fail(p, kp, "must be a domain name of 1 to %d bytes, got %zu bytes",
+			    FO_DOMNAME_MAX, len);
+	for (c = s; *c; c++)
+		if (*c == '/' || is_space(*c) || (unsigned char)*c < 0x20 || *c == 0x7f)
+			return fail(p, kp, "domain name must not contain '/', whitespace or "
+				    "control characters, got \"%s\"", shown(s, sbuf));
+	return 0;
+}
+
+static int check_abs_path(struct parser *p, const char *kp, const char *s, size_t max)
+{
+	char sbuf[SHOWN_MAX + 4];
+	size_t len = strlen(s);
+
+	if (s[0] != '/')
+		return fail(p, kp, "must be an absolute path, got \"%s\"", shown(s, sbuf));
+	if (len >= max)
+		return fail(p, kp, "must be shorter than %zu bytes, got %zu bytes", max, len);
+	if (has_control_char(s))
+		return fail(p, kp, "must not contain control characters");
+	return 0;
+}
+
+static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_config *d)
+{
+	static const char *const keys[] = { "control_socket", "control_group", "rt_priority",
+					    "cpu", "require_rt", "log_level", NULL };
+	/* A control socket path must also fit sockaddr_un, or bind() fails at
+	 * startup with a less helpful ENAMETOOLONG. */
+	const size_t socket_max = sizeof(((struct sockaddr_un *)0)->sun_path) < FO_PATH_MAX
+		? sizeof(((struct sockaddr_un *)0)->sun_path) : FO_PATH_MAX;
+	const char *s = NULL;
+	long v;
+	int level, r;
+
+	r = check_object(p, obj, "daemon", keys);
+	if (r < 0)
+		return r;
+
+	r = read_string(p, obj, "daemon", "control_socket", &s);
+	if (r < 0)
+		return r;
+	if (r > 0) {
+		r = check_abs_path(p, "daemon.control_socket", s, socket_max);
+		if (r < 0)
+			return r;
+		snprintf(d->control_socket, sizeof(d->control_socket), "%s", s);
+	}
+
+	r = read_string(p, obj, "daemon", "control_group", &s);
+	if (r < 0)
+		return r;
+	if (r > 0) {
+		size_t len = strlen(s);
+		const char *c;
+
+		/* "" would read as "root only" while looking like a group was
+		 * meant; make the operator omit the key instead. */
+		if (len == 0 || len > FO_NAME_MAX)
+			return fail(p, "daemon.control_group",
+				    "must be a group name of 1 to %d bytes (omit the key for "
+				    "root-only access), got %zu bytes", FO_NAME_MAX, len);
+		for (c = s; *c; c++)
+			if (*c == ':' || *c == '/' || is_space(*c) || (unsigned char)*c < 0x20 ||
+			    *c == 0x7f)
+				return fail(p, "daemon.control_group", "must not contain ':', '/', "
+					    "whitespace or control characters");
+		snprintf(d->control_group, sizeof(d->control_group), "%s", s);
+	}
+
+	r = read_int(p, obj, "daemon", "rt_priority", 1, 99, &v);
+	if (r < 0)
+		return r;
+	if (r > 0)
+		d->rt_priority = (int)v;
+
+	r = read_int(p, obj, "daemon", "cpu", -1, CPU_MAX, &v);
+	if (r < 0)
+		return r;
+	if (r > 0)
+		d->cpu = (int)v;
+
+	r = read_bool(p, obj, "daemon", "require_rt", &d->require_rt);
+	if (r < 0)
+		return r;
+
+	r = read_enum(p, obj, "daemon", "log_level", log_level_names, &level);
+	if (r < 0)
+		return r;
+	if (r > 0)
+		d->log_level = (enum fo_log_level)level;
+	return 0;
+}
+
+static int parse_heartbeat(struct parser *p, const cJSON *obj, const char *kp,
+			   struct fo_pair_config *pc)
+{
+	static const char *const keys[] = { "period_ms", "timeout_ms", "grace_ms", NULL };
+	char tkp[KEYPATH_MAX];
+	long v;
+	int r;
+
+	r = check_object(p, obj, kp, keys);
+	if (r < 0)
+		return r;
+	r = require(p, obj, kp, "period_ms");
+	if (r < 0)
+		return r;
+	r = require(p, obj, kp, "timeout_ms");
+	if (r < 0)
+		return r;
+
+	r = read_int(p, obj, kp, "period_ms", 1, PERIOD_MS_MAX, &v);
+	if (r < 0)
+		return r;
+	pc->period_ms = (unsigned)v;
+
+	r = read_int(p, obj, kp, "timeout_ms", 1, MS_MAX, &v);
+	if (r < 0)
+		return r;
+	/* Fewer than two periods and one late heartbeat (a busy vCPU, a
+	 * scheduler hiccup) would be declared a failure. */
+	if (v < 2L * pc->period_ms) {
+		keypath_join(tkp, kp, "timeout_ms");
+		return fail(p, tkp, "must be >= 2 * period_ms (%lu), got %ld",
+			    2UL * pc->period_ms, v);
+	}
+	pc->timeout_ms = (unsigned)v;
+
+	pc->grace_ms = pc->timeout_ms;
+	r = read_int(p, obj, kp, "grace_ms", 1, MS_MAX, &v);
+	if (r < 0)
+		return r;
+	if (r > 0)
+		pc->grace_ms = (unsigned)v;
+	return 0;
+}
+
+static int parse_pcpu_list(struct parser *p, const cJSON *obj, const char *kp, const char *key,
+			   int *ret_cpus, size_t *ret_n)
+{
+	const cJSON *arr = member(obj, key), *it;
+	char akp[KEYPATH_MAX], ikp[KEYPATH_MAX];
+	size_t n = 0, j;
+	int i = 0;
+
+	if (!arr)
+		return 0;
+	keypath_join(akp, kp, key);
+	if (!cJSON_IsArray(arr))
+		return fail(p, akp, "must be an array of CPU numbers, got %s", type_name(arr));
+	if (cJSON_GetArraySize(arr) > FO_MAX_PCPUS)
+		return fail(p, akp, "must have at most %d entries, got %d", FO_MAX_PCPUS,
+			    cJSON_GetArraySize(arr));
+
+	cJSON_ArrayForEach(it, arr) {
+		double d;
+
+		keypath_index(ikp, akp, i);
+		if (!cJSON_IsNumber(it))
+			return fail(p, ikp, "must be an integer, got %s", type_name(it));
+		d = it->valuedouble;
+		if (d > -9e15 && d < 9e15 && d != (double)(long long)d)
+			return fail(p, ikp, "must be a whole number, got %.15g", d);
+		if (!(d >= 0 && d <= (double)CPU_MAX))
+			return fail(p, ikp, "must be between 0 and %ld, got %.15g", CPU_MAX, d);
+		for (j = 0; j < n; j++)
+			if (ret_cpus[j] == (int)d)
+				return fail(p, ikp, "duplicate CPU %d", (int)d);
+		ret_cpus[n++] = (int)d;
+		i++;
+	}
+	*ret_n = n;
+	return 1;
+}
+
+static int parse_pin(struct parser *p, const cJSON *obj, const char *kp, struct fo_pin_config *pin)
+{
+	static const char *const keys[] = { "active_pcpus", "standby_pcpus", NULL };
+	int r;
+
+	r = check_object(p, obj, kp, keys);
+	if (r < 0)
+		return r;
+	r = parse_pcpu_list(p, obj, kp, "active_pcpus", pin->active_pcpus, &pin->n_active_pcpus);
+	if (r < 0)
+		return r;
+	r = parse_pcpu_list(p, obj, kp, "standby_pcpus", pin->standby_pcpus, &pin->n_standby_pcpus);
+	return r < 0 ? r : 0;
+}
+
+static int parse_domain_config(struct parser *p, const cJSON *obj, const char *kp,
+			       struct fo_pair_config *pc)
+{
+	static const char *const keys[] = { "active", "standby", NULL };
+	char mkp[KEYPATH_MAX];
+	const char *s = NULL;
+	int r;
+
+	r = check_object(p, obj, kp, keys);
+	if (r < 0)
+		return r;
+	r = require(p, obj, kp, "active");
+	if (r < 0)
+		return r;
+	r = require(p, obj, kp, "standby");
+	if (r < 0)
+		return r;
+
+	r = read_string(p, obj, kp, "active", &s);
+	if (r < 0)
+		return r;
+	keypath_join(mkp, kp, "active");
+	r = check_abs_path(p, mkp, s, FO_PATH_MAX);
+	if (r < 0)
+		return r;
+	snprintf(pc->active_config, sizeof(pc->active_config), "%s", s);
+
+	r = read_string(p, obj, kp, "standby", &s);
+	if (r < 0)
+		return r;
+	keypath_join(mkp, kp, "standby");
+	r = check_abs_path(p, mkp, s, FO_PATH_MAX);
+	if (r < 0)
+		return r;
+	/* One xl config names one domain; rebuilding both members from it
+	 * would create two domains with the same name. */
+	if (strcmp(s, pc->active_config) == 0)
+		return fail(p, mkp, "must differ from domain_config.active");
+	snprintf(pc->standby_config, sizeof(pc->standby_config), "%s", s);
+	return 0;
+}
+
+static int parse_pair(struct parser *p, const cJSON *obj, const char *kp,
+		      struct fo_pair_config *pc)
+{
+	static const char *const keys[] = { "name", "active", "standby", "heartbeat",
+					    "deadline_ms", "on_failover", "failback", "health",
+					    "pin", "domain_config", NULL };
+	static const char *const required[] = { "name", "active", "standby", "heartbeat",
+						"deadline_ms", NULL };
+	static const char *const health_keys[] = { "fail_on_unhealthy", NULL };
+	char mkp[KEYPATH_MAX];
+	const char *const *k;
+	const cJSON *sub;
+	const char *s = NULL;
+	long v;
+	int e, r;
+
+	r = check_object(p, obj, kp, keys);
+	if (r < 0)
+		return r;
+	for (k = required; *k; k++) {
+		r = require(p, obj, kp, *k);
+		if (r < 0)
+			return r;
+	}
+
+	r = read_string(p, obj, kp, "name", &s);
+	if (r < 0)
+		return r;
+	keypath_join(mkp, kp, "name");
+	r = check_pair_name(p, mkp, s);
+	if (r < 0)
+		return r;
+	snprintf(pc->name, sizeof(pc->name), "%s", s);
+
+	r = read_string(p, obj, kp, "active", &s);
+	if (r < 0)
+		return r;
+	keypath_join(mkp, kp, "active");
+	r = check_domain_name(p, mkp, s);
+	if (r < 0)
+		return r;
+	snprintf(pc->active, sizeof(pc->active), "%s", s);
+
+	r = read_string(p, obj, kp, "standby", &s);
+	if (r < 0)
+		return r;
+	keypath_join(mkp, kp, "standby");
+	r = check_domain_name(p, mkp, s);
+	if (r < 0)
+		return r;
+	if (strcmp(s, pc->active) == 0)
+		return fail(p, mkp, "must differ from active (\"%s\")", pc->active);
+	snprintf(pc->standby, sizeof(pc->standby), "%s", s);
+
+	keypath_join(mkp, kp, "heartbeat");
+	r = parse_heartbeat(p, member(obj, "heartbeat"), mkp, pc);
+	if (r < 0)
+		return r;
+
+	r = read_int(p, obj, kp, "deadline_ms", 1, MS_MAX, &v);
+	if (r < 0)
+		return r;
+	pc->deadline_ms = (unsigned)v;
+
+	pc->on_failover = FO_ON_FAILOVER_KEEP_PAUSED;
+	r = read_enum(p, obj, kp, "on_failover", on_failover_names, &e);
+	if (r < 0)
+		return r;
+	if (r > 0)
+		pc->on_failover = (enum fo_on_failover)e;
+
+	pc->failback = FO_FAILBACK_MANUAL;
+	r = read_enum(p, obj, kp, "failback", failback_names, &e);
+	if (r < 0)
+		return r;
+	if (r > 0)
+		pc->failback = (enum fo_failback)e;
+
+	pc->fail_on_unhealthy = true;
+	sub = member(obj, "health");
+	if (sub) {
+		keypath_join(mkp, kp, "health");
+		r = check_object(p, sub, mkp, health_keys);
+		if (r < 0)
+			return r;
+		r = read_bool(p, sub, mkp, "fail_on_unhealthy", &pc->fail_on_unhealthy);
+		if (r < 0)
+			return r;
+	}
+
+	sub = member(obj, "pin");
+	if (sub) {
+		keypath_join(mkp, kp, "pin");
+		r = parse_pin(p, sub, mkp, &pc->pin);
+		if (r < 0)
+			return r;
+	}
+
+	sub = member(obj, "domain_config");
+	if (sub) {
+		keypath_join(mkp, kp, "domain_config");
+		r = parse_domain_config(p, sub, mkp, pc);
+		if (r < 0)
+			return r;
+	} else if (pc->on_failover == FO_ON_FAILOVER_REBUILD) {
+		return fail(p, kp, "missing required key \"domain_config\" "
+			    "(on_failover \"rebuild\" needs the xl config files)");
+	}
+	return 0;
+}
+
+/* Rules that span pairs: names are handles for the CLI, and a domain that
+ * two pairs could pause and unpause would be fought over. */
+static int check_against_earlier_pairs(struct parser *p, const struct fo_config *c, size_t i,
+				       const char *kp)
+{
+	const struct fo_pair_config *pc = &c->pairs[i];
+	char mkp[KEYPATH_MAX];
+	size_t j;
+
+	for (j = 0; j < i; j++) {
+		const struct fo_pair_config *q = &c->pairs[j];
+
+		if (strcmp(pc->name, q->name) == 0) {
+			keypath_join(mkp, kp, "name");
+			return fail(p, mkp, "duplicate pair name \"%s\" (also pairs[%zu])",
+				    pc->name, j);
+		}
+		if (strcmp(pc->active, q->active) == 0 || strcmp(pc->active, q->standby) == 0) {
+			keypath_join(mkp, kp, "active");
+			return fail(p, mkp, "domain \"%s\" already belongs to pair \"%s\" "
+				    "(pairs[%zu])", pc->active, q->name, j);
+		}
+		if (strcmp(pc->standby, q->active) == 0 || strcmp(pc->standby, q->standby) == 0) {
+			keypath_join(mkp, kp, "standby");
+			return fail(p, mkp, "domain \"%s\" already belongs to pair \"%s\" "
+				    "(pairs[%zu])", pc->standby, q->name, j);
+		}
+	}
+	return 0;
+}
+
+static int parse_root(struct parser *p, const cJSON *root, struct fo_config *c)
+{
+	static const char *const keys[] = { "daemon", "pairs", NULL };
+	const cJSON *pairs, *it, *daemon;
+	char kp[KEYPATH_MAX];
+	int r, n;
+
+	r = check_object(p, root, "", keys);
+	if (r < 0)
+		return r;
+
+	daemon = member(root, "daemon");
+	if (daemon) {
+		r = parse_daemon(p, daemon, &c->daemon);
+		if (r < 0)
+			return r;
+	}
+
+	r = require(p, root, "", "pairs");
+	if (r < 0)
+		return r;
+	pairs = member(root, "pairs");
+	if (!cJSON_IsArray(pairs))
+		return fail(p, "pairs", "must be an array of pairs, got %s", type_name(pairs));
+	n = cJSON_GetArraySize(pairs);
+	if (n == 0)
+		return fail(p, "pairs", "must contain at least one pair");
+	if (n > FO_MAX_PAIRS)
+		return fail(p, "pairs", "must contain at most %d pairs, got %d", FO_MAX_PAIRS, n);
+
+	c->n_pairs = 0;
+	cJSON_ArrayForEach(it, pairs) {
+		keypath_index(kp, "pairs", (int)c->n_pairs);
+		r = parse_pair(p, it, kp, &c->pairs[c->n_pairs]);
+		if (r < 0)
+			return r;
+		r = check_against_earlier_pairs(p, c, c->n_pairs, kp);
+		if (r < 0)
+			return r;
+		c->n_pairs++;
+	}
+	return 0;
+}
+
+int fo_config_parse(const char *json_text, struct fo_config *ret, char *err, size_t errlen)
+{
+	struct parser p = { .err = err, .errlen = errlen };
+	struct fo_config *c = NULL;
+	const char *end = NULL;
+	cJSON *root = NULL;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+
+	/* Parsed into a scratch copy so that `ret` is untouched on failure:
+	 * a reload that fails keeps the running configuration intact. */
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		rc = -ENOMEM;
+		if (err && errlen)
+			snprintf(err, errlen, "(root): out of memory");
+		goto out;
+	}
+	snprintf(c->daemon.control_socket, sizeof(c->daemon.control_socket), "%s",
+		 DEFAULT_CONTROL_SOCKET);
+	c->daemon.rt_priority = DEFAULT_RT_PRIORITY;
+	c->daemon.cpu = -1;
+	c->daemon.require_rt = false;
+	c->daemon.log_level = FO_LOG_INFO;
+
+	/* require_null_terminated: trailing garbage after the document is an
+	 * error, not ignored. */
+	if (json_text[strspn(json_text, " \t\r\n")] == '\0') {
+		rc = fail(&p, "", "empty document, expected a JSON object");
+		goto out;
+	}
+	root = cJSON_ParseWithOpts(json_text, &end, true);
+	if (!root) {
+		unsigned line = 1, col = 1;
+		const char *s = NULL;
+
+		if (!end || end < json_text)
+			end = json_text;
+		for (s = json_text; s < end && *s; s++) {
+			if (*s == '\n')
+				line++, col = 1;
+			else
+				col++;
+		}
+		rc = fail(&p, "", "not valid JSON near line %u, column %u", line, col);
+		goto out;
+	}
+
+	rc = parse_root(&p, root, c);
+	if (rc < 0)
+		goto out;
+
+	*ret = *c;
+	rc = 0;
+out:
+	cJSON_Delete(root);
+	free(c);
+	return rc;
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+int fo_config_load(const char *path, struct fo_config *ret, char *err, size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int fd = -1, rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		rc = -errno;
+		set_err(err, errlen, "%s: %s", path, strerror(-rc));
+		goto out;
+	}
+
+	/* One byte more than the limit, to tell "exactly 1 MiB" from "more". */
+	text = malloc(CONFIG_FILE_MAX + 2);
+	if (!text) {
+		rc = -ENOMEM;
+		set_err(err, errlen, "%s: %s", path, strerror(-rc));
+		goto out;
+	}
+	while (len < CONFIG_FILE_MAX + 1) {
+		ssize_t r = read(fd, text + len, CONFIG_FILE_MAX + 1 - len);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			set_err(err, errlen, "%s: %s", path, strerror(-rc));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	if (len > CONFIG_FILE_MAX) {
+		rc = -EFBIG;
+		set_err(err, errlen, "%s: larger than %d bytes, not a failoverd config",
+			 path, CONFIG_FILE_MAX);
+		goto out;
+	}
+	text[len] = '\0';
+	/* cJSON would stop at a NUL and report a confusing position. */
+	if (memchr(text, '\0', len)) {
+		rc = -EINVAL;
+		set_err(err, errlen, "(root): not valid JSON: file contains a NUL byte");
+		goto out;
+	}
+
+	rc = fo_config_parse(text, ret, err, errlen);
+out:
+	free(text);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+struct outbuf {
+	char *buf;
+	size_t len;
+	size_t off;
+};
+
+static void out_add(struct outbuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void out_add(struct outbuf *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->off >= o->len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->off, o->len - o->off, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	o->off += (size_t)n;
+	if (o->off >= o->len)
+		o->off = o->len; /* truncated; snprintf has NUL-terminated it */
+}
+
+static void out_cpus(struct outbuf *o, const int *cpus, size_t n)
+{
+	size_t i;
+
+	out_add(o, "[");
+	for (i = 0; i < n; i++)
+		out_add(o, "%s%d", i ? "," : "", cpus[i]);
+	out_add(o, "]");
+}
+
+void fo_config_describe_pair(const struct fo_pair_config *pc, char *buf, size_t len)
+{
+	struct outbuf o = { .buf = buf, .len = len, .off = 0 };
+
+	if (!buf || len == 0)
+		return;
+	buf[0] = '\0';
+	out_add(&o, "pair %s: active=%s standby=%s period=%ums timeout=%ums grace=%ums "
+		"deadline=%ums on_failover=%s failback=%s fail_on_unhealthy=%s",
+		pc->name, pc->active, pc->standby, pc->period_ms, pc->timeout_ms, pc->grace_ms,
+		pc->deadline_ms, fo_on_failover_name(pc->on_failover),
+		fo_failback_name(pc->failback), pc->fail_on_unhealthy ? "yes" : "no");
+	if (pc->pin.n_active_pcpus == 0 && pc->pin.n_standby_pcpus == 0) {
+		out_add(&o, " pin=none");
+	} else {
+		out_add(&o, " pin active=");
+		out_cpus(&o, pc->pin.active_pcpus, pc->pin.n_active_pcpus);
+		out_add(&o, " standby=");
+		out_cpus(&o, pc->pin.standby_pcpus, pc->pin.n_standby_pcpus);
+	}
+	if (pc->active_config[0])
+		out_add(&o, " domain_config active=%s standby=%s", pc->active_config,
+			pc->standby_config);
+}
+
+const char *fo_on_failover_name(enum fo_on_failover v)
+{
+	if ((unsigned)v < sizeof(on_failover_names) / sizeof(on_failover_names[0]) - 1)
+		return on_failover_names[v];
+	return "unknown";
+}
+
+const char *fo_failback_name(enum fo_failback v)
+{
+	if ((unsigned)v < sizeof(failback_names) / sizeof(failback_names[0]) - 1)
+		return failback_names[v];
+	return "unknown";
+}
+
+const char *fo_log_level_name(enum fo_log_level v)
+{
+	if ((unsigned)v < sizeof(log_level_names) / sizeof(log_level_names[0]) - 1)
+		return log_level_names[v];
+	return "unknown";
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.h - failoverd's configuration as a plain validated struct.
+ * config.c is the only file that sees cJSON. Every error names the key path
+ * ("pairs[1].heartbeat.timeout_ms: must be >= 2 * period_ms (20)").
+ */
+#ifndef FO_CONFIG_H
+#define FO_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define FO_NAME_MAX      64   /* pair names: [A-Za-z0-9_.-]{1,64} */
+#define FO_DOMNAME_MAX   64   /* Xen domain names */
+#define FO_PATH_MAX      256
+#define FO_MAX_PAIRS     32
+#define FO_MAX_PCPUS     64
+#define FO_ERR_MAX       512
+
+enum fo_on_failover {
+	FO_ON_FAILOVER_KEEP_PAUSED = 0,
+	FO_ON_FAILOVER_DESTROY,
+	FO_ON_FAILOVER_REBUILD,
+};
+
+enum fo_failback {
+	FO_FAILBACK_MANUAL = 0,
+	FO_FAILBACK_NEVER,
+};
+
+enum fo_log_level { FO_LOG_ERR = 0, FO_LOG_WARNING, FO_LOG_NOTICE, FO_LOG_INFO, FO_LOG_DEBUG };
+
+struct fo_pin_config {
+	int active_pcpus[FO_MAX_PCPUS];
+	size_t n_active_pcpus;
+	int standby_pcpus[FO_MAX_PCPUS];
+	size_t n_standby_pcpus;
+};
+
+struct fo_pair_config {
+	char name[FO_NAME_MAX + 1];
+	char active[FO_DOMNAME_MAX + 1];   /* preferred active domain name */
+	char standby[FO_DOMNAME_MAX + 1];
+	unsigned period_ms;        /* heartbeat.period_ms: 1..60000 */
+	unsigned timeout_ms;       /* heartbeat.timeout_ms: >= 2 * period_ms */
+	unsigned grace_ms;         /* heartbeat.grace_ms: new active must heartbeat within; default timeout_ms */
+	unsigned deadline_ms;      /* fault seen -> standby running must be within this */
+	bool fail_on_unhealthy;    /* health.fail_on_unhealthy: default true */
+	enum fo_on_failover on_failover;
+	enum fo_failback failback;
+	struct fo_pin_config pin;  /* empty = no Xen-level pinning */
+	/* domain_config.active / .standby: xl config files, needed by rebuild */
+	char active_config[FO_PATH_MAX];
+	char standby_config[FO_PATH_MAX];
+};
+
+struct fo_daemon_config {
+	char control_socket[FO_PATH_MAX];  /* default /run/failoverd/control.sock */
+	char control_group[FO_NAME_MAX + 1];/* "" = root only (0600); else 0660 with this group */
+	int rt_priority;                    /* 1..99, default 80 */
+	int cpu;                            /* -1 = no pinning; default -1 */
+	bool require_rt;                    /* default false */
+	enum fo_log_level log_level;        /* default info */
+};
+
+struct fo_config {
+	struct fo_daemon_config daemon;
+	struct fo_pair_config pairs[FO_MAX_PAIRS];
+	size_t n_pairs;
+};
+
+/* Parse and validate. On failure returns -EINVAL (or -errno for I/O) and
+ * writes one message naming the key path into err. `ret` is untouched on
+ * failure. */
+int fo_config_parse(const char *json_text, struct fo_config *ret, char *err, size_t errlen);
+int fo_config_load(const char *path, struct fo_config *ret, char *err, size_t errlen);
+
+/* One line per pair, for --config-test. */
+void fo_config_describe_pair(const struct fo_pair_config *p, char *buf, size_t len);
+
+const char *fo_on_failover_name(enum fo_on_failover v);
+const char *fo_failback_name(enum fo_failback v);
+const char *fo_log_level_name(enum fo_log_level v);
+
+#endif

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * log.h - failoverd's one logging entry. Lines go to stderr with a syslog
+ * priority prefix ("<3>"), which journald understands when we run under
+ * systemd and which reads fine on a terminal.
+ *
+ * Never call these between "fault seen" and "standby unpaused": the switch
+ * path records into the event ring, and the event is logged afterwards.
+ */
+#ifndef FO_LOG_H
+#define FO_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+
+void fo_log_set_level(enum fo_log_level level);
+enum fo_log_level fo_log_get_level(void);
+
+void fo_log(enum fo_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define fo_err(...)    fo_log(FO_LOG_ERR, __VA_ARGS__)
+#define fo_warn(...)   fo_log(FO_LOG_WARNING, __VA_ARGS__)
+#define fo_notice(...) fo_log(FO_LOG_NOTICE, __VA_ARGS__)
+#define fo_info(...)   fo_log(FO_LOG_INFO, __VA_ARGS__)
+#define fo_debug(...)  fo_log(FO_LOG_DEBUG, __VA_ARGS__)
+
+/*
+ * Rate limit for messages a guest can provoke (garbage in its page, key
+ * storms): at most `burst` lines per `interval_ns`, then one summary of how
+ * many were suppressed. Keep one per source.
+ */
+struct fo_ratelimit {
+	uint64_t interval_ns;
+	unsigned burst;
+	uint64_t window_start;
+	unsigned printed;
+	unsigned suppressed;
+};
+
+#define FO_RATELIMIT_INIT(interval_ms, burst_) \
+	{ .interval_ns = (uint64_t)(interval_ms) * 1000000ull, .burst = (burst_) }
+
+/* True if the caller may log now (at time `now_ns`). */
+bool fo_ratelimit_ok(struct fo_ratelimit *rl, uint64_t now_ns);
+
+#endif

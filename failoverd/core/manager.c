@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+#include "manager.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fo_manager {
+	struct fo_config cfg;
+	struct fo_pair_env env;
+	struct fo_event_ring ring;
+	struct fo_pair pairs[FO_MAX_PAIRS];
+	size_t n_pairs;
+	struct fo_ratelimit unknown_rl;
+};
+
+int fo_manager_new(const struct fo_config *cfg, struct fo_manager **ret)
+{
+	/* Allocated once, before mlockall, and never again: the ring and the
+	 * pairs are all the memory the switch path touches. */
+	struct fo_manager *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	m->cfg = *cfg;
+	m->env.ring = &m->ring;
+	m->unknown_rl = (struct fo_ratelimit)FO_RATELIMIT_INIT(10000, 5);
+	fo_event_ring_init(&m->ring);
+	m->n_pairs = cfg->n_pairs;
+	for (size_t i = 0; i < cfg->n_pairs; i++)
+		fo_pair_init(&m->pairs[i], &cfg->pairs[i], &m->env);
+	*ret = m;
+	return 0;
+}
+
+struct fo_manager *fo_manager_free(struct fo_manager *m)
+{
+	free(m);
+	return NULL;
+}
+
+static bool find_member(struct fo_manager *m, fo_domid_t domid, struct fo_pair **ret_pair, int *ret_idx)
+{
+	for (size_t i = 0; i < m->n_pairs; i++) {
+		int idx = fo_pair_member_by_domid(&m->pairs[i], domid);
+		if (idx >= 0) {
+			*ret_pair = &m->pairs[i];
+			*ret_idx = idx;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void on_heartbeat(void *ctx, fo_domid_t domid, const struct fo_hb_page *page)
+{
+	struct fo_manager *m = ctx;
+	struct fo_pair *p;
+	int idx;
+
+	if (find_member(m, domid, &p, &idx))
+		fo_pair_on_heartbeat(p, idx, page);
+	else if (fo_ratelimit_ok(&m->unknown_rl, m->env.hv->ops->now_ns(m->env.hv)))
+		fo_debug("heartbeat from domain %u, which is in no pair", domid);
+}
+
+static void on_agent(void *ctx, fo_domid_t domid, int err, const char *reason)
+{
+	struct fo_manager *m = ctx;
+	struct fo_pair *p;
+	int idx;
+
+	if (find_member(m, domid, &p, &idx))
+		fo_pair_on_agent(p, idx, err, reason);
+}
+
+static void on_domains_changed(void *ctx)
+{
+	struct fo_manager *m = ctx;
+
+	for (size_t i = 0; i < m->n_pairs; i++)
+		fo_pair_on_domains_changed(&m->pairs[i]);
+}
+
+struct fo_hv_callbacks fo_manager_hv_callbacks(struct fo_manager *m)
+{
+	return (struct fo_hv_callbacks){ .ctx = m,
+					 .heartbeat = on_heartbeat,
+					 .agent = on_agent,
+					 .domains_changed = on_domains_changed };
+}
+
+void fo_manager_attach_hv(struct fo_manager *m, struct fo_hv *hv)
+{
+	m->env.hv = hv;
+}
+
+void fo_manager_start(struct fo_manager *m)
+{
+	for (size_t i = 0; i < m->n_pairs; i++)
+		fo_pair_arm(&m->pairs[i]);
+}
+
+uint64_t fo_manager_next_deadline(struct fo_manager *m)
+{
+	uint64_t next = 0;
+
+	for (size_t i = 0; i < m->n_pairs; i++)
+		for (int j = 0; j < 2; j++) {
+			uint64_t d = m->pairs[i].m[j].deadline_ns;
+			if (d && (!next || d < next))
+				next = d;
+		}
+	return next;
+}
+
+void fo_manager_run_due(struct fo_manager *m)
+{
+	uint64_t now = m->env.hv->ops->now_ns(m->env.hv);
+
+	for (size_t i = 0; i < m->n_pairs; i++)
+		for (int j = 0; j < 2; j++) {
+			uint64_t d = m->pairs[i].m[j].deadline_ns;
+			if (d && d <= now)
+				fo_pair_on_deadline(&m->pairs[i], j);
+		}
+}
+
+void fo_manager_publish_events(struct fo_manager *m, fo_event_sink sink, void *ctx)
+{
+	size_t n = fo_event_ring_count(&m->ring);
+
+	for (size_t i = 0; i < n; i++) {
+		struct fo_event *e = (struct fo_event *)fo_event_ring_get(&m->ring, i);
+		if (e->published || e->pending)
+			continue;
+		e->published = true;
+		sink(ctx, e);
+	}
+}
+
+static bool same_members(const struct fo_pair_config *a, const struct fo_pair_config *b)
+{
+	return strcmp(a->active, b->active) == 0 && strcmp(a->standby, b->standby) == 0;
+}
+
+void fo_manager_reload(struct fo_manager *m, const struct fo_config *cfg)
+{
+	/* Build the new pair table beside the old one, moving live pairs over so
+	 * their state (who is active, heartbeat trackers) survives the reload. */
+	static struct fo_pair next[FO_MAX_PAIRS];
+	bool kept[FO_MAX_PAIRS] = { false };
+
+	for (size_t i = 0; i < cfg->n_pairs; i++) {
+		const struct fo_pair_config *pc = &cfg->pairs[i];
+		struct fo_pair *old = fo_manager_find_pair(m, pc->name);
+
+		if (old && same_members(&old->cfg, pc)) {
+			next[i] = *old;
+			kept[old - m->pairs] = true;
+			fo_pair_update_config(&next[i], pc);
+			fo_info("reload: pair %s updated", pc->name);
+		} else {
+			fo_pair_init(&next[i], pc, &m->env);
+			next[i].state = FO_PAIR_ARMING;
+			fo_info("reload: pair %s %s", pc->name, old ? "re-armed with new members" : "added");
+		}
+	}
+	for (size_t i = 0; i < m->n_pairs; i++) {
+		if (kept[i])
+			continue;
+		fo_info("reload: pair %s removed; its domains are left as they are", m->pairs[i].cfg.name);
+		for (int j = 0; j < 2; j++)
+			if (m->pairs[i].m[j].domid != FO_DOMID_INVALID)
+				m->env.hv->ops->unwatch_member(m->env.hv, m->pairs[i].m[j].domid);
+	}
+	memcpy(m->pairs, next, sizeof(next[0]) * cfg->n_pairs);
+	m->n_pairs = cfg->n_pairs;
+	m->cfg = *cfg;
+	for (size_t i = 0; i < m->n_pairs; i++)
+		if (m->pairs[i].state == FO_PAIR_ARMING)
+			fo_pair_arm(&m->pairs[i]);
+}
+
+const struct fo_config *fo_manager_config(const struct fo_manager *m) { return &m->cfg; }
+size_t fo_manager_pair_count(const struct fo_manager *m) { return m->n_pairs; }
+struct fo_pair *fo_manager_pair(struct fo_manager *m, size_t i) { return i < m->n_pairs ? &m->pairs[i] : NULL; }
+const struct fo_event_ring *fo_manager_events(const struct fo_manager *m) { return &m->ring; }
+struct fo_hv *fo_manager_hv(struct fo_manager *m) { return m->env.hv; }
+
+struct fo_pair *fo_manager_find_pair(struct fo_manager *m, const char *name)
+{
+	for (size_t i = 0; i < m->n_pairs; i++)
+		if (strcmp(m->pairs[i].cfg.name, name) == 0)
+			return &m->pairs[i];
+	return NULL;
+}
+
+bool fo_manager_settled(const struct fo_manager *m)
+{
+	for (size_t i = 0; i < m->n_pairs; i++)
+		if (m->pairs[i].state == FO_PAIR_ARMING)
+			return false;
+	return true;
+}
+
+void fo_manager_status_line(const struct fo_manager *m, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < m->n_pairs && n < len; i++)
+		n += snprintf(buf + n, len - n, "%s%s %s", i ? ", " : "", m->pairs[i].cfg.name,
+			      fo_pair_state_name(m->pairs[i].state));
+}
+
+#define APPEND(...)                                                              \
+	do {                                                                     \
+		if (n < len)                                                     \
+			n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__);    \
+	} while (0)
+
+size_t fo_manager_metrics(const struct fo_manager *m, char *buf, size_t len)
+{
+	static const struct {
+		const char *name, *help, *type;
+	} families[] = {
+		{ "failoverd_pair_state", "Pair state (1 for the current state).", "gauge" },
+		{ "failoverd_switchovers_total", "Switchovers that started the standby.", "counter" },
+		{ "failoverd_switchovers_failed_total", "Switchovers aborted or failed.", "counter" },
+		{ "failoverd_last_switch_phase_microseconds", "Phases of the last switchover, from the fault.", "gauge" },
+		{ "failoverd_max_switch_microseconds", "Longest pause, unpause and fault-to-running seen.", "gauge" },
+		{ "failoverd_heartbeats_total", "Valid heartbeats that made progress.", "counter" },
+		{ "failoverd_heartbeat_invalid_total", "Heartbeat pages rejected as invalid.", "counter" },
+		{ "failoverd_heartbeat_misses_total", "Heartbeat deadlines that expired.", "counter" },
+	};
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
+		APPEND("# HELP %s %s\n# TYPE %s %s\n", families[f].name, families[f].help, families[f].name,
+		       families[f].type);
+		for (size_t i = 0; i < m->n_pairs; i++) {
+			const struct fo_pair *p = &m->pairs[i];
+			const char *pn = p->cfg.name;
+			switch (f) {
+			case 0:
+				for (int s = 0; s <= FO_PAIR_REBUILDING; s++)
+					APPEND("%s{pair=\"%s\",state=\"%s\"} %d\n", families[f].name, pn,
+					       fo_pair_state_name(s), p->state == (enum fo_pair_state)s);
+				break;
+			case 1:
+				APPEND("%s{pair=\"%s\"} %llu\n", families[f].name, pn,
+				       (unsigned long long)p->stats.switches);
+				break;
+			case 2:
+				APPEND("%s{pair=\"%s\"} %llu\n", families[f].name, pn,
+				       (unsigned long long)p->stats.failed_switches);
+				break;
+			case 3:
+				for (int ph = FO_PHASE_DETECTED; ph <= FO_PHASE_UNPAUSE_DONE; ph++) {
+					uint64_t t0 = p->stats.last_switch_ns[FO_PHASE_FAULT];
+					uint64_t t = p->stats.last_switch_ns[ph];
+					if (t0 && t >= t0)
+						APPEND("%s{pair=\"%s\",phase=\"%s\"} %llu\n", families[f].name, pn,
+						       fo_phase_name(ph), (unsigned long long)((t - t0) / 1000));
+				}
+				break;
+			case 4:
+				APPEND("%s{pair=\"%s\",what=\"pause\"} %llu\n", families[f].name, pn,
+				       (unsigned long long)p->stats.max_pause_us);
+				APPEND("%s{pair=\"%s\",what=\"unpause\"} %llu\n", families[f].name, pn,
+				       (unsigned long long)p->stats.max_unpause_us);
+				APPEND("%s{pair=\"%s\",what=\"fault_to_running\"} %llu\n", families[f].name, pn,
+				       (unsigned long long)p->stats.max_total_us);
+				break;
+			default:
+				for (int j = 0; j < 2; j++) {
+					const struct fo_member *mb = &p->m[j];
+					uint64_t v = f == 5 ? mb->hb.beats : f == 6 ? mb->hb.invalid : mb->misses;
+					APPEND("%s{pair=\"%s\",member=\"%s\"} %llu\n", families[f].name, pn, mb->name,
+					       (unsigned long long)v);
+				}
+			}
+		}
+	}
+	return n < len ? n : len - 1;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * manager.h - all pairs of one daemon, the event ring, and the glue between
+ * the hypervisor backend's callbacks and the pair state machines. Pure
+ * logic: no sockets, no timers of its own (it says when it next needs to
+ * run), so the unit tests drive it with the simulator's virtual clock.
+ */
+#ifndef FO_MANAGER_H
+#define FO_MANAGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../hv/hv.h"
+#include "config.h"
+#include "events.h"
+#include "pair.h"
+
+struct fo_manager;
+
+int fo_manager_new(const struct fo_config *cfg, struct fo_manager **ret);
+struct fo_manager *fo_manager_free(struct fo_manager *m);
+
+/* The callbacks to hand to a backend; then attach it and start arming. */
+struct fo_hv_callbacks fo_manager_hv_callbacks(struct fo_manager *m);
+void fo_manager_attach_hv(struct fo_manager *m, struct fo_hv *hv);
+void fo_manager_start(struct fo_manager *m);
+
+/* Earliest pending deadline (CLOCK_MONOTONIC ns), 0 if none. */
+uint64_t fo_manager_next_deadline(struct fo_manager *m);
+/* Run every deadline that is due now. */
+void fo_manager_run_due(struct fo_manager *m);
+
+/* Hand every finished, not yet published event to `sink`, oldest first. */
+typedef void (*fo_event_sink)(void *ctx, const struct fo_event *e);
+void fo_manager_publish_events(struct fo_manager *m, fo_event_sink sink, void *ctx);
+
+/* Apply a new, already validated config: pairs added are armed, removed ones
+ * are forgotten (their domains left as they are), changed ones updated (or
+ * re-armed if their members changed). */
+void fo_manager_reload(struct fo_manager *m, const struct fo_config *cfg);
+
+const struct fo_config *fo_manager_config(const struct fo_manager *m);
+size_t fo_manager_pair_count(const struct fo_manager *m);
+struct fo_pair *fo_manager_pair(struct fo_manager *m, size_t i);
+struct fo_pair *fo_manager_find_pair(struct fo_manager *m, const char *name);
+const struct fo_event_ring *fo_manager_events(const struct fo_manager *m);
+struct fo_hv *fo_manager_hv(struct fo_manager *m);
+
+/* True once no pair is ARMING any more (READY=1 for systemd). */
+bool fo_manager_settled(const struct fo_manager *m);
+/* "brake-ctl ARMED, pump DEGRADED" for STATUS= */
+void fo_manager_status_line(const struct fo_manager *m, char *buf, size_t len);
+/* Prometheus text exposition. Returns bytes written (truncated to len-1). */
+size_t fo_manager_metrics(const struct fo_manager *m, char *buf, size_t len);
+
+#endif

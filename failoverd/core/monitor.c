@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+#include "monitor.h"
+
+#include <string.h>
+
+/* A sequence may not jump further than this in one notification: an agent
+ * bumps by one per period and notifies every time, so even after a long
+ * pause of dom0 a real agent is far below. A jump beyond is a guest trying
+ * to look alive for longer than it is (or memory corruption). */
+#define FO_HB_MAX_SEQ_JUMP 1000000ull
+
+void fo_hb_reset(struct fo_hb_tracker *t)
+{
+	t->have_seq = false;
+}
+
+enum fo_hb_verdict fo_hb_observe(struct fo_hb_tracker *t, const struct fo_hb_page *p, uint64_t now_ns,
+				 const char **why)
+{
+	*why = NULL;
+	if (p->magic != FO_HB_MAGIC)
+		*why = "bad magic";
+	else if (p->abi_version != FO_HB_ABI_VERSION)
+		*why = "unknown ABI version";
+	else if (p->period_ms == 0 || p->period_ms > 60000)
+		*why = "period_ms out of range";
+	else if (p->app_status > FO_HB_APP_UNHEALTHY)
+		*why = "unknown application status";
+	else if (p->flags & ~(uint32_t)(FO_HB_FLAG_STOPPING | FO_HB_FLAG_DRILL))
+		*why = "unknown flags";
+	if (*why) {
+		t->invalid++;
+		return FO_HB_INVALID;
+	}
+
+	if (t->have_seq && p->boot_id == t->boot_id) {
+		if (p->sequence == t->sequence) {
+			t->stale++;
+			return FO_HB_STALE;
+		}
+		if (p->sequence < t->sequence || p->sequence - t->sequence > FO_HB_MAX_SEQ_JUMP) {
+			*why = p->sequence < t->sequence ? "sequence went backwards" : "sequence jumped too far";
+			t->invalid++;
+			return FO_HB_INVALID;
+		}
+	} else if (t->have_seq) {
+		t->restarts++; /* new agent instance: its sequence starts over */
+	}
+
+	t->have_seq = true;
+	t->sequence = p->sequence;
+	t->boot_id = p->boot_id;
+	t->app_status = p->app_status;
+	t->flags = p->flags;
+	t->last_progress_ns = now_ns;
+	t->beats++;
+	return FO_HB_PROGRESS;
+}

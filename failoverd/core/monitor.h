@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * monitor.h - what a member's heartbeat says, decided from untrusted input.
+ *
+ * The guest writes the page; we get a private copy per notification. Only a
+ * sequence number that moved forward is progress. Garbage (bad magic,
+ * unknown ABI, absurd period, unknown status) is never progress, is counted
+ * and, rate-limited, logged by the caller.
+ */
+#ifndef FO_MONITOR_H
+#define FO_MONITOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../guest-heartbeat/abi/fo_heartbeat.h"
+
+struct fo_hb_tracker {
+	bool have_seq;          /* seen one valid page since the channel attached */
+	uint64_t sequence;      /* last accepted sequence */
+	uint64_t boot_id;       /* agent instance of `sequence` */
+	uint64_t last_progress_ns;
+	uint32_t app_status;    /* last valid app status */
+	uint32_t flags;
+	uint64_t beats;         /* valid progressing heartbeats */
+	uint64_t invalid;       /* pages rejected as garbage */
+	uint64_t stale;         /* notifications without progress */
+	uint64_t restarts;      /* agent restarts seen (new boot_id) */
+};
+
+enum fo_hb_verdict {
+	FO_HB_PROGRESS = 0,  /* sequence moved forward: the member is alive */
+	FO_HB_STALE,         /* valid page, no progress (duplicate notify, stopped agent) */
+	FO_HB_INVALID,       /* garbage: treated like a missed heartbeat */
+};
+
+/* Validate the copy and update the tracker. `why` (static) says what was wrong. */
+enum fo_hb_verdict fo_hb_observe(struct fo_hb_tracker *t, const struct fo_hb_page *page, uint64_t now_ns,
+				 const char **why);
+
+/* Forget the sequence (a new channel attached: the agent may have restarted). */
+void fo_hb_reset(struct fo_hb_tracker *t);
+
+#endif

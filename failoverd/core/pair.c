@@ -1,0 +1,807 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pair.c - the pair state machine.
+ *
+ *                 start / `arm`
+ *                      |
+ *                      v
+ *    +---------------ARMING----------------------------+
+ *    | both found, one running + one paused (adopt)    |  standby never heartbeats,
+ *    | or both running and the standby heartbeated     |  a member missing/dead,
+ *    | -> standby fenced (paused, confirmed)           |  both paused
+ *    v                                                 v
+ *  ARMED --- fault on active -------------------> SWITCHING        DEGRADED
+ *    ^  \--- `switchover` / drill --------------->  |  |  |           ^  ^
+ *    |                                              |  |  |           |  |
+ *    |   new active's first heartbeat, old active   |  |  |           |  |
+ *    +------ was healthy (manual switchover) -------+  |  |           |  |
+ *    |                                                 |  +-----------+  |
+ *    |   new active's first heartbeat, old active      | fence failed (standby untouched),
+ *    |   failed, on_failover=rebuild                   | standby did not start, no heartbeat
+ *    |                       v                         | within grace, old active failed and
+ *    +-------------- REBUILDING <----------------------+ is kept paused / destroyed
+ *        rebuilt member heartbeated, then fenced          (-> DEGRADED: "no standby")
+ *
+ *  `disarm` from any state -> DISARMED (watched, never switched automatically);
+ *  `arm` from DISARMED or DEGRADED -> ARMING.
+ *
+ * Invariant, in every state: two members of a pair never run at once. The
+ * only way a member starts running through us is fo_switchover_execute(),
+ * which unpauses only after the other is confirmed fenced. If we ever see
+ * both running (an operator's `xl unpause`), the standby is fenced at once.
+ * The one exception we accept is the first boot of a pair in ARMING: the
+ * standby must run until it has heartbeated once (warm standby), then it is
+ * paused; it never becomes active before that.
+ *
+ * Adoption: a restarted daemon takes roles from what Xen says (the running
+ * member is the active) and never unpauses anything to arm. Both paused
+ * (killed mid-switch) ends DEGRADED, waiting for an operator: resuming a
+ * half-done switch without knowing which member failed could restart the
+ * faulty one.
+ */
+#include "pair.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "switchover.h"
+
+/* How long a freshly booted standby may take to heartbeat for the first time
+ * before arming gives up on it. A PV guest boots in seconds natively; under
+ * software emulation in the lab it takes up to ~30 s. */
+#define FO_ARM_WAIT_NS (120ull * 1000000000ull)
+
+#define MS(x) ((uint64_t)(x) * 1000000ull)
+
+static uint64_t now_ns(struct fo_pair *p)
+{
+	return p->env->hv->ops->now_ns(p->env->hv);
+}
+
+const char *fo_pair_state_name(enum fo_pair_state s)
+{
+	static const char *const names[] = { "ARMING", "ARMED", "SWITCHING", "DEGRADED", "DISARMED", "REBUILDING" };
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+static const char *const drill_names[FO_DRILL_COUNT] = { "heartbeat-loss", "hang", "crash",
+							  "destroy", "unhealthy", "manual" };
+
+const char *fo_drill_kind_name(enum fo_drill_kind k)
+{
+	return (unsigned)k < FO_DRILL_COUNT ? drill_names[k] : "?";
+}
+
+int fo_drill_kind_parse(const char *name, enum fo_drill_kind *ret)
+{
+	for (int i = 0; i < FO_DRILL_COUNT; i++)
+		if (strcmp(name, drill_names[i]) == 0) {
+			*ret = (enum fo_drill_kind)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int fo_pair_member_by_domid(const struct fo_pair *p, fo_domid_t domid)
+{
+	for (int i = 0; i < 2; i++)
+		if (p->m[i].domid == domid && domid != FO_DOMID_INVALID)
+			return i;
+	return -1;
+}
+
+static struct fo_event *record(struct fo_pair *p, enum fo_event_kind kind, enum fo_event_result result,
+			       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static struct fo_event *record(struct fo_pair *p, enum fo_event_kind kind, enum fo_event_result result,
+			       const char *fmt, ...)
+{
+	struct fo_event *e = fo_event_ring_claim(p->env->ring, now_ns(p));
+	va_list ap;
+
+	e->kind = kind;
+	e->result = result;
+	e->deadline_ms = p->cfg.deadline_ms;
+	snprintf(e->pair, sizeof(e->pair), "%s", p->cfg.name);
+	snprintf(e->from, sizeof(e->from), "%s", fo_pair_active(p)->name);
+	snprintf(e->to, sizeof(e->to), "%s", fo_pair_standby(p)->name);
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	return e;
+}
+
+/* Enter a state, with the reason shown by `status`, and keep an event for
+ * the states an operator must know about. */
+static void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...)
+{
+	enum fo_pair_state old = p->state;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->reason, sizeof(p->reason), fmt, ap);
+	va_end(ap);
+	p->state = s;
+	if (old == s && s != FO_PAIR_DEGRADED)
+		return;
+	switch (s) {
+	case FO_PAIR_ARMED:
+		record(p, FO_EV_ARMED, FO_RESULT_INFO, "active %s, standby %s%s%s", fo_pair_active(p)->name,
+		       fo_pair_standby(p)->name, p->reason[0] ? ": " : "", p->reason);
+		break;
+	case FO_PAIR_DEGRADED:
+		record(p, FO_EV_DEGRADED, FO_RESULT_INFO, "%s", p->reason);
+		break;
+	case FO_PAIR_DISARMED:
+		record(p, FO_EV_DISARMED, FO_RESULT_INFO, "%s", p->reason);
+		break;
+	default:
+		break;
+	}
+}
+
+static void set_deadline(struct fo_member *m, enum fo_deadline_kind kind, uint64_t at)
+{
+	m->deadline_kind = kind;
+	m->deadline_ns = kind == FO_DL_NONE ? 0 : at;
+}
+
+/* Re-read a member's state; find it by name when we have no (live) domid.
+ * Starts/stops following its agent as the domain comes and goes. */
+static void refresh_member(struct fo_pair *p, struct fo_member *m)
+{
+	struct fo_hv *hv = p->env->hv;
+	fo_domid_t domid;
+
+	if (m->domid != FO_DOMID_INVALID) {
+		if (hv->ops->get_state(hv, m->domid, &m->state) < 0)
+			return; /* keep the last known state; the next change retries */
+		if (m->state != FO_DOM_GONE)
+			return;
+		hv->ops->unwatch_member(hv, m->domid);
+		m->domid = FO_DOMID_INVALID;
+		m->agent_attached = false;
+		fo_hb_reset(&m->hb);
+	}
+	m->state = FO_DOM_GONE;
+	if (hv->ops->lookup(hv, m->name, &domid) < 0)
+		return;
+	m->domid = domid;
+	if (hv->ops->get_state(hv, domid, &m->state) < 0)
+		m->state = FO_DOM_GONE;
+	hv->ops->watch_member(hv, domid);
+	if (p->cfg.pin.n_active_pcpus || p->cfg.pin.n_standby_pcpus) {
+		/* Pins follow the configured domain, not the role, so a switch
+		 * never has to move vCPUs on the real-time path. */
+		bool is_cfg_active = strcmp(m->name, p->cfg.active) == 0;
+		const int *cpus = is_cfg_active ? p->cfg.pin.active_pcpus : p->cfg.pin.standby_pcpus;
+		size_t n = is_cfg_active ? p->cfg.pin.n_active_pcpus : p->cfg.pin.n_standby_pcpus;
+		if (n && hv->ops->set_affinity(hv, domid, cpus, n) < 0)
+			fo_warn("pair %s: could not pin %s (domain %u) to its pCPUs", p->cfg.name, m->name, domid);
+	}
+}
+
+static void publish_roles(struct fo_pair *p)
+{
+	struct fo_hv *hv = p->env->hv;
+
+	if (fo_pair_active(p)->domid != FO_DOMID_INVALID)
+		hv->ops->set_role(hv, fo_pair_active(p)->domid, "active");
+	if (fo_pair_standby(p)->domid != FO_DOMID_INVALID)
+		hv->ops->set_role(hv, fo_pair_standby(p)->domid, "standby");
+}
+
+/* The active must heartbeat within timeout_ms of its last progress (or of
+ * now, if it has not heartbeated since we started watching it). */
+static void arm_active_deadline(struct fo_pair *p)
+{
+	struct fo_member *a = fo_pair_active(p);
+	uint64_t now = now_ns(p);
+	uint64_t at = now + MS(p->cfg.timeout_ms > p->cfg.grace_ms ? p->cfg.timeout_ms : p->cfg.grace_ms);
+
+	if (a->hb.have_seq && a->hb.last_progress_ns + MS(p->cfg.timeout_ms) > now)
+		at = a->hb.last_progress_ns + MS(p->cfg.timeout_ms);
+	set_deadline(a, FO_DL_HEARTBEAT, at);
+}
+
+static void become_armed(struct fo_pair *p, const char *how)
+{
+	set_deadline(fo_pair_standby(p), FO_DL_NONE, 0);
+	arm_active_deadline(p);
+	become(p, FO_PAIR_ARMED, "%s", how);
+	publish_roles(p);
+}
+
+/* Fence a member outside a switchover (arming, a standby started behind our
+ * back). Returns true if it is confirmed fenced. */
+static bool fence_member(struct fo_pair *p, struct fo_member *m)
+{
+	int r = fo_fence(p->env->hv, m->domid, &m->state);
+
+	if (r < 0)
+		fo_err("pair %s: could not pause %s (domain %u): %s", p->cfg.name, m->name, m->domid, strerror(-r));
+	return r == 0;
+}
+
+/* ARMING: decide from what the hypervisor says. Never unpauses. */
+static void arming_evaluate(struct fo_pair *p)
+{
+	struct fo_member *m = p->m;
+	bool run0, run1;
+
+	refresh_member(p, &m[0]);
+	refresh_member(p, &m[1]);
+	for (int i = 0; i < 2; i++)
+		if (m[i].domid == FO_DOMID_INVALID) {
+			become(p, FO_PAIR_ARMING, "waiting for domain %s to exist", m[i].name);
+			return;
+		}
+
+	run0 = m[0].state == FO_DOM_RUNNING;
+	run1 = m[1].state == FO_DOM_RUNNING;
+
+	if (run0 != run1) {
+		int r = run0 ? 0 : 1;
+		p->active = r;
+		if (fo_dom_state_is_dead(m[!r].state)) {
+			m[!r].usable = false;
+			become(p, FO_PAIR_DEGRADED, "no standby: %s is %s", m[!r].name,
+			       fo_dom_state_name(m[!r].state));
+			arm_active_deadline(p);
+			publish_roles(p);
+			return;
+		}
+		/* One running, one paused: adopt. A paused standby cannot show
+		 * a heartbeat; it was verified by whoever paused it (us, before
+		 * a restart), so we trust it rather than unpause to check. */
+		m[!r].usable = true;
+		become_armed(p, "adopted from the hypervisor's state");
+		return;
+	}
+
+	if (run0 && run1) {
+		struct fo_member *s = fo_pair_standby(p);
+		/* First boot: the standby runs until its agent heartbeats once. */
+		if (s->hb.have_seq) {
+			if (!fence_member(p, s)) {
+				become(p, FO_PAIR_DEGRADED, "could not pause standby %s", s->name);
+				return;
+			}
+			s->usable = true;
+			become_armed(p, "standby heartbeated, then paused");
+			return;
+		}
+		if (s->deadline_kind != FO_DL_ARM_WAIT)
+			set_deadline(s, FO_DL_ARM_WAIT, now_ns(p) + FO_ARM_WAIT_NS);
+		arm_active_deadline(p);
+		become(p, FO_PAIR_ARMING, "waiting for standby %s to heartbeat before pausing it", s->name);
+		return;
+	}
+
+	/* Nothing runs. */
+	if (fo_dom_state_is_dead(m[0].state) && fo_dom_state_is_dead(m[1].state))
+		become(p, FO_PAIR_DEGRADED, "both members dead: %s is %s, %s is %s", m[0].name,
+		       fo_dom_state_name(m[0].state), m[1].name, fo_dom_state_name(m[1].state));
+	else
+		become(p, FO_PAIR_DEGRADED, "nothing runs (%s %s, %s %s): choose with `failoverctl switchover`",
+		       m[0].name, fo_dom_state_name(m[0].state), m[1].name, fo_dom_state_name(m[1].state));
+}
+
+void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo_pair_env *env)
+{
+	memset(p, 0, sizeof(*p));
+	p->cfg = *cfg;
+	p->env = env;
+	p->active = 0;
+	p->rebuild_member = -1;
+	snprintf(p->m[0].name, sizeof(p->m[0].name), "%s", cfg->active);
+	snprintf(p->m[1].name, sizeof(p->m[1].name), "%s", cfg->standby);
+	for (int i = 0; i < 2; i++) {
+		p->m[i].domid = FO_DOMID_INVALID;
+		p->m[i].state = FO_DOM_GONE;
+		p->m[i].garbage_rl = (struct fo_ratelimit)FO_RATELIMIT_INIT(10000, 5);
+	}
+	p->state = FO_PAIR_ARMING;
+}
+
+void fo_pair_update_config(struct fo_pair *p, const struct fo_pair_config *cfg)
+{
+	p->cfg = *cfg;
+	if (p->state == FO_PAIR_ARMED)
+		arm_active_deadline(p);
+}
+
+void fo_pair_arm(struct fo_pair *p)
+{
+	for (int i = 0; i < 2; i++)
+		set_deadline(&p->m[i], FO_DL_NONE, 0);
+	p->state = FO_PAIR_ARMING;
+	arming_evaluate(p);
+}
+
+void fo_pair_disarm(struct fo_pair *p)
+{
+	for (int i = 0; i < 2; i++)
+		set_deadline(&p->m[i], FO_DL_NONE, 0);
+	become(p, FO_PAIR_DISARMED, "disarmed by operator: no automatic switchover");
+}
+
+static enum fo_fault fault_of_state(enum fo_dom_state s)
+{
+	switch (s) {
+	case FO_DOM_CRASHED:
+		return FO_FAULT_CRASHED;
+	case FO_DOM_SHUTDOWN:
+		return FO_FAULT_SHUTDOWN;
+	default:
+		return FO_FAULT_GONE;
+	}
+}
+
+/* What the switch leaves behind for the failed member. Off the real-time
+ * path: the standby is already running. */
+static void apply_on_failover(struct fo_pair *p, struct fo_member *failed)
+{
+	struct fo_hv *hv = p->env->hv;
+	int r;
+
+	switch (p->cfg.on_failover) {
+	case FO_ON_FAILOVER_KEEP_PAUSED:
+		break;
+	case FO_ON_FAILOVER_DESTROY:
+	case FO_ON_FAILOVER_REBUILD:
+		if (failed->domid == FO_DOMID_INVALID || failed->state == FO_DOM_GONE)
+			break;
+		r = hv->ops->destroy(hv, failed->domid);
+		if (r < 0 && r != -ESRCH)
+			fo_err("pair %s: could not destroy failed member %s (domain %u): %s", p->cfg.name,
+			       failed->name, failed->domid, strerror(-r));
+		hv->ops->unwatch_member(hv, failed->domid);
+		failed->domid = FO_DOMID_INVALID;
+		failed->state = FO_DOM_GONE;
+		failed->agent_attached = false;
+		fo_hb_reset(&failed->hb);
+		break;
+	}
+}
+
+static void start_rebuild(struct fo_pair *p, int idx)
+{
+	struct fo_hv *hv = p->env->hv;
+	struct fo_member *m = &p->m[idx];
+	const char *cfgpath = strcmp(m->name, p->cfg.active) == 0 ? p->cfg.active_config : p->cfg.standby_config;
+	fo_domid_t domid;
+	int r;
+
+	r = hv->ops->create(hv, cfgpath, &domid);
+	if (r < 0) {
+		become(p, FO_PAIR_DEGRADED, "rebuild of %s from %s failed: %s", m->name, cfgpath, strerror(-r));
+		return;
+	}
+	m->domid = FO_DOMID_INVALID; /* found again by name below, and watched */
+	refresh_member(p, m);
+	p->rebuild_member = idx;
+	m->usable = false;
+	set_deadline(m, FO_DL_REBUILD, now_ns(p) + FO_ARM_WAIT_NS);
+	become(p, FO_PAIR_REBUILDING, "rebuilding %s as the new standby", m->name);
+}
+
+static struct fo_event *pending_switch_event(struct fo_pair *p)
+{
+	struct fo_event *e = (struct fo_event *)fo_event_ring_find(p->env->ring, p->switch_event_id);
+	return e && e->pending ? e : NULL;
+}
+
+/* The switch is over: the new active heartbeated (or did not, in time). */
+static void finish_switch(struct fo_pair *p, bool heartbeated)
+{
+	struct fo_event *e = pending_switch_event(p);
+	struct fo_member *old = fo_pair_standby(p);
+
+	if (e) {
+		if (heartbeated)
+			e->phase_ns[FO_PHASE_FIRST_HEARTBEAT] = now_ns(p);
+		else
+			e->result = FO_RESULT_DEGRADED;
+		e->pending = false;
+		if (p->drill_active && p->drill_event_id == e->id) {
+			p->drill_active = false;
+			p->drill_done_id = e->id;
+		}
+	}
+	p->switch_event_id = 0;
+
+	if (!heartbeated) {
+		set_deadline(fo_pair_active(p), FO_DL_NONE, 0);
+		become(p, FO_PAIR_DEGRADED, "new active %s did not heartbeat within %u ms of the switch",
+		       fo_pair_active(p)->name, p->cfg.grace_ms);
+		return;
+	}
+	arm_active_deadline(p);
+	if (!p->switch_was_fault && old->usable) {
+		become_armed(p, "roles swapped by switchover");
+		return;
+	}
+	if (p->cfg.on_failover == FO_ON_FAILOVER_REBUILD) {
+		start_rebuild(p, !p->active);
+		return;
+	}
+	become(p, FO_PAIR_DEGRADED, "no standby: %s failed and was %s", old->name,
+	       p->cfg.on_failover == FO_ON_FAILOVER_DESTROY ? "destroyed" : "kept paused");
+}
+
+/*
+ * Fault or request -> fenced switch. Everything from here to
+ * fo_switchover_execute() returning is the real-time path: the event slot
+ * is claimed from the preallocated ring, nothing is logged.
+ */
+static int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t detected_ns)
+{
+	struct fo_member *from = fo_pair_active(p), *to = fo_pair_standby(p);
+	struct fo_switch_outcome out;
+	bool drill = p->drill_active && p->drill_event_id == 0;
+	struct fo_event *e;
+
+	if (to->domid == FO_DOMID_INVALID || fo_dom_state_is_dead(to->state))
+		return -ENODEV;
+
+	e = fo_event_ring_claim(p->env->ring, detected_ns);
+	e->kind = drill ? FO_EV_DRILL : FO_EV_SWITCHOVER;
+	e->fault = fault;
+	e->deadline_ms = p->cfg.deadline_ms;
+	e->pending = true;
+	memcpy(e->pair, p->cfg.name, sizeof(e->pair));
+	memcpy(e->from, from->name, sizeof(e->from));
+	memcpy(e->to, to->name, sizeof(e->to));
+	e->phase_ns[FO_PHASE_FAULT] = drill ? p->drill_inject_ns : fault_ns;
+	e->phase_ns[FO_PHASE_DETECTED] = detected_ns;
+	e->phase_ns[FO_PHASE_DECIDED] = now_ns(p);
+	p->state = FO_PAIR_SWITCHING;
+
+	fo_switchover_execute(p->env->hv, from->domid, to->domid, e->phase_ns, &out);
+
+	/* ---- the standby runs (or we stopped safely); the rest can take time ---- */
+	from->state = out.from_state;
+	to->state = out.to_state;
+	e->result = out.result;
+	if (out.why)
+		snprintf(e->message, sizeof(e->message), "%s", out.why);
+	if (drill) {
+		p->drill_event_id = e->id;
+		snprintf(e->message + strlen(e->message), sizeof(e->message) - strlen(e->message), "%sdrill %s",
+			 e->message[0] ? "; " : "", fo_drill_kind_name(p->drill_kind));
+	}
+	set_deadline(from, FO_DL_NONE, 0);
+
+	if (out.result != FO_RESULT_OK) {
+		p->stats.failed_switches++;
+		e->pending = false;
+		if (drill) {
+			p->drill_active = false;
+			p->drill_done_id = e->id;
+		}
+		if (out.result == FO_RESULT_FAILED && fault == FO_FAULT_MANUAL) {
+			/* A healthy active was paused for nothing: give it back. Safe,
+			 * the standby was confirmed not running. */
+			if (p->env->hv->ops->unpause(p->env->hv, from->domid) == 0) {
+				from->state = FO_DOM_RUNNING;
+				arm_active_deadline(p);
+			}
+		}
+		become(p, FO_PAIR_DEGRADED, "switchover %s -> %s %s: %s", from->name, to->name,
+		       fo_event_result_name(out.result), out.why);
+		return -EIO;
+	}
+
+	p->stats.switches++;
+	memcpy(p->stats.last_switch_ns, e->phase_ns, sizeof(p->stats.last_switch_ns));
+	p->stats.last_switch_time_ns = e->phase_ns[FO_PHASE_UNPAUSE_DONE];
+	{
+		uint64_t pause_us = (e->phase_ns[FO_PHASE_PAUSE_DONE] - e->phase_ns[FO_PHASE_PAUSE_ISSUED]) / 1000;
+		uint64_t unpause_us =
+			(e->phase_ns[FO_PHASE_UNPAUSE_DONE] - e->phase_ns[FO_PHASE_UNPAUSE_ISSUED]) / 1000;
+		uint64_t total_us = (e->phase_ns[FO_PHASE_UNPAUSE_DONE] - e->phase_ns[FO_PHASE_FAULT]) / 1000;
+		if (pause_us > p->stats.max_pause_us)
+			p->stats.max_pause_us = pause_us;
+		if (unpause_us > p->stats.max_unpause_us)
+			p->stats.max_unpause_us = unpause_us;
+		if (total_us > p->stats.max_total_us)
+			p->stats.max_total_us = total_us;
+	}
+
+	p->active = !p->active;
+	p->switch_event_id = e->id;
+	p->switch_was_fault = fault != FO_FAULT_MANUAL;
+	from->usable = !p->switch_was_fault;
+	/* The new active's tracker starts over: its last sequence is from
+	 * before it was paused, and only a new one proves it runs. */
+	fo_hb_reset(&to->hb);
+	set_deadline(to, FO_DL_GRACE, e->phase_ns[FO_PHASE_UNPAUSE_DONE] + MS(p->cfg.grace_ms));
+	publish_roles(p);
+	if (p->switch_was_fault)
+		apply_on_failover(p, from);
+	return 0;
+}
+
+/* An automatic failover: a fault on the active. */
+static void fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t now)
+{
+	if (begin_switchover(p, fault, now, now) == -ENODEV)
+		become(p, FO_PAIR_DEGRADED, "active %s failed (%s) and there is no standby to take over",
+		       fo_pair_active(p)->name, fo_fault_name(fault));
+}
+
+static bool page_is_unhealthy(const struct fo_pair *p, const struct fo_member *m)
+{
+	return p->cfg.fail_on_unhealthy && m->hb.app_status == FO_HB_APP_UNHEALTHY;
+}
+
+void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *page)
+{
+	struct fo_member *m = &p->m[idx];
+	uint64_t now = now_ns(p);
+	const char *why;
+	enum fo_hb_verdict v = fo_hb_observe(&m->hb, page, now, &why);
+
+	if (v == FO_HB_INVALID) {
+		if (fo_ratelimit_ok(&m->garbage_rl, now))
+			fo_warn("pair %s: member %s (domain %u) wrote an invalid heartbeat page: %s", p->cfg.name,
+				m->name, m->domid, why);
+		return;
+	}
+	if (v == FO_HB_STALE)
+		return;
+
+	if (idx == p->active) {
+		switch (p->state) {
+		case FO_PAIR_SWITCHING:
+			if (m->deadline_kind == FO_DL_GRACE)
+				finish_switch(p, true);
+			break;
+		case FO_PAIR_ARMED:
+			if (page_is_unhealthy(p, m)) {
+				fail_over(p, FO_FAULT_UNHEALTHY, now);
+				return;
+			}
+			/* fall through */
+		default:
+			set_deadline(m, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
+			break;
+		}
+		return;
+	}
+
+	/* The standby (or a member being rebuilt) heartbeated: it runs. */
+	if (p->state == FO_PAIR_ARMING && m->deadline_kind == FO_DL_ARM_WAIT) {
+		arming_evaluate(p);
+		return;
+	}
+	if (p->state == FO_PAIR_REBUILDING && p->rebuild_member == idx) {
+		if (!fence_member(p, m)) {
+			become(p, FO_PAIR_DEGRADED, "could not pause rebuilt member %s", m->name);
+			return;
+		}
+		p->rebuild_member = -1;
+		m->usable = true;
+		become_armed(p, "failed member rebuilt and paused as the new standby");
+		return;
+	}
+	/* A standby that heartbeats outside arming is running behind our back. */
+	fo_pair_on_domains_changed(p);
+}
+
+void fo_pair_on_agent(struct fo_pair *p, int idx, int err, const char *reason)
+{
+	struct fo_member *m = &p->m[idx];
+
+	m->agent_attached = err == 0;
+	if (err < 0 && fo_ratelimit_ok(&m->garbage_rl, now_ns(p)))
+		fo_warn("pair %s: heartbeat channel of %s (domain %u) refused: %s", p->cfg.name, m->name, m->domid,
+			reason);
+}
+
+void fo_pair_on_deadline(struct fo_pair *p, int idx)
+{
+	struct fo_member *m = &p->m[idx];
+	enum fo_deadline_kind kind = m->deadline_kind;
+	uint64_t now = now_ns(p);
+
+	set_deadline(m, FO_DL_NONE, 0);
+	switch (kind) {
+	case FO_DL_NONE:
+		break;
+	case FO_DL_HEARTBEAT:
+		m->misses++;
+		if (idx == p->active && p->state == FO_PAIR_ARMED) {
+			fail_over(p, FO_FAULT_HEARTBEAT_TIMEOUT, now);
+			return;
+		}
+		/* Not armed: nothing to switch to, but say so once. */
+		if (p->state != FO_PAIR_DISARMED)
+			record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s missed its heartbeat deadline (%u ms) while %s",
+			       m->name, p->cfg.timeout_ms, fo_pair_state_name(p->state));
+		break;
+	case FO_DL_GRACE:
+		if (p->state == FO_PAIR_SWITCHING)
+			finish_switch(p, false);
+		break;
+	case FO_DL_ARM_WAIT:
+		if (p->state != FO_PAIR_ARMING)
+			break;
+		/* The standby never proved itself: it still must not run beside the active. */
+		fence_member(p, m);
+		become(p, FO_PAIR_DEGRADED, "standby %s did not heartbeat within %llu s of arming; paused",
+		       m->name, (unsigned long long)(FO_ARM_WAIT_NS / 1000000000ull));
+		break;
+	case FO_DL_REBUILD:
+		if (p->state != FO_PAIR_REBUILDING)
+			break;
+		p->rebuild_member = -1;
+		if (m->domid != FO_DOMID_INVALID)
+			fence_member(p, m);
+		become(p, FO_PAIR_DEGRADED, "rebuilt member %s did not heartbeat in time", m->name);
+		break;
+	case FO_DL_DRILL:
+		if (!p->drill_active)
+			break;
+		p->drill_active = false;
+		p->drill_done_id = record(p, FO_EV_DRILL, FO_RESULT_FAILED,
+					  "drill %s: the fault caused no switchover in time",
+					  fo_drill_kind_name(p->drill_kind))->id;
+		if (p->state == FO_PAIR_ARMED)
+			arm_active_deadline(p);
+		break;
+	}
+}
+
+void fo_pair_on_domains_changed(struct fo_pair *p)
+{
+	struct fo_member *a, *s;
+	uint64_t now = now_ns(p);
+
+	if (p->state == FO_PAIR_ARMING) {
+		arming_evaluate(p);
+		return;
+	}
+	refresh_member(p, &p->m[0]);
+	refresh_member(p, &p->m[1]);
+	a = fo_pair_active(p);
+	s = fo_pair_standby(p);
+
+	/* The invariant first, in every state. */
+	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_RUNNING && p->rebuild_member != !p->active) {
+		fence_member(p, s);
+		record(p, FO_EV_INFO, FO_RESULT_INFO, "standby %s was running beside the active; paused it",
+		       s->name);
+	}
+
+	switch (p->state) {
+	case FO_PAIR_ARMED:
+		if (fo_dom_state_is_dead(a->state)) {
+			fail_over(p, fault_of_state(a->state), now);
+			return;
+		}
+		if (fo_dom_state_is_dead(s->state)) {
+			s->usable = false;
+			become(p, FO_PAIR_DEGRADED, "standby %s is %s", s->name, fo_dom_state_name(s->state));
+		}
+		break;
+	case FO_PAIR_SWITCHING:
+		if (fo_dom_state_is_dead(a->state)) {
+			struct fo_event *e = pending_switch_event(p);
+			if (e)
+				e->pending = false;
+			p->switch_event_id = 0;
+			set_deadline(a, FO_DL_NONE, 0);
+			become(p, FO_PAIR_DEGRADED, "new active %s is %s right after the switch", a->name,
+			       fo_dom_state_name(a->state));
+		}
+		break;
+	case FO_PAIR_REBUILDING:
+		if (p->rebuild_member >= 0 && fo_dom_state_is_dead(a->state))
+			become(p, FO_PAIR_DEGRADED, "active %s is %s while rebuilding the standby", a->name,
+			       fo_dom_state_name(a->state));
+		break;
+	default:
+		break;
+	}
+}
+
+int fo_pair_request_switchover(struct fo_pair *p, char *err, size_t errlen)
+{
+	struct fo_member *to = fo_pair_standby(p);
+	uint64_t now = now_ns(p);
+
+	refresh_member(p, &p->m[0]);
+	refresh_member(p, &p->m[1]);
+	switch (p->state) {
+	case FO_PAIR_ARMED:
+	case FO_PAIR_DISARMED:
+	case FO_PAIR_DEGRADED:
+		break;
+	default:
+		snprintf(err, errlen, "pair %s is %s: %s", p->cfg.name, fo_pair_state_name(p->state),
+			 "wait until it is ARMED, DEGRADED or DISARMED");
+		return -EBUSY;
+	}
+	if (to->domid == FO_DOMID_INVALID || to->state != FO_DOM_PAUSED) {
+		snprintf(err, errlen, "pair %s: standby %s is %s, not a paused domain that can take over",
+			 p->cfg.name, to->name, to->domid == FO_DOMID_INVALID ? "missing" : fo_dom_state_name(to->state));
+		return -ENODEV;
+	}
+	if (begin_switchover(p, FO_FAULT_MANUAL, now, now) < 0) {
+		snprintf(err, errlen, "pair %s: switchover failed: %s", p->cfg.name, p->reason);
+		return -EIO;
+	}
+	return 0;
+}
+
+int fo_pair_request_drill(struct fo_pair *p, enum fo_drill_kind kind, char *err, size_t errlen)
+{
+	struct fo_hv *hv = p->env->hv;
+	struct fo_member *a = fo_pair_active(p);
+	uint64_t budget_ms;
+	const char *cmd = NULL;
+	int r = 0;
+
+	if (p->state != FO_PAIR_ARMED) {
+		snprintf(err, errlen, "pair %s is %s (%s): a drill needs an ARMED pair", p->cfg.name,
+			 fo_pair_state_name(p->state), p->reason);
+		return -EBUSY;
+	}
+	if (p->drill_active) {
+		snprintf(err, errlen, "pair %s: a drill is already running", p->cfg.name);
+		return -EBUSY;
+	}
+	p->drill_active = true;
+	p->drill_kind = kind;
+	p->drill_event_id = 0;
+	p->drill_done_id = 0;
+	p->drill_inject_ns = now_ns(p);
+	/* A drill must switch within what a real fault of its kind would take,
+	 * with room for a slow guest; past that it failed. */
+	budget_ms = (uint64_t)p->cfg.timeout_ms + p->cfg.period_ms + p->cfg.deadline_ms + 5000;
+	/* The drill's own deadline rides on the standby's slot: it is paused
+	 * and has no deadline of its own while ARMED. */
+	set_deadline(fo_pair_standby(p), FO_DL_DRILL, p->drill_inject_ns + MS(budget_ms));
+
+	switch (kind) {
+	case FO_DRILL_HEARTBEAT_LOSS:
+		cmd = FO_HB_CMD_STOP;
+		break;
+	case FO_DRILL_HANG:
+		cmd = FO_HB_CMD_FREEZE;
+		break;
+	case FO_DRILL_CRASH:
+		cmd = FO_HB_CMD_CRASH;
+		break;
+	case FO_DRILL_UNHEALTHY:
+		cmd = FO_HB_CMD_UNHEALTHY;
+		break;
+	case FO_DRILL_DESTROY:
+		r = hv->ops->destroy(hv, a->domid);
+		if (r == 0)
+			fo_pair_on_domains_changed(p);
+		break;
+	case FO_DRILL_MANUAL:
+		r = begin_switchover(p, FO_FAULT_MANUAL, p->drill_inject_ns, now_ns(p));
+		break;
+	default:
+		r = -EINVAL;
+	}
+	if (cmd)
+		r = hv->ops->agent_command(hv, a->domid, cmd);
+	if (r < 0 && p->drill_event_id == 0) {
+		p->drill_active = false;
+		set_deadline(fo_pair_standby(p), FO_DL_NONE, 0);
+		snprintf(err, errlen, "pair %s: could not inject %s: %s", p->cfg.name, fo_drill_kind_name(kind),
+			 strerror(-r));
+		return r;
+	}
+	return 0;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pair.h - one active/standby pair and its state machine (drawn in pair.c).
+ *
+ * A pair is driven by four inputs, all delivered by the manager:
+ *   fo_pair_on_heartbeat()  a member's page copy after an event-channel notify
+ *   fo_pair_on_deadline()   a member's deadline passed (timerfd / virtual clock)
+ *   fo_pair_on_domains_changed()  xenstore @releaseDomain/@introduceDomain
+ *   fo_pair_request_*()     operator: switchover, arm, disarm, drill
+ * and acts only through the hypervisor ops and the event ring.
+ */
+#ifndef FO_PAIR_H
+#define FO_PAIR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../hv/hv.h"
+#include "config.h"
+#include "events.h"
+#include "log.h"
+#include "monitor.h"
+
+enum fo_pair_state {
+	FO_PAIR_ARMING = 0, /* finding members, waiting for the standby's first heartbeat */
+	FO_PAIR_ARMED,      /* active runs and heartbeats, standby verified and paused */
+	FO_PAIR_SWITCHING,  /* switched; waiting for the new active's first heartbeat */
+	FO_PAIR_DEGRADED,   /* no usable standby, or cannot switch: says why */
+	FO_PAIR_DISARMED,   /* maintenance: watched, never switched automatically */
+	FO_PAIR_REBUILDING, /* re-creating the failed member as the new standby */
+};
+
+const char *fo_pair_state_name(enum fo_pair_state s);
+
+/* What a member's deadline is waiting for. */
+enum fo_deadline_kind {
+	FO_DL_NONE = 0,
+	FO_DL_HEARTBEAT,   /* active: next sequence progress within timeout_ms */
+	FO_DL_ARM_WAIT,    /* arming: standby's first heartbeat before it is paused */
+	FO_DL_GRACE,       /* after a switch: new active's first heartbeat within grace_ms */
+	FO_DL_REBUILD,     /* rebuilt member's first heartbeat */
+	FO_DL_DRILL,       /* a drill's fault must cause a switchover by then */
+};
+
+enum fo_drill_kind {
+	FO_DRILL_HEARTBEAT_LOSS = 0,
+	FO_DRILL_HANG,
+	FO_DRILL_CRASH,
+	FO_DRILL_DESTROY,
+	FO_DRILL_UNHEALTHY,
+	FO_DRILL_MANUAL,
+	FO_DRILL_COUNT
+};
+const char *fo_drill_kind_name(enum fo_drill_kind k);
+/* -EINVAL for an unknown name. */
+int fo_drill_kind_parse(const char *name, enum fo_drill_kind *ret);
+
+struct fo_member {
+	char name[FO_DOMNAME_MAX + 1];
+	fo_domid_t domid;           /* FO_DOMID_INVALID until found */
+	enum fo_dom_state state;    /* last seen */
+	bool usable;                /* verified: can take over (heartbeated, did not fail) */
+	bool agent_attached;
+	struct fo_hb_tracker hb;
+	uint64_t deadline_ns;       /* 0 = none */
+	enum fo_deadline_kind deadline_kind;
+	uint64_t misses;            /* heartbeat deadlines that expired */
+	struct fo_ratelimit garbage_rl;
+};
+
+struct fo_pair_stats {
+	uint64_t switches;
+	uint64_t failed_switches;
+	uint64_t last_switch_ns[FO_PHASE_COUNT]; /* phases of the last switch */
+	uint64_t max_pause_us, max_unpause_us, max_total_us;
+	uint64_t last_switch_time_ns;            /* when (monotonic) */
+};
+
+/* Where a pair acts and records. Shared by every pair of a manager. */
+struct fo_pair_env {
+	struct fo_hv *hv;
+	struct fo_event_ring *ring;
+};
+
+struct fo_pair {
+	struct fo_pair_config cfg;
+	struct fo_pair_env *env;
+	enum fo_pair_state state;
+	char reason[128];          /* why DEGRADED / ARMING is waiting / last notable thing */
+	struct fo_member m[2];
+	int active;                /* index into m[] of the member that is (or should be) running */
+	uint64_t switch_event_id;  /* event awaiting the new active's first heartbeat */
+	bool switch_was_fault;     /* the old active failed (it is not a usable standby) */
+	struct fo_pair_stats stats;
+	/* drill in progress */
+	bool drill_active;
+	enum fo_drill_kind drill_kind;
+	uint64_t drill_inject_ns;
+	uint64_t drill_event_id;   /* set when the drill's switchover was recorded */
+	uint64_t drill_done_id;    /* event id to hand to the waiting client; 0 = not done */
+	/* rebuild in progress */
+	int rebuild_member;        /* index being rebuilt, -1 = none */
+};
+
+void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo_pair_env *env);
+
+/* Start (or restart) arming: adopt what the hypervisor says. Never unpauses. */
+void fo_pair_arm(struct fo_pair *p);
+void fo_pair_disarm(struct fo_pair *p);
+
+void fo_pair_on_heartbeat(struct fo_pair *p, int member, const struct fo_hb_page *page);
+void fo_pair_on_agent(struct fo_pair *p, int member, int err, const char *reason);
+void fo_pair_on_deadline(struct fo_pair *p, int member);
+void fo_pair_on_domains_changed(struct fo_pair *p);
+
+/* Operator requests: 0 or -errno with a message in err. */
+int fo_pair_request_switchover(struct fo_pair *p, char *err, size_t errlen);
+int fo_pair_request_drill(struct fo_pair *p, enum fo_drill_kind kind, char *err, size_t errlen);
+
+/* Apply a changed config to a live pair (same members): timings, policies. */
+void fo_pair_update_config(struct fo_pair *p, const struct fo_pair_config *cfg);
+
+/* Index of the member with this domid, or -1. */
+int fo_pair_member_by_domid(const struct fo_pair *p, fo_domid_t domid);
+
+static inline struct fo_member *fo_pair_active(struct fo_pair *p) { return &p->m[p->active]; }
+static inline struct fo_member *fo_pair_standby(struct fo_pair *p) { return &p->m[!p->active]; }
+
+#endif

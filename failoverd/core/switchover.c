@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+#include "switchover.h"
+
+#include <errno.h>
+
+/* How often a failed pause/unpause is retried before giving up. Each try is
+ * one hypercall (tens of microseconds), so a couple of retries cost far less
+ * than the deadline; more would only hide a broken hypervisor. */
+#define FO_SWITCH_TRIES 3
+
+static bool confirm_fenced(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *state)
+{
+	if (hv->ops->get_state(hv, domid, state) < 0)
+		return false; /* unknown is not fenced */
+	return fo_dom_state_is_fenced(*state);
+}
+
+int fo_fence(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state)
+{
+	enum fo_dom_state st = FO_DOM_RUNNING;
+	int r = 0;
+
+	for (int i = 0; i < FO_SWITCH_TRIES; i++) {
+		r = hv->ops->pause(hv, domid);
+		/* -ESRCH: the domain is gone, which fences it as well as a pause. */
+		if ((r == 0 || r == -ESRCH) && confirm_fenced(hv, domid, &st))
+			break;
+		/* A failed pause of a domain that is dead anyway is still fenced. */
+		if (confirm_fenced(hv, domid, &st))
+			break;
+		if (r == 0)
+			r = -EIO; /* the hypercall said yes, the domain info says running */
+	}
+	if (ret_state)
+		*ret_state = st;
+	return fo_dom_state_is_fenced(st) ? 0 : (r < 0 ? r : -EIO);
+}
+
+void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uint64_t phase_ns[FO_PHASE_COUNT],
+			   struct fo_switch_outcome *out)
+{
+	enum fo_dom_state st = FO_DOM_GONE;
+
+	out->result = FO_RESULT_OK;
+	out->why = NULL;
+	out->to_state = FO_DOM_GONE;
+
+	/* 1. Fence the old active. */
+	phase_ns[FO_PHASE_PAUSE_ISSUED] = hv->ops->now_ns(hv);
+	if (fo_fence(hv, from, &out->from_state) < 0) {
+		out->result = FO_RESULT_ABORTED;
+		out->why = "could not confirm the active is paused; standby left paused";
+		return;
+	}
+	phase_ns[FO_PHASE_PAUSE_DONE] = hv->ops->now_ns(hv);
+
+	/* 2. Start the standby, only now that the active cannot run. */
+	phase_ns[FO_PHASE_UNPAUSE_ISSUED] = hv->ops->now_ns(hv);
+	for (int i = 0; i < FO_SWITCH_TRIES; i++) {
+		int r = hv->ops->unpause(hv, to);
+		if (hv->ops->get_state(hv, to, &st) == 0 && st == FO_DOM_RUNNING)
+			break;
+		if (r == -ESRCH || fo_dom_state_is_dead(st))
+			break; /* retrying cannot bring back a dead domain */
+	}
+	out->to_state = st;
+	if (st != FO_DOM_RUNNING) {
+		out->result = FO_RESULT_FAILED;
+		out->why = "standby could not be started";
+		return;
+	}
+	phase_ns[FO_PHASE_UNPAUSE_DONE] = hv->ops->now_ns(hv);
+
+	/* 3. The invariant, once more: something outside us (an operator's
+	 * `xl unpause`) may have restarted the old active meanwhile. The new
+	 * active wins; the old one is fenced again. */
+	if (!confirm_fenced(hv, from, &out->from_state)) {
+		if (fo_fence(hv, from, &out->from_state) < 0) {
+			/* Never leave two running: stop the new one too. */
+			fo_fence(hv, to, &out->to_state);
+			out->result = FO_RESULT_ABORTED;
+			out->why = "old active was restarted behind our back and could not be re-fenced; both paused";
+			return;
+		}
+		out->why = "old active was restarted behind our back; fenced again";
+	}
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * switchover.h - the fenced sequence, and nothing else:
+ *
+ *   pause(from) -> confirm `from` cannot run -> unpause(to) -> confirm `to` runs
+ *   -> confirm `from` still cannot run
+ *
+ * `to` is never unpaused unless `from` was confirmed fenced (paused, crashed,
+ * shut down, dying or gone). This is the real-time path: it allocates
+ * nothing, logs nothing and spawns nothing; it only calls the hypervisor and
+ * reads the clock. The caller logs the outcome afterwards.
+ */
+#ifndef FO_SWITCHOVER_H
+#define FO_SWITCHOVER_H
+
+#include "../hv/hv.h"
+#include "events.h"
+
+struct fo_switch_outcome {
+	enum fo_event_result result; /* OK, ABORTED (standby untouched) or FAILED (fenced, standby not running) */
+	const char *why;             /* static string: what went wrong, or NULL */
+	enum fo_dom_state from_state; /* last seen */
+	enum fo_dom_state to_state;
+};
+
+/* Fills phase_ns[PAUSE_ISSUED .. UNPAUSE_DONE]. */
+void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uint64_t phase_ns[FO_PHASE_COUNT],
+			   struct fo_switch_outcome *out);
+
+/* Pause `domid` and confirm it cannot run (used for fencing outside a switch:
+ * arming, a standby that was started behind our back). 0 or -errno. */
+int fo_fence(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state);
+
+#endif

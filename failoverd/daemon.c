@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * daemon.c - puts the pieces together: config -> manager -> backend ->
+ * event loop (signals, deadlines, watchdog, control socket, backend fds).
+ *
+ * After every handler the loop runs daemon_after_dispatch(): events that the
+ * switch path recorded are published (log / journal / followers) only then,
+ * the deadline timer is re-armed to the manager's earliest deadline, and
+ * systemd hears READY/STATUS.
+ */
+#include "daemon.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/manager.h"
+#include "hv/hv.h"
+#include "io/control.h"
+#include "io/loop.h"
+#include "io/notify.h"
+#include "io/rt.h"
+
+#define FO_MAX_HV_FDS 16
+
+struct fo_daemon {
+	struct fo_daemon_options opt;
+	struct fo_config cfg;
+	struct fo_manager *mgr;
+	struct fo_hv *hv;
+	struct fo_loop *loop;
+	struct fo_control *control;
+	int signal_fd;
+	int deadline_fd;
+	int watchdog_fd;
+	uint64_t armed_deadline;
+	int hv_fds[FO_MAX_HV_FDS];
+	size_t n_hv_fds;
+	bool ready_sent;
+	char last_status[512];
+	bool quit;
+	int exit_code;
+};
+
+static void sink_event(void *ctx, const struct fo_event *e)
+{
+	struct fo_daemon *d = ctx;
+	char line[1024];
+
+	fo_event_format(e, line, sizeof(line));
+	/* Under journald the structured entry carries the line; elsewhere it
+	 * goes to stderr like every other log line. */
+	if (getenv("JOURNAL_STREAM"))
+		fo_notify_journal_event(e, line);
+	else
+		fo_log(e->result == FO_RESULT_OK || e->result == FO_RESULT_INFO ? FO_LOG_NOTICE : FO_LOG_ERR, "%s",
+		       line);
+	if (d->control)
+		fo_control_publish_event(d->control, e);
+}
+
+static void on_hv_fd(void *ctx, int fd, uint32_t events)
+{
+	struct fo_daemon *d = ctx;
+	d->hv->ops->dispatch(d->hv, fd);
+}
+
+static int sync_hv_fds(struct fo_daemon *d)
+{
+	int fds[FO_MAX_HV_FDS];
+	size_t n = d->hv->ops->get_fds(d->hv, fds, FO_MAX_HV_FDS);
+	int r;
+
+	for (size_t i = 0; i < d->n_hv_fds; i++)
+		fo_loop_remove(d->loop, d->hv_fds[i]);
+	d->n_hv_fds = 0;
+	for (size_t i = 0; i < n; i++) {
+		r = fo_loop_add(d->loop, fds[i], EPOLLIN, on_hv_fd, d);
+		if (r < 0)
+			return r;
+		d->hv_fds[d->n_hv_fds++] = fds[i];
+	}
+	return 0;
+}
+
+static void daemon_after_dispatch(struct fo_daemon *d)
+{
+	uint64_t next;
+	char status[512];
+
+	if (d->hv->ops->fds_changed(d->hv) && sync_hv_fds(d) < 0)
+		fo_err("could not watch the hypervisor backend's file descriptors");
+	fo_manager_publish_events(d->mgr, sink_event, d);
+	fo_control_complete_drills(d->control);
+
+	next = fo_manager_next_deadline(d->mgr);
+	if (next != d->armed_deadline) {
+		fo_timerfd_set_abs(d->deadline_fd, next);
+		d->armed_deadline = next;
+	}
+
+	fo_manager_status_line(d->mgr, status, sizeof(status));
+	if (!d->ready_sent && fo_manager_settled(d->mgr)) {
+		fo_notify_ready(status);
+		d->ready_sent = true;
+		fo_info("ready: %s", status);
+	} else if (strcmp(status, d->last_status) != 0) {
+		fo_notify_status(status);
+	}
+	snprintf(d->last_status, sizeof(d->last_status), "%s", status);
+}
+
+static void on_deadline(void *ctx, int fd, uint32_t events)
+{
+	struct fo_daemon *d = ctx;
+	uint64_t exp;
+
+	(void)!read(fd, &exp, sizeof(exp));
+	d->armed_deadline = 0; /* fired: re-armed after dispatch */
+	fo_manager_run_due(d->mgr);
+}
+
+static void on_watchdog(void *ctx, int fd, uint32_t events)
+{
+	uint64_t exp;
+
+	(void)!read(fd, &exp, sizeof(exp));
+	/* Fed from the loop itself: a loop that hangs stops feeding it and
+	 * systemd restarts us (the restart adopts, never switches by itself). */
+	fo_notify_watchdog();
+}
+
+static void reload(struct fo_daemon *d)
+{
+	struct fo_config next;
+	char err[FO_ERR_MAX];
+	int r;
+
+	fo_notify_reloading();
+	r = fo_config_load(d->opt.config_path, &next, err, sizeof(err));
+	if (r < 0) {
+		fo_err("reload rejected, still running on the old config: %s: %s", d->opt.config_path, err);
+		fo_notify_ready(d->last_status);
+		return;
+	}
+	if (strcmp(next.daemon.control_socket, d->cfg.daemon.control_socket) != 0 ||
+	    next.daemon.cpu != d->cfg.daemon.cpu || next.daemon.rt_priority != d->cfg.daemon.rt_priority)
+		fo_warn("reload: daemon.control_socket, daemon.cpu and daemon.rt_priority apply at the next restart");
+	fo_log_set_level(next.daemon.log_level);
+	fo_manager_reload(d->mgr, &next);
+	d->cfg = next;
+	fo_info("reloaded %s: %zu pair(s)", d->opt.config_path, next.n_pairs);
+	fo_notify_ready(d->last_status);
+}
+
+static void on_signal(void *ctx, int fd, uint32_t events)
+{
+	struct fo_daemon *d = ctx;
+	struct signalfd_siginfo si;
+
+	if (read(fd, &si, sizeof(si)) != sizeof(si))
+		return;
+	if (si.ssi_signo == SIGHUP) {
+		reload(d);
+		return;
+	}
+	fo_info("%s: stopping; the pairs stay as they are", strsignal((int)si.ssi_signo));
+	d->quit = true;
+}
+
+static int setup_fds(struct fo_daemon *d)
+{
+	sigset_t mask;
+	uint64_t wd;
+	int r;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d->signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	d->deadline_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (d->signal_fd < 0 || d->deadline_fd < 0)
+		return -errno;
+	if ((r = fo_loop_add(d->loop, d->signal_fd, EPOLLIN, on_signal, d)) < 0 ||
+	    (r = fo_loop_add(d->loop, d->deadline_fd, EPOLLIN, on_deadline, d)) < 0)
+		return r;
+
+	wd = fo_notify_watchdog_ns();
+	if (wd) {
+		struct itimerspec its = { { (time_t)(wd / 2 / 1000000000ull), (long)(wd / 2 % 1000000000ull) },
+					  { 0, 1 } };
+		d->watchdog_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (d->watchdog_fd < 0 || timerfd_settime(d->watchdog_fd, 0, &its, NULL) < 0)
+			return -errno;
+		if ((r = fo_loop_add(d->loop, d->watchdog_fd, EPOLLIN, on_watchdog, d)) < 0)
+			return r;
+		fo_info("systemd watchdog: feeding every %llu ms", (unsigned long long)(wd / 2 / 1000000ull));
+	}
+	return 0;
+}
+
+int fo_daemon_run(const struct fo_daemon_options *opt)
+{
+	struct fo_daemon *d = calloc(1, sizeof(*d));
+	struct fo_hv_callbacks cb;
+	struct fo_rt_result rt;
+	char err[FO_ERR_MAX];
+	int r;
+
+	if (!d)
+		return 1;
+	d->opt = *opt;
+	d->signal_fd = d->deadline_fd = d->watchdog_fd = -1;
+	d->exit_code = 1;
+
+	r = fo_config_load(opt->config_path, &d->cfg, err, sizeof(err));
+	if (r < 0) {
+		fo_err("%s: %s", opt->config_path, err);
+		goto out;
+	}
+	fo_log_set_level(d->cfg.daemon.log_level);
+	if (opt->socket_override)
+		snprintf(d->cfg.daemon.control_socket, sizeof(d->cfg.daemon.control_socket), "%s",
+			 opt->socket_override);
+
+	if ((r = fo_manager_new(&d->cfg, &d->mgr)) < 0)
+		goto fail;
+	cb = fo_manager_hv_callbacks(d->mgr);
+	r = opt->use_sim ? fo_hv_sim_new_for_daemon(&cb, &d->hv) : fo_hv_xen_new(&cb, &d->hv);
+	if (r < 0) {
+		fo_err("cannot open the %s hypervisor backend: %s", opt->use_sim ? "sim" : "xen", strerror(-r));
+		goto out;
+	}
+	fo_manager_attach_hv(d->mgr, d->hv);
+	if ((r = fo_loop_new(&d->loop)) < 0 || (r = setup_fds(d)) < 0 || (r = sync_hv_fds(d)) < 0)
+		goto fail;
+	r = fo_control_new(d->loop, d->mgr, d->cfg.daemon.control_socket, d->cfg.daemon.control_group,
+			   &d->control);
+	if (r < 0) {
+		fo_err("cannot create control socket %s: %s", d->cfg.daemon.control_socket, strerror(-r));
+		goto out;
+	}
+	/* Everything is allocated: lock it in and go real-time. */
+	if (fo_rt_setup(d->cfg.daemon.rt_priority, d->cfg.daemon.cpu, d->cfg.daemon.require_rt, &rt) < 0)
+		goto out;
+
+	fo_info("started: backend %s, %zu pair(s), control socket %s", d->hv->ops->name, d->cfg.n_pairs,
+		d->cfg.daemon.control_socket);
+	fo_manager_start(d->mgr);
+	daemon_after_dispatch(d);
+	while (!d->quit) {
+		r = fo_loop_run_once(d->loop);
+		if (r < 0)
+			goto fail;
+		daemon_after_dispatch(d);
+	}
+	fo_notify_stopping();
+	d->exit_code = 0;
+	goto out;
+fail:
+	fo_err("fatal: %s", strerror(-r));
+out:
+	r = d->exit_code;
+	fo_control_free(d->control);
+	fo_hv_free(d->hv);
+	fo_manager_free(d->mgr);
+	fo_loop_free(d->loop);
+	if (d->signal_fd >= 0)
+		close(d->signal_fd);
+	if (d->deadline_fd >= 0)
+		close(d->deadline_fd);
+	if (d->watchdog_fd >= 0)
+		close(d->watchdog_fd);
+	free(d);
+	return r;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hv.h - the hypervisor boundary: everything failoverd asks of Xen, as a
+ * table of function pointers. The core (failoverd/core) sees only this file;
+ * no Xen header is ever included above this line.
+ *
+ * Implementations:
+ *   hv_xen.c  libxenctrl (pause/unpause/getinfo/affinity/destroy), libxenstore
+ *             (watches, roles, drill commands), libxengnttab + libxenevtchn
+ *             (heartbeat page and event channel), libxenlight (name lookup,
+ *             domain creation), libxentoollog (Xen's log lines into ours).
+ *   hv_sim.c  in-process, deterministic virtual clock, fault injection.
+ *
+ * Conventions: actions return 0 or -errno; output parameters are ret_* and
+ * untouched on failure. A domain that does not exist is -ESRCH.
+ */
+#ifndef FO_HV_H
+#define FO_HV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../guest-heartbeat/abi/fo_heartbeat.h"
+
+typedef uint32_t fo_domid_t;
+#define FO_DOMID_INVALID ((fo_domid_t)0x7FF4) /* DOMID_INVALID in Xen */
+
+enum fo_dom_state {
+	FO_DOM_RUNNING = 0, /* not paused, not dead: it may execute */
+	FO_DOM_PAUSED,      /* paused by the toolstack: it cannot execute */
+	FO_DOM_CRASHED,     /* shut down with reason crash (kept by on_crash=preserve) */
+	FO_DOM_SHUTDOWN,    /* shut down for another reason */
+	FO_DOM_DYING,       /* being destroyed */
+	FO_DOM_GONE,        /* no such domain */
+};
+
+const char *fo_dom_state_name(enum fo_dom_state s);
+
+/* True when a domain in this state cannot execute guest code: the fencing test. */
+static inline bool fo_dom_state_is_fenced(enum fo_dom_state s)
+{
+	return s != FO_DOM_RUNNING;
+}
+
+/* True when the domain is dead for good (not merely paused). */
+static inline bool fo_dom_state_is_dead(enum fo_dom_state s)
+{
+	return s == FO_DOM_CRASHED || s == FO_DOM_SHUTDOWN || s == FO_DOM_DYING || s == FO_DOM_GONE;
+}
+
+/*
+ * What the backend tells the daemon. Called from dispatch(), never from a
+ * signal handler or another thread.
+ */
+struct fo_hv_callbacks {
+	void *ctx;
+	/* A heartbeat notification arrived; `page` is a private copy of the
+	 * guest's page, not yet validated. */
+	void (*heartbeat)(void *ctx, fo_domid_t domid, const struct fo_hb_page *page);
+	/* A heartbeat channel appeared (err == 0) or was lost / refused (err < 0,
+	 * reason says why, e.g. "bad grant ref"). */
+	void (*agent)(void *ctx, fo_domid_t domid, int err, const char *reason);
+	/* Some domain changed state (@releaseDomain / @introduceDomain fired):
+	 * the daemon re-reads the state of its members. */
+	void (*domains_changed)(void *ctx);
+};
+
+struct fo_hv;
+
+struct fo_hv_ops {
+	const char *name;
+
+	/* The clock every phase timestamp is taken from (CLOCK_MONOTONIC, ns;
+	 * virtual in the simulator). */
+	uint64_t (*now_ns)(struct fo_hv *hv);
+
+	int (*lookup)(struct fo_hv *hv, const char *name, fo_domid_t *ret_domid);
+	int (*get_state)(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state);
+	int (*pause)(struct fo_hv *hv, fo_domid_t domid);
+	int (*unpause)(struct fo_hv *hv, fo_domid_t domid);
+	int (*set_affinity)(struct fo_hv *hv, fo_domid_t domid, const int *pcpus, size_t n_pcpus);
+	int (*destroy)(struct fo_hv *hv, fo_domid_t domid);
+	/* Create a domain from an xl-style config file; the new domain runs. */
+	int (*create)(struct fo_hv *hv, const char *config_path, fo_domid_t *ret_domid);
+
+	/* Start / stop following a member's heartbeat agent (xenstore discovery,
+	 * page mapping, event-channel binding). Idempotent. */
+	int (*watch_member)(struct fo_hv *hv, fo_domid_t domid);
+	void (*unwatch_member)(struct fo_hv *hv, fo_domid_t domid);
+
+	/* Publish a role ("active"/"standby") and send a drill command to the agent. */
+	int (*set_role)(struct fo_hv *hv, fo_domid_t domid, const char *role);
+	int (*agent_command)(struct fo_hv *hv, fo_domid_t domid, const char *cmd);
+
+	/* File descriptors the daemon must watch for readability; when one is
+	 * readable the daemon calls dispatch(fd). The set may change after any
+	 * call into the backend; fds_changed() says so (cleared by reading). */
+	size_t (*get_fds)(struct fo_hv *hv, int *fds, size_t max);
+	bool (*fds_changed)(struct fo_hv *hv);
+	void (*dispatch)(struct fo_hv *hv, int fd);
+
+	void (*free)(struct fo_hv *hv);
+};
+
+/* Every backend's handle starts with this. */
+struct fo_hv {
+	const struct fo_hv_ops *ops;
+	struct fo_hv_callbacks cb;
+};
+
+/* Backends. */
+int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret);
+/* hv_sim.h declares the simulator's test API; this is its daemon entry. */
+int fo_hv_sim_new_for_daemon(const struct fo_hv_callbacks *cb, struct fo_hv **ret);
+
+static inline void fo_hv_free(struct fo_hv *hv)
+{
+	if (hv)
+		hv->ops->free(hv);
+}
+
+#endif

@@ -1,0 +1,523 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hv_sim.c - the simulated hypervisor (see hv_sim.h).
+ *
+ * In daemon mode (`--backend sim`) the clock is CLOCK_MONOTONIC and a
+ * timerfd plays every running domain's guest agent, heartbeating every
+ * 10 ms until a drill command stops it, so failoverd and failoverctl can be
+ * tried end to end without Xen.
+ */
+#include "hv_sim.h"
+
+#include "../core/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SIM_MAX_DOMAINS 128
+#define SIM_MAX_GUARDS 32
+#define SIM_AGENT_PERIOD_NS (10ull * 1000000ull)
+
+struct sim_domain {
+	bool used;
+	char name[FO_DOMNAME_MAX + 1];
+	fo_domid_t domid;
+	enum fo_dom_state state;
+	bool watched;
+	bool pause_is_noop;
+	uint64_t sequence;
+	uint64_t boot_id;
+	enum fo_hb_app_status app_status;
+	bool agent_stopped; /* daemon mode: a drill told the agent to stop */
+	char role[16];
+	char command[32];
+};
+
+struct sim_fault {
+	int err;
+	int count;
+	fo_domid_t domid;
+};
+
+struct fo_hv_sim {
+	struct fo_hv base;
+	bool daemon_mode;
+	uint64_t clock_ns;
+	fo_domid_t next_domid;
+	struct sim_domain doms[SIM_MAX_DOMAINS];
+	struct sim_fault faults[FO_SIM_OP_COUNT];
+	uint64_t delay_ns[FO_SIM_OP_COUNT];
+	fo_domid_t vanish_domid[FO_SIM_OP_COUNT];
+	bool vanish_armed[FO_SIM_OP_COUNT];
+	struct fo_sim_call log[FO_SIM_LOG_MAX];
+	size_t n_log;
+	fo_domid_t guards[SIM_MAX_GUARDS][2];
+	size_t n_guards;
+	unsigned violations;
+	int agent_tfd;
+	bool fds_changed;
+};
+
+static struct fo_hv_sim *sim_of(struct fo_hv *hv) { return (struct fo_hv_sim *)hv; }
+
+static struct sim_domain *find_dom(struct fo_hv_sim *s, fo_domid_t domid)
+{
+	for (size_t i = 0; i < SIM_MAX_DOMAINS; i++)
+		if (s->doms[i].used && s->doms[i].domid == domid)
+			return &s->doms[i];
+	return NULL;
+}
+
+static uint64_t sim_now(struct fo_hv *hv)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	struct timespec ts;
+
+	if (!s->daemon_mode)
+		return s->clock_ns;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void check_guards(struct fo_hv_sim *s)
+{
+	for (size_t i = 0; i < s->n_guards; i++) {
+		struct sim_domain *a = find_dom(s, s->guards[i][0]), *b = find_dom(s, s->guards[i][1]);
+		if (a && b && a->state == FO_DOM_RUNNING && b->state == FO_DOM_RUNNING)
+			s->violations++;
+	}
+}
+
+/* Common prologue of every call: log it, apply delay / vanish / injected
+ * failure. Returns 0 to go on, or the injected -errno. */
+static int enter(struct fo_hv_sim *s, enum fo_sim_op op, fo_domid_t domid)
+{
+	struct sim_fault *f = &s->faults[op];
+	int r = 0;
+
+	s->clock_ns += s->delay_ns[op];
+	if (s->vanish_armed[op] && s->vanish_domid[op] == domid) {
+		struct sim_domain *d = find_dom(s, domid);
+		s->vanish_armed[op] = false;
+		if (d)
+			d->used = false;
+	}
+	if (f->count > 0 && (f->domid == FO_SIM_ANY_DOMAIN || f->domid == domid)) {
+		f->count--;
+		r = f->err;
+	}
+	if (s->n_log < FO_SIM_LOG_MAX)
+		s->log[s->n_log++] = (struct fo_sim_call){ .op = op, .domid = domid, .at_ns = s->clock_ns, .result = r };
+	return r;
+}
+
+static void set_result(struct fo_hv_sim *s, int r)
+{
+	if (s->n_log)
+		s->log[s->n_log - 1].result = r;
+}
+
+static struct sim_domain *add_dom(struct fo_hv_sim *s, const char *name, enum fo_dom_state st)
+{
+	for (size_t i = 0; i < SIM_MAX_DOMAINS; i++)
+		if (!s->doms[i].used) {
+			struct sim_domain *d = &s->doms[i];
+			memset(d, 0, sizeof(*d));
+			d->used = true;
+			snprintf(d->name, sizeof(d->name), "%s", name);
+			d->domid = s->next_domid++;
+			d->state = st;
+			d->boot_id = 0x5151000000000000ull | d->domid;
+			snprintf(d->command, sizeof(d->command), "%s", "");
+			return d;
+		}
+	return NULL;
+}
+
+static int sim_lookup(struct fo_hv *hv, const char *name, fo_domid_t *ret)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	int r = enter(s, FO_SIM_LOOKUP, FO_DOMID_INVALID);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < SIM_MAX_DOMAINS; i++)
+		if (s->doms[i].used && strcmp(s->doms[i].name, name) == 0) {
+			*ret = s->doms[i].domid;
+			return 0;
+		}
+	if (s->daemon_mode) {
+		/* Trial mode: every domain a config names exists, booted. */
+		struct sim_domain *d = add_dom(s, name, FO_DOM_RUNNING);
+		if (d) {
+			*ret = d->domid;
+			return 0;
+		}
+	}
+	set_result(s, -ESRCH);
+	return -ESRCH;
+}
+
+static int sim_get_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	struct sim_domain *d;
+	int r = enter(s, FO_SIM_GET_STATE, domid);
+
+	if (r < 0)
+		return r;
+	d = find_dom(s, domid);
+	*ret = d ? d->state : FO_DOM_GONE;
+	return 0;
+}
+
+static int change_run_state(struct fo_hv *hv, enum fo_sim_op op, fo_domid_t domid)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	struct sim_domain *d;
+	int r = enter(s, op, domid);
+
+	if (r < 0)
+		return r;
+	d = find_dom(s, domid);
+	if (!d) {
+		set_result(s, -ESRCH);
+		return -ESRCH;
+	}
+	if (fo_dom_state_is_dead(d->state))
+		return 0; /* Xen pauses/unpauses a dead domain's count without effect */
+	if (op == FO_SIM_PAUSE && !d->pause_is_noop)
+		d->state = FO_DOM_PAUSED;
+	else if (op == FO_SIM_UNPAUSE)
+		d->state = FO_DOM_RUNNING;
+	check_guards(s);
+	return 0;
+}
+
+static int sim_pause(struct fo_hv *hv, fo_domid_t domid) { return change_run_state(hv, FO_SIM_PAUSE, domid); }
+static int sim_unpause(struct fo_hv *hv, fo_domid_t domid) { return change_run_state(hv, FO_SIM_UNPAUSE, domid); }
+
+static int sim_set_affinity(struct fo_hv *hv, fo_domid_t domid, const int *pcpus, size_t n)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	int r = enter(s, FO_SIM_SET_AFFINITY, domid);
+
+	if (r < 0)
+		return r;
+	return find_dom(s, domid) ? 0 : -ESRCH;
+}
+
+static int sim_destroy(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	struct sim_domain *d;
+	int r = enter(s, FO_SIM_DESTROY, domid);
+
+	if (r < 0)
+		return r;
+	d = find_dom(s, domid);
+	if (!d)
+		return -ESRCH;
+	d->used = false;
+	return 0;
+}
+
+static int sim_create(struct fo_hv *hv, const char *config_path, fo_domid_t *ret)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	const char *base = strrchr(config_path, '/');
+	char name[FO_DOMNAME_MAX + 1];
+	struct sim_domain *d;
+	char *dot;
+	int r = enter(s, FO_SIM_CREATE, FO_DOMID_INVALID);
+
+	if (r < 0)
+		return r;
+	/* The simulator names a created domain after its config file:
+	 * /etc/xen/brake-a.cfg -> "brake-a". */
+	snprintf(name, sizeof(name), "%s", base ? base + 1 : config_path);
+	dot = strrchr(name, '.');
+	if (dot)
+		*dot = '\0';
+	d = add_dom(s, name, FO_DOM_RUNNING);
+	if (!d)
+		return -ENOSPC;
+	*ret = d->domid;
+	return 0;
+}
+
+static int sim_watch_member(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct sim_domain *d = find_dom(sim_of(hv), domid);
+
+	if (!d)
+		return -ESRCH;
+	d->watched = true;
+	return 0;
+}
+
+static void sim_unwatch_member(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct sim_domain *d = find_dom(sim_of(hv), domid);
+
+	if (d)
+		d->watched = false;
+}
+
+static int sim_set_role(struct fo_hv *hv, fo_domid_t domid, const char *role)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	struct sim_domain *d;
+	int r = enter(s, FO_SIM_SET_ROLE, domid);
+
+	if (r < 0)
+		return r;
+	d = find_dom(s, domid);
+	if (!d)
+		return -ESRCH;
+	snprintf(d->role, sizeof(d->role), "%s", role);
+	return 0;
+}
+
+static int sim_agent_command(struct fo_hv *hv, fo_domid_t domid, const char *cmd)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	struct sim_domain *d;
+	int r = enter(s, FO_SIM_AGENT_COMMAND, domid);
+
+	if (r < 0)
+		return r;
+	d = find_dom(s, domid);
+	if (!d)
+		return -ESRCH;
+	snprintf(d->command, sizeof(d->command), "%s", cmd);
+	/* The simulated agent obeys at once. */
+	d->agent_stopped = strcmp(cmd, FO_HB_CMD_STOP) == 0 || strcmp(cmd, FO_HB_CMD_FREEZE) == 0;
+	d->app_status = strcmp(cmd, FO_HB_CMD_UNHEALTHY) == 0 ? FO_HB_APP_UNHEALTHY : FO_HB_APP_HEALTHY;
+	if (strcmp(cmd, FO_HB_CMD_CRASH) == 0 && s->daemon_mode)
+		fo_sim_set_state(hv, domid, FO_DOM_CRASHED, true);
+	return 0;
+}
+
+static size_t sim_get_fds(struct fo_hv *hv, int *fds, size_t max)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+
+	if (s->agent_tfd < 0 || max < 1)
+		return 0;
+	fds[0] = s->agent_tfd;
+	return 1;
+}
+
+static bool sim_fds_changed(struct fo_hv *hv)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	bool c = s->fds_changed;
+
+	s->fds_changed = false;
+	return c;
+}
+
+static void sim_dispatch(struct fo_hv *hv, int fd)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	uint64_t expirations;
+
+	if (fd != s->agent_tfd || read(fd, &expirations, sizeof(expirations)) != sizeof(expirations))
+		return;
+	for (size_t i = 0; i < SIM_MAX_DOMAINS; i++) {
+		struct sim_domain *d = &s->doms[i];
+		if (d->used && d->watched && d->state == FO_DOM_RUNNING && !d->agent_stopped)
+			fo_sim_heartbeat_status(hv, d->domid, d->app_status ? d->app_status : FO_HB_APP_HEALTHY);
+	}
+}
+
+static void sim_free(struct fo_hv *hv)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+
+	if (s->agent_tfd >= 0)
+		close(s->agent_tfd);
+	free(s);
+}
+
+static const struct fo_hv_ops sim_ops = {
+	.name = "sim",
+	.now_ns = sim_now,
+	.lookup = sim_lookup,
+	.get_state = sim_get_state,
+	.pause = sim_pause,
+	.unpause = sim_unpause,
+	.set_affinity = sim_set_affinity,
+	.destroy = sim_destroy,
+	.create = sim_create,
+	.watch_member = sim_watch_member,
+	.unwatch_member = sim_unwatch_member,
+	.set_role = sim_set_role,
+	.agent_command = sim_agent_command,
+	.get_fds = sim_get_fds,
+	.fds_changed = sim_fds_changed,
+	.dispatch = sim_dispatch,
+	.free = sim_free,
+};
+
+int fo_hv_sim_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
+{
+	struct fo_hv_sim *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->base.ops = &sim_ops;
+	s->base.cb = *cb;
+	s->clock_ns = 1000000000ull;
+	s->next_domid = 1;
+	s->agent_tfd = -1;
+	*ret = &s->base;
+	return 0;
+}
+
+int fo_hv_sim_new_for_daemon(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
+{
+	struct itimerspec its = { .it_interval = { 0, SIM_AGENT_PERIOD_NS }, .it_value = { 0, SIM_AGENT_PERIOD_NS } };
+	struct fo_hv_sim *s;
+	int r = fo_hv_sim_new(cb, ret);
+
+	if (r < 0)
+		return r;
+	s = sim_of(*ret);
+	s->daemon_mode = true;
+	s->agent_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->agent_tfd < 0 || timerfd_settime(s->agent_tfd, 0, &its, NULL) < 0) {
+		r = -errno;
+		sim_free(*ret);
+		return r;
+	}
+	s->fds_changed = true;
+	return 0;
+}
+
+/* ---- test API ---- */
+
+fo_domid_t fo_sim_add_domain(struct fo_hv *hv, const char *name, enum fo_dom_state state)
+{
+	struct sim_domain *d = add_dom(sim_of(hv), name, state);
+	return d ? d->domid : FO_DOMID_INVALID;
+}
+
+enum fo_dom_state fo_sim_state(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct sim_domain *d = find_dom(sim_of(hv), domid);
+	return d ? d->state : FO_DOM_GONE;
+}
+
+void fo_sim_set_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state state, bool notify)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	struct sim_domain *d = find_dom(s, domid);
+
+	if (d) {
+		if (state == FO_DOM_GONE)
+			d->used = false;
+		else
+			d->state = state;
+	}
+	check_guards(s);
+	if (notify)
+		hv->cb.domains_changed(hv->cb.ctx);
+}
+
+uint64_t fo_sim_now(struct fo_hv *hv) { return sim_now(hv); }
+void fo_sim_advance(struct fo_hv *hv, uint64_t ns) { sim_of(hv)->clock_ns += ns; }
+
+void fo_sim_fail(struct fo_hv *hv, enum fo_sim_op op, fo_domid_t domid, int err, int count)
+{
+	sim_of(hv)->faults[op] = (struct sim_fault){ .err = err, .count = count, .domid = domid };
+}
+
+void fo_sim_delay(struct fo_hv *hv, enum fo_sim_op op, uint64_t ns) { sim_of(hv)->delay_ns[op] = ns; }
+
+void fo_sim_vanish_on(struct fo_hv *hv, enum fo_sim_op op, fo_domid_t domid)
+{
+	sim_of(hv)->vanish_armed[op] = true;
+	sim_of(hv)->vanish_domid[op] = domid;
+}
+
+void fo_sim_pause_is_noop(struct fo_hv *hv, fo_domid_t domid, bool on)
+{
+	struct sim_domain *d = find_dom(sim_of(hv), domid);
+	if (d)
+		d->pause_is_noop = on;
+}
+
+void fo_sim_raw_page(struct fo_hv *hv, fo_domid_t domid, const struct fo_hb_page *page)
+{
+	struct fo_hb_page copy = *page;
+	hv->cb.heartbeat(hv->cb.ctx, domid, &copy);
+}
+
+void fo_sim_heartbeat_status(struct fo_hv *hv, fo_domid_t domid, enum fo_hb_app_status status)
+{
+	struct sim_domain *d = find_dom(sim_of(hv), domid);
+	struct fo_hb_page page;
+
+	if (!d)
+		return;
+	memset(&page, 0, sizeof(page));
+	page.magic = FO_HB_MAGIC;
+	page.abi_version = FO_HB_ABI_VERSION;
+	page.sequence = ++d->sequence;
+	page.period_ms = 10;
+	page.app_status = status;
+	page.boot_id = d->boot_id;
+	fo_sim_raw_page(hv, domid, &page);
+}
+
+void fo_sim_heartbeat(struct fo_hv *hv, fo_domid_t domid) { fo_sim_heartbeat_status(hv, domid, FO_HB_APP_HEALTHY); }
+
+void fo_sim_agent_event(struct fo_hv *hv, fo_domid_t domid, int err, const char *reason)
+{
+	hv->cb.agent(hv->cb.ctx, domid, err, reason);
+}
+
+size_t fo_sim_calls(struct fo_hv *hv, const struct fo_sim_call **ret)
+{
+	*ret = sim_of(hv)->log;
+	return sim_of(hv)->n_log;
+}
+
+void fo_sim_clear_calls(struct fo_hv *hv) { sim_of(hv)->n_log = 0; }
+
+const char *fo_sim_role(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct sim_domain *d = find_dom(sim_of(hv), domid);
+	return d ? d->role : "";
+}
+
+const char *fo_sim_last_command(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct sim_domain *d = find_dom(sim_of(hv), domid);
+	return d ? d->command : "";
+}
+
+bool fo_sim_watched(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct sim_domain *d = find_dom(sim_of(hv), domid);
+	return d && d->watched;
+}
+
+void fo_sim_guard(struct fo_hv *hv, fo_domid_t a, fo_domid_t b)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	if (s->n_guards < SIM_MAX_GUARDS) {
+		s->guards[s->n_guards][0] = a;
+		s->guards[s->n_guards][1] = b;
+		s->n_guards++;
+	}
+}
+
+unsigned fo_sim_violations(struct fo_hv *hv) { return sim_of(hv)->violations; }

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hv_sim.h - the simulated hypervisor, for unit tests of our own logic and
+ * for trying failoverd and failoverctl on a machine without Xen
+ * (`failoverd --backend sim`). It never replaces a test on real Xen.
+ *
+ * In test mode the clock is virtual: it moves only when the test advances
+ * it or when a call is told to be slow. Any call can be told to fail.
+ */
+#ifndef FO_HV_SIM_H
+#define FO_HV_SIM_H
+
+#include "hv.h"
+
+enum fo_sim_op {
+	FO_SIM_LOOKUP = 0,
+	FO_SIM_GET_STATE,
+	FO_SIM_PAUSE,
+	FO_SIM_UNPAUSE,
+	FO_SIM_SET_AFFINITY,
+	FO_SIM_DESTROY,
+	FO_SIM_CREATE,
+	FO_SIM_SET_ROLE,
+	FO_SIM_AGENT_COMMAND,
+	FO_SIM_OP_COUNT
+};
+
+#define FO_SIM_ANY_DOMAIN ((fo_domid_t)-1)
+#define FO_SIM_LOG_MAX 4096
+
+struct fo_sim_call {
+	enum fo_sim_op op;
+	fo_domid_t domid;
+	uint64_t at_ns;
+	int result;
+};
+
+/* Test mode: virtual clock starting at 1 s, no domains. */
+int fo_hv_sim_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret);
+
+fo_domid_t fo_sim_add_domain(struct fo_hv *hv, const char *name, enum fo_dom_state state);
+enum fo_dom_state fo_sim_state(struct fo_hv *hv, fo_domid_t domid);
+/* Change a domain behind the daemon's back; `notify` fires domains_changed
+ * (as xenstore's @releaseDomain would). */
+void fo_sim_set_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state state, bool notify);
+
+uint64_t fo_sim_now(struct fo_hv *hv);
+void fo_sim_advance(struct fo_hv *hv, uint64_t ns);
+
+/* The next `count` calls of `op` on `domid` (or any) return `err` without
+ * doing anything. */
+void fo_sim_fail(struct fo_hv *hv, enum fo_sim_op op, fo_domid_t domid, int err, int count);
+/* Every call of `op` takes `ns` of virtual time. */
+void fo_sim_delay(struct fo_hv *hv, enum fo_sim_op op, uint64_t ns);
+/* When `op` is next called on `domid`, the domain vanishes first. */
+void fo_sim_vanish_on(struct fo_hv *hv, enum fo_sim_op op, fo_domid_t domid);
+/* pause returns 0 but the domain keeps running (a lying hypervisor). */
+void fo_sim_pause_is_noop(struct fo_hv *hv, fo_domid_t domid, bool on);
+
+/* The guest agent: a valid page with the next sequence number, or any page. */
+void fo_sim_heartbeat(struct fo_hv *hv, fo_domid_t domid);
+void fo_sim_heartbeat_status(struct fo_hv *hv, fo_domid_t domid, enum fo_hb_app_status status);
+void fo_sim_raw_page(struct fo_hv *hv, fo_domid_t domid, const struct fo_hb_page *page);
+void fo_sim_agent_event(struct fo_hv *hv, fo_domid_t domid, int err, const char *reason);
+
+/* What happened. */
+size_t fo_sim_calls(struct fo_hv *hv, const struct fo_sim_call **ret);
+void fo_sim_clear_calls(struct fo_hv *hv);
+const char *fo_sim_role(struct fo_hv *hv, fo_domid_t domid);
+const char *fo_sim_last_command(struct fo_hv *hv, fo_domid_t domid);
+bool fo_sim_watched(struct fo_hv *hv, fo_domid_t domid);
+/* Times any two domains named in the same fo_sim_guard() call ran at once. */
+void fo_sim_guard(struct fo_hv *hv, fo_domid_t a, fo_domid_t b);
+unsigned fo_sim_violations(struct fo_hv *hv);
+
+#endif
