@@ -486,9 +486,11 @@ static int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fau
 			p->drill_done_id = e->id;
 		}
 		if (out.result == FO_RESULT_FAILED && fault == FO_FAULT_MANUAL) {
-			/* A healthy active was paused for nothing: give it back. Safe,
-			 * the standby was confirmed not running. */
-			if (p->env->hv->ops->unpause(p->env->hv, from->domid) == 0) {
+			/* A healthy active was paused for nothing: give it back, but
+			 * only once the standby is confirmed fenced: "could not be
+			 * started" may also mean "started, but we could not confirm". */
+			if (fo_fence(p->env->hv, to->domid, &to->state) == 0 &&
+			    p->env->hv->ops->unpause(p->env->hv, from->domid) == 0) {
 				from->state = FO_DOM_RUNNING;
 				arm_active_deadline(p);
 			}

@@ -193,9 +193,12 @@ static int change_run_state(struct fo_hv *hv, enum fo_sim_op op, fo_domid_t domi
 		return 0; /* Xen pauses/unpauses a dead domain's count without effect */
 	if (op == FO_SIM_PAUSE && !d->pause_is_noop)
 		d->state = FO_DOM_PAUSED;
-	else if (op == FO_SIM_UNPAUSE)
+	else if (op == FO_SIM_UNPAUSE) {
 		d->state = FO_DOM_RUNNING;
-	check_guards(s);
+		/* Only our own unpause can make us guilty of two running
+		 * members; an external start is what we must then undo. */
+		check_guards(s);
+	}
 	return 0;
 }
 
@@ -426,7 +429,6 @@ void fo_sim_set_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state stat
 		else
 			d->state = state;
 	}
-	check_guards(s);
 	if (notify)
 		hv->cb.domains_changed(hv->cb.ctx);
 }

@@ -69,7 +69,7 @@ void fo_sim_clear_calls(struct fo_hv *hv);
 const char *fo_sim_role(struct fo_hv *hv, fo_domid_t domid);
 const char *fo_sim_last_command(struct fo_hv *hv, fo_domid_t domid);
 bool fo_sim_watched(struct fo_hv *hv, fo_domid_t domid);
-/* Times any two domains named in the same fo_sim_guard() call ran at once. */
+/* Times our own unpause left both domains of a guarded pair running. */
 void fo_sim_guard(struct fo_hv *hv, fo_domid_t a, fo_domid_t b);
 unsigned fo_sim_violations(struct fo_hv *hv);
 
