@@ -391,7 +391,9 @@ static void on_client(void *ctx, int fd, uint32_t events)
 				if (cl->discarding) {
 					cl->discarding = false;
 					cl->in_len = 0;
-					send_json(c, cl, error_reply("request longer than %d bytes", FO_CONTROL_LINE_MAX));
+					cJSON *err = error_reply("request longer than %d bytes", FO_CONTROL_LINE_MAX);
+					send_json(c, cl, err);
+					cJSON_Delete(err);
 					continue;
 				}
 				cl->in[cl->in_len] = '\0';
