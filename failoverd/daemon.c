@@ -146,7 +146,9 @@ static void reload(struct fo_daemon *d)
 	fo_notify_reloading();
 	r = fo_config_load(d->opt.config_path, &next, err, sizeof(err));
 	if (r < 0) {
-		fo_err("reload rejected, still running on the old config: %s: %s", d->opt.config_path, err);
+		char prefix[FO_PATH_MAX + 3];
+		fo_err("reload rejected, still running on the old config: %s%s",
+		       fo_config_error_prefix(d->opt.config_path, err, prefix, sizeof(prefix)), err);
 		fo_notify_ready(d->last_status);
 		return;
 	}
@@ -225,7 +227,8 @@ int fo_daemon_run(const struct fo_daemon_options *opt)
 
 	r = fo_config_load(opt->config_path, &d->cfg, err, sizeof(err));
 	if (r < 0) {
-		fo_err("%s: %s", opt->config_path, err);
+		char prefix[FO_PATH_MAX + 3];
+		fo_err("%s%s", fo_config_error_prefix(opt->config_path, err, prefix, sizeof(prefix)), err);
 		goto out;
 	}
 	fo_log_set_level(d->cfg.daemon.log_level);

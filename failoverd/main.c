@@ -29,7 +29,7 @@ static int config_test(const char *path)
 	char err[FO_ERR_MAX], line[512];
 
 	if (fo_config_load(path, &cfg, err, sizeof(err)) < 0) {
-		fprintf(stderr, "failoverd: %s: %s\n", path, err);
+		fprintf(stderr, "failoverd: %s%s\n", fo_config_error_prefix(path, err, line, sizeof(line)), err);
 		return 1;
 	}
 	for (size_t i = 0; i < cfg.n_pairs; i++) {

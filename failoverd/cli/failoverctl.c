@@ -414,6 +414,110 @@ out:
 	return rc;
 }
 
+/* ---- raw JSON spans ----------------------------------------------------- */
+
+/*
+ * --json promises the daemon's objects as sent. Re-printing through cJSON
+ * would turn time_ns (a 64-bit integer) into a double such as
+ * 1.7322500001234568e+18, so the raw text is cut out of the reply line
+ * instead. Only ever run on a line cJSON has already accepted, so the text
+ * is well-formed; the NUL checks are a second line of defence.
+ */
+static const char *skip_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+		p++;
+	return p;
+}
+
+static const char *value_end(const char *p)
+{
+	bool in_string = false;
+	int depth = 0;
+
+	if (*p == '"') {
+		for (p++; *p && *p != '"'; p++)
+			if (*p == '\\' && p[1])
+				p++;
+		return *p ? p + 1 : p;
+	}
+	if (*p != '{' && *p != '[') {
+		while (*p && !strchr(",]} \t\r\n", *p))
+			p++;
+		return p;
+	}
+	for (; *p; p++) {
+		if (in_string) {
+			if (*p == '\\' && p[1])
+				p++;
+			else if (*p == '"')
+				in_string = false;
+		} else if (*p == '"') {
+			in_string = true;
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+		} else if ((*p == '}' || *p == ']') && --depth == 0) {
+			return p + 1;
+		}
+	}
+	return p;
+}
+
+/* The raw value of `key` in the top-level object `obj`, or NULL. */
+static const char *raw_member(const char *obj, const char *key, const char **ret_end)
+{
+	size_t klen = strlen(key);
+	const char *p = skip_ws(obj);
+
+	if (*p != '{')
+		return NULL;
+	p = skip_ws(p + 1);
+	while (*p == '"') {
+		const char *kend = value_end(p), *val;
+		bool match = (size_t)(kend - p) == klen + 2 && strncmp(p + 1, key, klen) == 0;
+
+		p = skip_ws(kend);
+		if (*p != ':')
+			return NULL;
+		val = skip_ws(p + 1);
+		p = value_end(val);
+		if (match) {
+			*ret_end = p;
+			return val;
+		}
+		p = skip_ws(p);
+		if (*p != ',')
+			return NULL;
+		p = skip_ws(p + 1);
+	}
+	return NULL;
+}
+
+/* Print `key`'s value (an object), or each element of it (an array), one
+ * per line. False if the key was not found in raw form (e.g. escaped). */
+static bool print_raw(const char *line, const char *key, bool elements)
+{
+	const char *end, *val = raw_member(line, key, &end);
+
+	if (!val)
+		return false;
+	if (!elements) {
+		printf("%.*s\n", (int)(end - val), val);
+		return true;
+	}
+	if (*val != '[')
+		return false;
+	val = skip_ws(val + 1);
+	while (*val && *val != ']') {
+		end = value_end(val);
+		printf("%.*s\n", (int)(end - val), val);
+		val = skip_ws(end);
+		if (*val == ',')
+			val = skip_ws(val + 1);
+	}
+	return true;
+}
+
 /* ---- formatting --------------------------------------------------------- */
 
 static void format_age_s(char *buf, size_t len, double s)
@@ -564,13 +668,6 @@ static int print_event_json(const struct options *o, const cJSON *ev)
 	return EXIT_OK;
 }
 
-static int print_event(const struct options *o, const cJSON *ev)
-{
-	if (o->json)
-		return print_event_json(o, ev);
-	print_event_line(ev);
-	return EXIT_OK;
-}
 
 /* ---- commands ----------------------------------------------------------- */
 
@@ -657,20 +754,24 @@ static int cmd_status(const struct options *o, struct conn *c)
 			if (strlen(rows[i].cell[j]) > width[j])
 				width[j] = strlen(rows[i].cell[j]);
 	}
-	for (j = 0; j < N_COLS; j++)
-		printf("%-*s%s", (int)width[j], headers[j],
-		       j + 1 < N_COLS || any_reason ? "  " : "\n");
+	for (j = 0; j + 1 < N_COLS; j++)
+		printf("%-*s  ", (int)width[j], headers[j]);
 	if (any_reason)
-		puts("REASON");
+		printf("%-*s  REASON\n", (int)width[j], headers[j]);
+	else
+		printf("%s\n", headers[j]);
 	for (i = 0; i < n; i++) {
-		for (j = 0; j < N_COLS; j++) {
-			bool last = j + 1 == N_COLS && !any_reason;
+		bool has_reason = rows[i].reason && rows[i].reason[0];
 
-			printf("%-*s%s", last ? 0 : (int)width[j], rows[i].cell[j],
-			       last ? "\n" : "  ");
+		for (j = 0; j < N_COLS; j++) {
+			/* No padding after the last cell of a line. */
+			if (j + 1 == N_COLS && !has_reason)
+				printf("%s\n", rows[i].cell[j]);
+			else
+				printf("%-*s  ", (int)width[j], rows[i].cell[j]);
 		}
-		if (any_reason) {
-			put_clean(stdout, rows[i].reason ? rows[i].reason : "");
+		if (has_reason) {
+			put_clean(stdout, rows[i].reason);
 			fputc('\n', stdout);
 		}
 	}
@@ -729,7 +830,7 @@ static int cmd_events(const struct options *o, struct conn *c)
 		rc = EXIT_DAEMON;
 		goto out;
 	}
-	rc = transact(o, c, req, &reply, NULL);
+	rc = transact(o, c, req, &reply, &line);
 	if (rc != EXIT_OK)
 		goto out;
 
@@ -739,10 +840,15 @@ static int cmd_events(const struct options *o, struct conn *c)
 		rc = EXIT_DAEMON;
 		goto out;
 	}
-	cJSON_ArrayForEach(ev, events) {
-		rc = print_event(o, ev);
-		if (rc != EXIT_OK)
-			goto out;
+	if (o->json && !print_raw(line, "events", true)) {
+		cJSON_ArrayForEach(ev, events) {
+			rc = print_event_json(o, ev);
+			if (rc != EXIT_OK)
+				goto out;
+		}
+	} else if (!o->json) {
+		cJSON_ArrayForEach(ev, events)
+			print_event_line(ev);
 	}
 	fflush(stdout);
 	if (!o->follow)
@@ -767,7 +873,10 @@ static int cmd_events(const struct options *o, struct conn *c)
 		}
 		ev = cJSON_GetObjectItemCaseSensitive(later, "event");
 		if (cJSON_IsObject(ev)) {
-			rc = print_event(o, ev);
+			if (!o->json)
+				print_event_line(ev);
+			else if (!print_raw(line, "event", false))
+				rc = print_event_json(o, ev);
 			if (rc != EXIT_OK)
 				goto out;
 			fflush(stdout);
@@ -875,10 +984,10 @@ static void print_drill(const cJSON *ev, bool pass, const char *why)
 	fputc('\n', stdout);
 
 	printf("  %-16s %12s %12s\n", "phase", "at (us)", "step (us)");
-	printf("  %-16s %12d %12s\n", "injection", 0, "");
+	printf("  %-16s %12d\n", "injection", 0);
 	for (i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
 		if (!jnum(ph, phases[i].key, &v)) {
-			printf("  %-16s %12s %12s\n", phases[i].label, "-", "");
+			printf("  %-16s %12s\n", phases[i].label, "-");
 			continue;
 		}
 		printf("  %-16s %12.0f %+12.0f\n", phases[i].label, v, v - prev);
@@ -900,7 +1009,7 @@ static int cmd_drill(const struct options *o, struct conn *c)
 {
 	cJSON *req = NULL, *reply = NULL;
 	const cJSON *ev;
-	char why[96];
+	char why[96], *line;
 	bool pass;
 	int rc;
 
@@ -912,7 +1021,7 @@ static int cmd_drill(const struct options *o, struct conn *c)
 		rc = EXIT_DAEMON;
 		goto out;
 	}
-	rc = transact(o, c, req, &reply, NULL);
+	rc = transact(o, c, req, &reply, &line);
 	if (rc != EXIT_OK)
 		goto out;
 
@@ -923,10 +1032,10 @@ static int cmd_drill(const struct options *o, struct conn *c)
 		goto out;
 	}
 	pass = drill_passed(ev, why, sizeof(why));
-	if (o->json)
-		rc = print_event_json(o, ev);
-	else
+	if (!o->json)
 		print_drill(ev, pass, why);
+	else if (!print_raw(line, "event", false))
+		rc = print_event_json(o, ev);
 	if (rc == EXIT_OK && !pass)
 		rc = EXIT_DAEMON;
 out:

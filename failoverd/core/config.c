@@ -237,11 +237,11 @@ static int read_enum(struct parser *p, const cJSON *obj, const char *keypath, co
 	char kp[KEYPATH_MAX], expected[128] = "", sbuf[SHOWN_MAX + 4];
 	const char *s = NULL;
 	size_t off = 0;
-	int r, i;
+	int rc, i;
 
-	r = read_string(p, obj, keypath, key, &s);
-	if (r <= 0)
-		return r;
+	rc = read_string(p, obj, keypath, key, &s);
+	if (rc <= 0)
+		return rc;
 	for (i = 0; names[i]; i++) {
 		int n;
 
@@ -334,26 +334,26 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 		? sizeof(((struct sockaddr_un *)0)->sun_path) : FO_PATH_MAX;
 	const char *s = NULL;
 	long v;
-	int level, r;
+	int level, rc;
 
-	r = check_object(p, obj, "daemon", keys);
-	if (r < 0)
-		return r;
+	rc = check_object(p, obj, "daemon", keys);
+	if (rc < 0)
+		return rc;
 
-	r = read_string(p, obj, "daemon", "control_socket", &s);
-	if (r < 0)
-		return r;
-	if (r > 0) {
-		r = check_abs_path(p, "daemon.control_socket", s, socket_max);
-		if (r < 0)
-			return r;
+	rc = read_string(p, obj, "daemon", "control_socket", &s);
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		rc = check_abs_path(p, "daemon.control_socket", s, socket_max);
+		if (rc < 0)
+			return rc;
 		snprintf(d->control_socket, sizeof(d->control_socket), "%s", s);
 	}
 
-	r = read_string(p, obj, "daemon", "control_group", &s);
-	if (r < 0)
-		return r;
-	if (r > 0) {
+	rc = read_string(p, obj, "daemon", "control_group", &s);
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
 		size_t len = strlen(s);
 		const char *c;
 
@@ -371,26 +371,26 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 		snprintf(d->control_group, sizeof(d->control_group), "%s", s);
 	}
 
-	r = read_int(p, obj, "daemon", "rt_priority", 1, 99, &v);
-	if (r < 0)
-		return r;
-	if (r > 0)
+	rc = read_int(p, obj, "daemon", "rt_priority", 1, 99, &v);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
 		d->rt_priority = (int)v;
 
-	r = read_int(p, obj, "daemon", "cpu", -1, CPU_MAX, &v);
-	if (r < 0)
-		return r;
-	if (r > 0)
+	rc = read_int(p, obj, "daemon", "cpu", -1, CPU_MAX, &v);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
 		d->cpu = (int)v;
 
-	r = read_bool(p, obj, "daemon", "require_rt", &d->require_rt);
-	if (r < 0)
-		return r;
+	rc = read_bool(p, obj, "daemon", "require_rt", &d->require_rt);
+	if (rc < 0)
+		return rc;
 
-	r = read_enum(p, obj, "daemon", "log_level", log_level_names, &level);
-	if (r < 0)
-		return r;
-	if (r > 0)
+	rc = read_enum(p, obj, "daemon", "log_level", log_level_names, &level);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
 		d->log_level = (enum fo_log_level)level;
 	return 0;
 }
@@ -401,26 +401,26 @@ static int parse_heartbeat(struct parser *p, const cJSON *obj, const char *kp,
 	static const char *const keys[] = { "period_ms", "timeout_ms", "grace_ms", NULL };
 	char tkp[KEYPATH_MAX];
 	long v;
-	int r;
+	int rc;
 
-	r = check_object(p, obj, kp, keys);
-	if (r < 0)
-		return r;
-	r = require(p, obj, kp, "period_ms");
-	if (r < 0)
-		return r;
-	r = require(p, obj, kp, "timeout_ms");
-	if (r < 0)
-		return r;
+	rc = check_object(p, obj, kp, keys);
+	if (rc < 0)
+		return rc;
+	rc = require(p, obj, kp, "period_ms");
+	if (rc < 0)
+		return rc;
+	rc = require(p, obj, kp, "timeout_ms");
+	if (rc < 0)
+		return rc;
 
-	r = read_int(p, obj, kp, "period_ms", 1, PERIOD_MS_MAX, &v);
-	if (r < 0)
-		return r;
+	rc = read_int(p, obj, kp, "period_ms", 1, PERIOD_MS_MAX, &v);
+	if (rc < 0)
+		return rc;
 	pc->period_ms = (unsigned)v;
 
-	r = read_int(p, obj, kp, "timeout_ms", 1, MS_MAX, &v);
-	if (r < 0)
-		return r;
+	rc = read_int(p, obj, kp, "timeout_ms", 1, MS_MAX, &v);
+	if (rc < 0)
+		return rc;
 	/* Fewer than two periods and one late heartbeat (a busy vCPU, a
 	 * scheduler hiccup) would be declared a failure. */
 	if (v < 2L * pc->period_ms) {
@@ -431,10 +431,10 @@ static int parse_heartbeat(struct parser *p, const cJSON *obj, const char *kp,
 	pc->timeout_ms = (unsigned)v;
 
 	pc->grace_ms = pc->timeout_ms;
-	r = read_int(p, obj, kp, "grace_ms", 1, MS_MAX, &v);
-	if (r < 0)
-		return r;
-	if (r > 0)
+	rc = read_int(p, obj, kp, "grace_ms", 1, MS_MAX, &v);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
 		pc->grace_ms = (unsigned)v;
 	return 0;
 }
@@ -480,16 +480,16 @@ static int parse_pcpu_list(struct parser *p, const cJSON *obj, const char *kp, c
 static int parse_pin(struct parser *p, const cJSON *obj, const char *kp, struct fo_pin_config *pin)
 {
 	static const char *const keys[] = { "active_pcpus", "standby_pcpus", NULL };
-	int r;
+	int rc;
 
-	r = check_object(p, obj, kp, keys);
-	if (r < 0)
-		return r;
-	r = parse_pcpu_list(p, obj, kp, "active_pcpus", pin->active_pcpus, &pin->n_active_pcpus);
-	if (r < 0)
-		return r;
-	r = parse_pcpu_list(p, obj, kp, "standby_pcpus", pin->standby_pcpus, &pin->n_standby_pcpus);
-	return r < 0 ? r : 0;
+	rc = check_object(p, obj, kp, keys);
+	if (rc < 0)
+		return rc;
+	rc = parse_pcpu_list(p, obj, kp, "active_pcpus", pin->active_pcpus, &pin->n_active_pcpus);
+	if (rc < 0)
+		return rc;
+	rc = parse_pcpu_list(p, obj, kp, "standby_pcpus", pin->standby_pcpus, &pin->n_standby_pcpus);
+	return rc < 0 ? rc : 0;
 }
 
 static int parse_domain_config(struct parser *p, const cJSON *obj, const char *kp,
@@ -498,34 +498,34 @@ static int parse_domain_config(struct parser *p, const cJSON *obj, const char *k
 	static const char *const keys[] = { "active", "standby", NULL };
 	char mkp[KEYPATH_MAX];
 	const char *s = NULL;
-	int r;
+	int rc;
 
-	r = check_object(p, obj, kp, keys);
-	if (r < 0)
-		return r;
-	r = require(p, obj, kp, "active");
-	if (r < 0)
-		return r;
-	r = require(p, obj, kp, "standby");
-	if (r < 0)
-		return r;
+	rc = check_object(p, obj, kp, keys);
+	if (rc < 0)
+		return rc;
+	rc = require(p, obj, kp, "active");
+	if (rc < 0)
+		return rc;
+	rc = require(p, obj, kp, "standby");
+	if (rc < 0)
+		return rc;
 
-	r = read_string(p, obj, kp, "active", &s);
-	if (r < 0)
-		return r;
+	rc = read_string(p, obj, kp, "active", &s);
+	if (rc < 0)
+		return rc;
 	keypath_join(mkp, kp, "active");
-	r = check_abs_path(p, mkp, s, FO_PATH_MAX);
-	if (r < 0)
-		return r;
+	rc = check_abs_path(p, mkp, s, FO_PATH_MAX);
+	if (rc < 0)
+		return rc;
 	snprintf(pc->active_config, sizeof(pc->active_config), "%s", s);
 
-	r = read_string(p, obj, kp, "standby", &s);
-	if (r < 0)
-		return r;
+	rc = read_string(p, obj, kp, "standby", &s);
+	if (rc < 0)
+		return rc;
 	keypath_join(mkp, kp, "standby");
-	r = check_abs_path(p, mkp, s, FO_PATH_MAX);
-	if (r < 0)
-		return r;
+	rc = check_abs_path(p, mkp, s, FO_PATH_MAX);
+	if (rc < 0)
+		return rc;
 	/* One xl config names one domain; rebuilding both members from it
 	 * would create two domains with the same name. */
 	if (strcmp(s, pc->active_config) == 0)
@@ -548,96 +548,96 @@ static int parse_pair(struct parser *p, const cJSON *obj, const char *kp,
 	const cJSON *sub;
 	const char *s = NULL;
 	long v;
-	int e, r;
+	int e, rc;
 
-	r = check_object(p, obj, kp, keys);
-	if (r < 0)
-		return r;
+	rc = check_object(p, obj, kp, keys);
+	if (rc < 0)
+		return rc;
 	for (k = required; *k; k++) {
-		r = require(p, obj, kp, *k);
-		if (r < 0)
-			return r;
+		rc = require(p, obj, kp, *k);
+		if (rc < 0)
+			return rc;
 	}
 
-	r = read_string(p, obj, kp, "name", &s);
-	if (r < 0)
-		return r;
+	rc = read_string(p, obj, kp, "name", &s);
+	if (rc < 0)
+		return rc;
 	keypath_join(mkp, kp, "name");
-	r = check_pair_name(p, mkp, s);
-	if (r < 0)
-		return r;
+	rc = check_pair_name(p, mkp, s);
+	if (rc < 0)
+		return rc;
 	snprintf(pc->name, sizeof(pc->name), "%s", s);
 
-	r = read_string(p, obj, kp, "active", &s);
-	if (r < 0)
-		return r;
+	rc = read_string(p, obj, kp, "active", &s);
+	if (rc < 0)
+		return rc;
 	keypath_join(mkp, kp, "active");
-	r = check_domain_name(p, mkp, s);
-	if (r < 0)
-		return r;
+	rc = check_domain_name(p, mkp, s);
+	if (rc < 0)
+		return rc;
 	snprintf(pc->active, sizeof(pc->active), "%s", s);
 
-	r = read_string(p, obj, kp, "standby", &s);
-	if (r < 0)
-		return r;
+	rc = read_string(p, obj, kp, "standby", &s);
+	if (rc < 0)
+		return rc;
 	keypath_join(mkp, kp, "standby");
-	r = check_domain_name(p, mkp, s);
-	if (r < 0)
-		return r;
+	rc = check_domain_name(p, mkp, s);
+	if (rc < 0)
+		return rc;
 	if (strcmp(s, pc->active) == 0)
 		return fail(p, mkp, "must differ from active (\"%s\")", pc->active);
 	snprintf(pc->standby, sizeof(pc->standby), "%s", s);
 
 	keypath_join(mkp, kp, "heartbeat");
-	r = parse_heartbeat(p, member(obj, "heartbeat"), mkp, pc);
-	if (r < 0)
-		return r;
+	rc = parse_heartbeat(p, member(obj, "heartbeat"), mkp, pc);
+	if (rc < 0)
+		return rc;
 
-	r = read_int(p, obj, kp, "deadline_ms", 1, MS_MAX, &v);
-	if (r < 0)
-		return r;
+	rc = read_int(p, obj, kp, "deadline_ms", 1, MS_MAX, &v);
+	if (rc < 0)
+		return rc;
 	pc->deadline_ms = (unsigned)v;
 
 	pc->on_failover = FO_ON_FAILOVER_KEEP_PAUSED;
-	r = read_enum(p, obj, kp, "on_failover", on_failover_names, &e);
-	if (r < 0)
-		return r;
-	if (r > 0)
+	rc = read_enum(p, obj, kp, "on_failover", on_failover_names, &e);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
 		pc->on_failover = (enum fo_on_failover)e;
 
 	pc->failback = FO_FAILBACK_MANUAL;
-	r = read_enum(p, obj, kp, "failback", failback_names, &e);
-	if (r < 0)
-		return r;
-	if (r > 0)
+	rc = read_enum(p, obj, kp, "failback", failback_names, &e);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
 		pc->failback = (enum fo_failback)e;
 
 	pc->fail_on_unhealthy = true;
 	sub = member(obj, "health");
 	if (sub) {
 		keypath_join(mkp, kp, "health");
-		r = check_object(p, sub, mkp, health_keys);
-		if (r < 0)
-			return r;
-		r = read_bool(p, sub, mkp, "fail_on_unhealthy", &pc->fail_on_unhealthy);
-		if (r < 0)
-			return r;
+		rc = check_object(p, sub, mkp, health_keys);
+		if (rc < 0)
+			return rc;
+		rc = read_bool(p, sub, mkp, "fail_on_unhealthy", &pc->fail_on_unhealthy);
+		if (rc < 0)
+			return rc;
 	}
 
 	sub = member(obj, "pin");
 	if (sub) {
 		keypath_join(mkp, kp, "pin");
-		r = parse_pin(p, sub, mkp, &pc->pin);
-		if (r < 0)
-			return r;
+		rc = parse_pin(p, sub, mkp, &pc->pin);
+		if (rc < 0)
+			return rc;
 	}
 
 	sub = member(obj, "domain_config");
 	if (sub) {
 		keypath_join(mkp, kp, "domain_config");
-		r = parse_domain_config(p, sub, mkp, pc);
-		if (r < 0)
-			return r;
+		rc = parse_domain_config(p, sub, mkp, pc);
+		if (rc < 0)
+			return rc;
 	} else if (pc->on_failover == FO_ON_FAILOVER_REBUILD) {
 		return fail(p, kp, "missing required key \"domain_config\" "
 			    "(on_failover \"rebuild\" needs the xl config files)");
@@ -681,22 +681,22 @@ static int parse_root(struct parser *p, const cJSON *root, struct fo_config *c)
 	static const char *const keys[] = { "daemon", "pairs", NULL };
 	const cJSON *pairs, *it, *daemon;
 	char kp[KEYPATH_MAX];
-	int r, n;
+	int rc, n;
 
-	r = check_object(p, root, "", keys);
-	if (r < 0)
-		return r;
+	rc = check_object(p, root, "", keys);
+	if (rc < 0)
+		return rc;
 
 	daemon = member(root, "daemon");
 	if (daemon) {
-		r = parse_daemon(p, daemon, &c->daemon);
-		if (r < 0)
-			return r;
+		rc = parse_daemon(p, daemon, &c->daemon);
+		if (rc < 0)
+			return rc;
 	}
 
-	r = require(p, root, "", "pairs");
-	if (r < 0)
-		return r;
+	rc = require(p, root, "", "pairs");
+	if (rc < 0)
+		return rc;
 	pairs = member(root, "pairs");
 	if (!cJSON_IsArray(pairs))
 		return fail(p, "pairs", "must be an array of pairs, got %s", type_name(pairs));
@@ -709,12 +709,12 @@ static int parse_root(struct parser *p, const cJSON *root, struct fo_config *c)
 	c->n_pairs = 0;
 	cJSON_ArrayForEach(it, pairs) {
 		keypath_index(kp, "pairs", (int)c->n_pairs);
-		r = parse_pair(p, it, kp, &c->pairs[c->n_pairs]);
-		if (r < 0)
-			return r;
-		r = check_against_earlier_pairs(p, c, c->n_pairs, kp);
-		if (r < 0)
-			return r;
+		rc = parse_pair(p, it, kp, &c->pairs[c->n_pairs]);
+		if (rc < 0)
+			return rc;
+		rc = check_against_earlier_pairs(p, c, c->n_pairs, kp);
+		if (rc < 0)
+			return rc;
 		c->n_pairs++;
 	}
 	return 0;
@@ -934,4 +934,12 @@ const char *fo_log_level_name(enum fo_log_level v)
 	if ((unsigned)v < sizeof(log_level_names) / sizeof(log_level_names[0]) - 1)
 		return log_level_names[v];
 	return "unknown";
+}
+
+const char *fo_config_error_prefix(const char *path, const char *err, char *buf, size_t len)
+{
+	if (strncmp(err, path, strlen(path)) == 0)
+		return "";
+	snprintf(buf, len, "%s: ", path);
+	return buf;
 }

@@ -74,6 +74,9 @@ struct fo_config {
  * failure. */
 int fo_config_parse(const char *json_text, struct fo_config *ret, char *err, size_t errlen);
 int fo_config_load(const char *path, struct fo_config *ret, char *err, size_t errlen);
+/* "PATH: " when a load error does not name the file already (validation
+ * errors name the key path only), else "". For one-line messages. */
+const char *fo_config_error_prefix(const char *path, const char *err, char *buf, size_t len);
 
 /* One line per pair, for --config-test. */
 void fo_config_describe_pair(const struct fo_pair_config *p, char *buf, size_t len);

@@ -672,8 +672,16 @@ static void member_refresh(struct xen_hv *x, struct xen_member *m)
 	}
 	m->attempts++;
 	m->dirty = false;
+	fo_debug("xen: dom%" PRIu32 ": reading agent keys (attempt %u in this window)", m->domid,
+		 m->attempts);
 
 	r = agent_keys_read(x, m->domid, &k);
+	if (r == -EAGAIN) {
+		/* The keys kept changing under us. Whatever changed them fired
+		 * the watch again, so a retry is already queued; the current
+		 * binding stays until a consistent snapshot says otherwise. */
+		goto out;
+	}
 	if (r < 0) {
 		snprintf(reason, sizeof(reason), "cannot read %s: %s", FO_HB_XS_DIR, strerror(-r));
 		goto refuse;
