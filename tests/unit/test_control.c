@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "sim_config.h"
 #include "core/manager.h"
 #include "hv/hv_sim.h"
 #include "io/control.h"
@@ -31,18 +32,10 @@ struct fx {
 static void setup(struct fx *f)
 {
 	struct fo_hv_callbacks cb;
-	struct fo_pair_config *p = &f->cfg.pairs[0];
 
 	memset(f, 0, sizeof(*f));
+	sim_base_config(&f->cfg);
 	snprintf(f->path, sizeof(f->path), "/tmp/fo-test-control-%d/control.sock", (int)getpid());
-	f->cfg.n_pairs = 1;
-	snprintf(p->name, sizeof(p->name), "brake");
-	snprintf(p->active, sizeof(p->active), "brake-a");
-	snprintf(p->standby, sizeof(p->standby), "brake-b");
-	p->period_ms = 10;
-	p->timeout_ms = 50;
-	p->grace_ms = 50;
-	p->deadline_ms = 100;
 	if (fo_manager_new(&f->cfg, &f->mgr) < 0)
 		abort();
 	cb = fo_manager_hv_callbacks(f->mgr);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "sim_config.h"
 #include "core/manager.h"
 #include "hv/hv_sim.h"
 
@@ -22,26 +23,6 @@ struct fx {
 	struct fo_pair *p;
 	fo_domid_t a, b;
 };
-
-static void base_config(struct fo_config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	snprintf(cfg->daemon.control_socket, sizeof(cfg->daemon.control_socket), "/tmp/x.sock");
-	cfg->daemon.rt_priority = 80;
-	cfg->daemon.cpu = -1;
-	cfg->n_pairs = 1;
-	struct fo_pair_config *p = &cfg->pairs[0];
-	snprintf(p->name, sizeof(p->name), "brake");
-	snprintf(p->active, sizeof(p->active), "brake-a");
-	snprintf(p->standby, sizeof(p->standby), "brake-b");
-	p->period_ms = 10;
-	p->timeout_ms = 50;
-	p->grace_ms = 50;
-	p->deadline_ms = 100;
-	p->fail_on_unhealthy = true;
-	snprintf(p->active_config, sizeof(p->active_config), "/etc/xen/brake-a.cfg");
-	snprintf(p->standby_config, sizeof(p->standby_config), "/etc/xen/brake-b.cfg");
-}
 
 /* Domains a and b in the given states, manager started (arming ran). */
 static void fx_setup_cfg(struct fx *f, const struct fo_config *cfg, enum fo_dom_state sa, enum fo_dom_state sb)
@@ -65,7 +46,7 @@ static void fx_setup_cfg(struct fx *f, const struct fo_config *cfg, enum fo_dom_
 static void fx_setup(struct fx *f, enum fo_dom_state sa, enum fo_dom_state sb)
 {
 	struct fo_config cfg;
-	base_config(&cfg);
+	sim_base_config(&cfg);
 	fx_setup_cfg(f, &cfg, sa, sb);
 }
 
@@ -543,7 +524,7 @@ static void test_unhealthy(void)
 	CHECK(last_event_of(&f, FO_EV_SWITCHOVER)->fault == FO_FAULT_UNHEALTHY, "fault unhealthy");
 	fx_free(&f);
 
-	base_config(&cfg);
+	sim_base_config(&cfg);
 	cfg.pairs[0].fail_on_unhealthy = false;
 	fx_setup_cfg(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING);
 	fo_sim_heartbeat(f.hv, f.b);
@@ -642,7 +623,7 @@ static void test_policies(void)
 	struct fx f;
 	struct fo_config cfg;
 
-	base_config(&cfg);
+	sim_base_config(&cfg);
 	cfg.pairs[0].on_failover = FO_ON_FAILOVER_DESTROY;
 	fx_setup_cfg(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING);
 	fo_sim_heartbeat(f.hv, f.b);
@@ -683,7 +664,7 @@ static void test_reload(void)
 	struct fo_config cfg;
 
 	fx_armed(&f);
-	base_config(&cfg);
+	sim_base_config(&cfg);
 	cfg.pairs[0].timeout_ms = 200;
 	cfg.n_pairs = 2;
 	cfg.pairs[1] = cfg.pairs[0];
