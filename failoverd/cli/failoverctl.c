@@ -14,6 +14,13 @@
  *      in time, or closed the connection; for drill: FAIL
  *   2  usage error (nothing was sent)
  *   3  cannot connect to the control socket
+ *   4  drill --report: every round passed but the report is incomplete
+ *      (a file could not be written, or python3/matplotlib could not plot)
+ *
+ * `drill --rounds N` repeats a drill, waiting between rounds (status polls)
+ * until the pair is ARMED again, and prints per-phase statistics; with
+ * --report DIR it also writes samples.csv, samples.json, summary.md and,
+ * through fo-drill-report.py, phases.png and pause_vs_unpause.png.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -27,7 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,12 +45,16 @@
 #define EXIT_DAEMON  1
 #define EXIT_USAGE   2
 #define EXIT_CONNECT 3
+#define EXIT_REPORT  4
 
 #define DEFAULT_SOCKET        "/run/failoverd/control.sock"
 #define DEFAULT_TIMEOUT_S     10.0
 /* A drill waits for detection, the switch and the first heartbeat of the
  * new active, which with long heartbeat timeouts can take a while. */
 #define DEFAULT_DRILL_TIMEOUT_S 120.0
+/* Between drill rounds: a rebuild boots a domain, under emulation slowly. */
+#define DEFAULT_ROUND_TIMEOUT_S 180.0
+#define ROUNDS_MAX            100000
 #define REQUEST_MAX           4096
 #define REPLY_MAX             (1024 * 1024)
 #define PAIR_NAME_MAX         64
@@ -58,6 +72,11 @@ struct options {
 	bool json;
 	bool follow;
 	const char *fault;
+	unsigned rounds;        /* drill: how many; 1 unless --rounds */
+	bool rounds_set;
+	double round_timeout_s; /* drill: how long to wait for ARMED between rounds */
+	bool round_timeout_set;
+	const char *report_dir; /* drill --report */
 	const char *cmd;
 	const char *pair;
 };
@@ -188,7 +207,8 @@ static void conn_close(struct conn *c)
 		close(c->fd);
 	c->fd = -1;
 	free(c->buf);
-	c->buf = NULL;
+	/* Ready for the next connection: drill --rounds makes many. */
+	*c = (struct conn){ .fd = -1 };
 }
 
 static int conn_send_line(struct conn *c, const char *line)
@@ -1044,6 +1064,886 @@ out:
 	return rc;
 }
 
+/* ---- drill --rounds: repeated drills, statistics and a report ----------- */
+
+/*
+ * The timings a drill report is about, all in microseconds. pause and
+ * unpause are the hypervisor calls alone (done - issued); fault->running is
+ * what the deadline judges; first heartbeat is when the new active proved it
+ * runs. Same rows as the seed paper's Table 5.
+ */
+enum { ST_DETECTED, ST_PAUSE, ST_UNPAUSE, ST_RUNNING, ST_FIRST_HB, N_STATS };
+
+static const struct drill_stat {
+	const char *key;   /* samples.json and CSV (+ "_us") */
+	const char *label; /* tables */
+} drill_stats[N_STATS] = {
+	{ "detected", "detected" },
+	{ "pause", "pause" },
+	{ "unpause", "unpause" },
+	{ "fault_to_running", "fault->running" },
+	{ "first_heartbeat", "first heartbeat" },
+};
+
+struct drill_round {
+	cJSON *event; /* as parsed, for our own reading */
+	char *raw;    /* as sent, for samples.json (keeps time_ns exact) */
+	bool pass;
+	char why[96];
+	bool have[N_STATS];
+	double us[N_STATS];
+};
+
+/* Running mean and variance (Welford), so long runs do not lose precision. */
+struct phase_stats {
+	unsigned n;
+	double mean, m2, min, max;
+};
+
+struct drill_run {
+	const struct options *o;
+	struct drill_round *rounds;
+	unsigned done;        /* rounds with a drill event */
+	unsigned passed;
+	bool stopped;         /* ended before o->rounds were run */
+	char stop_msg[512];   /* why, for the terminal and the report */
+	char stop_state[32];  /* the pair's state then, "" if not known */
+	char stop_reason[256];
+	int worst;            /* index of the largest fault->running, -1 = none */
+	double deadline_ms;   /* < 0: not known */
+	struct phase_stats stats[N_STATS];
+};
+
+static void phase_stats_add(struct phase_stats *s, double v)
+{
+	double d = v - s->mean;
+
+	if (s->n == 0 || v < s->min)
+		s->min = v;
+	if (s->n == 0 || v > s->max)
+		s->max = v;
+	s->n++;
+	s->mean += d / s->n;
+	s->m2 += d * (v - s->mean);
+}
+
+/* Sample variance (n - 1): the rounds are a sample of the switch's behaviour. */
+static double phase_stats_variance(const struct phase_stats *s)
+{
+	return s->n > 1 ? s->m2 / (s->n - 1) : 0.0;
+}
+
+static bool phase_diff(const cJSON *ph, const char *from, const char *to, double *ret)
+{
+	double a, b;
+
+	if (!jnum(ph, from, &a) || !jnum(ph, to, &b))
+		return false;
+	*ret = b - a;
+	return true;
+}
+
+static void round_measure(struct drill_round *r)
+{
+	const cJSON *ph = cJSON_GetObjectItemCaseSensitive(r->event, "phases_us");
+
+	r->have[ST_DETECTED] = jnum(ph, "detected", &r->us[ST_DETECTED]);
+	r->have[ST_PAUSE] = phase_diff(ph, "pause_issued", "pause_done", &r->us[ST_PAUSE]);
+	r->have[ST_UNPAUSE] = phase_diff(ph, "unpause_issued", "unpause_done", &r->us[ST_UNPAUSE]);
+	r->have[ST_RUNNING] = jnum(ph, "unpause_done", &r->us[ST_RUNNING]);
+	r->have[ST_FIRST_HB] = jnum(ph, "first_heartbeat", &r->us[ST_FIRST_HB]);
+}
+
+static void fmt_us(char *buf, size_t len, bool have, double v)
+{
+	if (have)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "-");
+}
+
+static void print_round_line(const struct drill_run *run, unsigned i)
+{
+	const struct drill_round *r = &run->rounds[i];
+	char v[N_STATS][24];
+	const char *s;
+	int k;
+
+	for (k = 0; k < N_STATS; k++)
+		fmt_us(v[k], sizeof(v[k]), r->have[k], r->us[k]);
+	printf("round %u/%u: ", i + 1, run->o->rounds);
+	put_clean(stdout, (s = jstr(r->event, "fault")) && s[0] ? s : "?");
+	fputc(' ', stdout);
+	put_clean(stdout, (s = jstr(r->event, "from")) && s[0] ? s : "?");
+	fputs(" -> ", stdout);
+	put_clean(stdout, (s = jstr(r->event, "to")) && s[0] ? s : "?");
+	printf(": detected %s, pause %s, unpause %s, running at %s, first heartbeat %s us: %s",
+	       v[ST_DETECTED], v[ST_PAUSE], v[ST_UNPAUSE], v[ST_RUNNING], v[ST_FIRST_HB],
+	       r->pass ? "PASS" : "FAIL");
+	if (!r->pass) {
+		printf(" (%s", r->why);
+		if ((s = jstr(r->event, "message")) && s[0]) {
+			fputs(": ", stdout);
+			put_clean(stdout, s);
+		}
+		fputc(')', stdout);
+	}
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
+/*
+ * Wait until PAIR is ARMED. *ret_armed is false when it is not within
+ * --round-timeout, or when it is in a state it never leaves by itself
+ * (DEGRADED, DISARMED: only an operator's `arm` does); run->stop_state and
+ * stop_reason then say where it is. Returns an exit code: anything but
+ * EXIT_OK means failoverd could not be asked (already reported).
+ */
+static int wait_armed(struct drill_run *run, struct conn *c, bool *ret_armed)
+{
+	struct options so = *run->o;
+	int64_t deadline = now_ms() + (int64_t)(run->o->round_timeout_s * 1000.0);
+	cJSON *req = NULL, *reply = NULL;
+	int rc;
+
+	*ret_armed = false;
+	so.timeout_s = DEFAULT_TIMEOUT_S;
+	req = cJSON_CreateObject();
+	if (!req || !cJSON_AddStringToObject(req, "cmd", "status")) {
+		cmd_error(run->o, "out of memory");
+		rc = EXIT_DAEMON;
+		goto out;
+	}
+	for (;;) {
+		const cJSON *pairs, *p, *found = NULL;
+		const char *state, *reason;
+
+		cJSON_Delete(reply);
+		reply = NULL;
+		rc = transact(&so, c, req, &reply, NULL);
+		conn_close(c);
+		if (rc != EXIT_OK)
+			goto out;
+		pairs = cJSON_GetObjectItemCaseSensitive(reply, "pairs");
+		cJSON_ArrayForEach(p, pairs) {
+			const char *name = jstr(p, "name");
+
+			if (name && strcmp(name, run->o->pair) == 0)
+				found = p;
+		}
+		if (!found) {
+			cmd_error(run->o, "failoverd has no pair named %s (see failoverctl status)",
+				  run->o->pair);
+			rc = EXIT_DAEMON;
+			goto out;
+		}
+		state = jstr(found, "state");
+		reason = jstr(found, "reason");
+		clean_copy(run->stop_state, sizeof(run->stop_state), state ? state : "?");
+		clean_copy(run->stop_reason, sizeof(run->stop_reason), reason ? reason : "");
+		if (state && strcmp(state, "ARMED") == 0) {
+			*ret_armed = true;
+			goto out;
+		}
+		if (state && (strcmp(state, "DEGRADED") == 0 || strcmp(state, "DISARMED") == 0))
+			goto out;
+		if (now_ms() >= deadline)
+			goto out;
+		/* ARMING, SWITCHING, REBUILDING: the daemon is on its way. */
+		poll(NULL, 0, 100);
+	}
+out:
+	cJSON_Delete(reply);
+	cJSON_Delete(req);
+	return rc;
+}
+
+static void stop_not_armed(struct drill_run *run, unsigned round)
+{
+	const struct options *o = run->o;
+	bool terminal = strcmp(run->stop_state, "DEGRADED") == 0 ||
+			strcmp(run->stop_state, "DISARMED") == 0;
+	char where[64];
+	int n;
+
+	if (round == 1)
+		snprintf(where, sizeof(where), "cannot start round 1 of %u", o->rounds);
+	else
+		snprintf(where, sizeof(where), "stopped after round %u of %u", round - 1, o->rounds);
+	n = snprintf(run->stop_msg, sizeof(run->stop_msg), "%s: pair %s is %s%s%s%s, not ARMED",
+		     where, o->pair, run->stop_state, run->stop_reason[0] ? " (" : "",
+		     run->stop_reason, run->stop_reason[0] ? ")" : "");
+	if (n < 0 || (size_t)n >= sizeof(run->stop_msg))
+		n = (int)sizeof(run->stop_msg) - 1;
+	if (!terminal)
+		snprintf(run->stop_msg + n, sizeof(run->stop_msg) - (size_t)n,
+			 " after waiting %g s (--round-timeout)", o->round_timeout_s);
+	else if (strcmp(run->stop_state, "DEGRADED") == 0)
+		snprintf(run->stop_msg + n, sizeof(run->stop_msg) - (size_t)n,
+			 "; a DEGRADED pair does not re-arm by itself (on_failover \"rebuild\" "
+			 "does), repair it and run 'failoverctl arm %s'", o->pair);
+	else
+		snprintf(run->stop_msg + n, sizeof(run->stop_msg) - (size_t)n,
+			 "; run 'failoverctl arm %s' first", o->pair);
+	run->stopped = true;
+}
+
+/* One drill request; on EXIT_OK the round holds its event. */
+static int run_one_drill(struct drill_run *run, struct conn *c, struct drill_round *r)
+{
+	const struct options *o = run->o;
+	cJSON *req = NULL, *reply = NULL;
+	const char *raw, *end;
+	char *line;
+	int rc;
+
+	req = cJSON_CreateObject();
+	if (!req || !cJSON_AddStringToObject(req, "cmd", "drill") ||
+	    !cJSON_AddStringToObject(req, "pair", o->pair) ||
+	    !cJSON_AddStringToObject(req, "fault", o->fault)) {
+		cmd_error(o, "out of memory");
+		rc = EXIT_DAEMON;
+		goto out;
+	}
+	rc = transact(o, c, req, &reply, &line);
+	if (rc != EXIT_OK)
+		goto out;
+	r->event = cJSON_DetachItemFromObjectCaseSensitive(reply, "event");
+	if (!cJSON_IsObject(r->event)) {
+		cmd_error(o, "malformed reply from failoverd: \"event\" is missing or not an object");
+		rc = EXIT_DAEMON;
+		goto out;
+	}
+	raw = raw_member(line, "event", &end);
+	if (raw) {
+		r->raw = strndup(raw, (size_t)(end - raw));
+	} else {
+		char *text = cJSON_PrintUnformatted(r->event);
+
+		r->raw = text ? strdup(text) : NULL;
+		cJSON_free(text);
+	}
+	if (!r->raw) {
+		cmd_error(o, "out of memory");
+		rc = EXIT_DAEMON;
+		goto out;
+	}
+	r->pass = drill_passed(r->event, r->why, sizeof(r->why));
+	round_measure(r);
+out:
+	conn_close(c);
+	cJSON_Delete(reply);
+	cJSON_Delete(req);
+	return rc;
+}
+
+static void drill_summarise(struct drill_run *run)
+{
+	unsigned i;
+	int k;
+
+	run->worst = -1;
+	run->deadline_ms = -1;
+	for (i = 0; i < run->done; i++) {
+		const struct drill_round *r = &run->rounds[i];
+		double d;
+
+		if (r->pass)
+			run->passed++;
+		if (run->deadline_ms < 0 && jnum(r->event, "deadline_ms", &d))
+			run->deadline_ms = d;
+		for (k = 0; k < N_STATS; k++)
+			if (r->have[k])
+				phase_stats_add(&run->stats[k], r->us[k]);
+		if (r->have[ST_RUNNING] &&
+		    (run->worst < 0 || r->us[ST_RUNNING] > run->rounds[run->worst].us[ST_RUNNING]))
+			run->worst = (int)i;
+	}
+}
+
+static void fmt_deadline(const struct drill_run *run, char *buf, size_t len)
+{
+	if (run->deadline_ms >= 0)
+		snprintf(buf, len, "%.0f ms", run->deadline_ms);
+	else
+		snprintf(buf, len, "(unknown)");
+}
+
+static void print_summary(const struct drill_run *run)
+{
+	const struct options *o = run->o;
+	char dl[32];
+	int k;
+
+	fmt_deadline(run, dl, sizeof(dl));
+	printf("\ndrill %s: fault %s, %u of %u rounds, deadline %s\n", o->pair, o->fault, run->done,
+	       o->rounds, dl);
+	printf("  %-16s %5s %14s %16s %12s %12s\n", "phase (us)", "n", "mean", "variance", "min",
+	       "max");
+	for (k = 0; k < N_STATS; k++) {
+		const struct phase_stats *s = &run->stats[k];
+
+		if (!s->n) {
+			printf("  %-16s %5u %14s %16s %12s %12s\n", drill_stats[k].label, 0u, "-", "-",
+			       "-", "-");
+			continue;
+		}
+		printf("  %-16s %5u %14.1f %16.1f %12.0f %12.0f\n", drill_stats[k].label, s->n,
+		       s->mean, phase_stats_variance(s), s->min, s->max);
+	}
+	printf("PASS %u/%u within deadline %s", run->passed, o->rounds, dl);
+	if (run->worst >= 0)
+		printf("; worst round %d: standby running %.0f us after the fault", run->worst + 1,
+		       run->rounds[run->worst].us[ST_RUNNING]);
+	fputc('\n', stdout);
+	if (run->stopped)
+		printf("stopped early: %s\n", run->stop_msg);
+}
+
+/* ---- the report files --------------------------------------------------- */
+
+/* mkdir -p: the report directory is usually new, and often nested. */
+static int make_dirs(const char *path)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+	size_t i, len = strlen(path);
+
+	if (len == 0 || len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (i = 1; i <= len; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		buf[i] = i == len ? '\0' : '/';
+	}
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	return access(path, W_OK | X_OK) < 0 ? -errno : 0;
+}
+
+static FILE *report_open(const struct options *o, const char *name, char *path, size_t len)
+{
+	FILE *f;
+
+	snprintf(path, len, "%s/%s", o->report_dir, name);
+	f = fopen(path, "we");
+	if (!f)
+		cmd_error(o, "cannot write %s: %s", path, strerror(errno));
+	return f;
+}
+
+static int report_close(const struct options *o, FILE *f, const char *path)
+{
+	bool failed = ferror(f);
+
+	if (fclose(f) != 0 || failed) {
+		cmd_error(o, "writing %s failed: %s", path, strerror(errno ? errno : EIO));
+		return -EIO;
+	}
+	return 0;
+}
+
+/* A CSV cell: quoted when it holds a separator or a quote (RFC 4180). */
+static void csv_put(FILE *f, const char *s)
+{
+	char clean[128];
+	const char *p;
+
+	clean_copy(clean, sizeof(clean), s ? s : "");
+	if (!strpbrk(clean, ",\"")) {
+		fputs(clean, f);
+		return;
+	}
+	fputc('"', f);
+	for (p = clean; *p; p++) {
+		if (*p == '"')
+			fputc('"', f);
+		fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static int write_csv(const struct drill_run *run)
+{
+	char path[PATH_MAX];
+	unsigned i;
+	FILE *f;
+	int k;
+
+	f = report_open(run->o, "samples.csv", path, sizeof(path));
+	if (!f)
+		return -EIO;
+	fputs("round,fault,from,to,result", f);
+	for (k = 0; k < N_STATS; k++)
+		fprintf(f, ",%s_us", drill_stats[k].key);
+	fputs(",within_deadline\n", f);
+	for (i = 0; i < run->done; i++) {
+		const struct drill_round *r = &run->rounds[i];
+		const cJSON *within = cJSON_GetObjectItemCaseSensitive(r->event, "within_deadline");
+
+		fprintf(f, "%u,", i + 1);
+		csv_put(f, jstr(r->event, "fault"));
+		fputc(',', f);
+		csv_put(f, jstr(r->event, "from"));
+		fputc(',', f);
+		csv_put(f, jstr(r->event, "to"));
+		fputc(',', f);
+		csv_put(f, jstr(r->event, "result"));
+		for (k = 0; k < N_STATS; k++) {
+			if (r->have[k])
+				fprintf(f, ",%.0f", r->us[k]);
+			else
+				fputc(',', f);
+		}
+		fprintf(f, ",%s\n", cJSON_IsBool(within) ? (cJSON_IsTrue(within) ? "true" : "false") : "");
+	}
+	return report_close(run->o, f, path);
+}
+
+static cJSON *add_num_or_null(cJSON *obj, const char *key, bool have, double v)
+{
+	return have ? cJSON_AddNumberToObject(obj, key, v) : cJSON_AddNullToObject(obj, key);
+}
+
+/*
+ * The whole run as one JSON document: samples.json and the --json output.
+ * "events" are the daemon's objects byte for byte; "samples" and "summary"
+ * are what this CLI derived from them.
+ */
+static cJSON *drill_document(const struct drill_run *run)
+{
+	const struct options *o = run->o;
+	cJSON *doc, *arr, *obj, *sum, *item;
+	unsigned i;
+	int k;
+	bool ok;
+
+	doc = cJSON_CreateObject();
+	ok = doc && cJSON_AddStringToObject(doc, "pair", o->pair) &&
+	     cJSON_AddStringToObject(doc, "fault", o->fault) &&
+	     cJSON_AddNumberToObject(doc, "rounds", o->rounds) &&
+	     cJSON_AddNumberToObject(doc, "completed", run->done) &&
+	     add_num_or_null(doc, "deadline_ms", run->deadline_ms >= 0, run->deadline_ms);
+	if (!ok)
+		goto fail;
+	if (run->stopped) {
+		obj = cJSON_AddObjectToObject(doc, "stopped");
+		if (!obj || !cJSON_AddNumberToObject(obj, "after_round", run->done) ||
+		    !cJSON_AddStringToObject(obj, "state", run->stop_state) ||
+		    !cJSON_AddStringToObject(obj, "reason", run->stop_reason) ||
+		    !cJSON_AddStringToObject(obj, "message", run->stop_msg))
+			goto fail;
+	} else if (!cJSON_AddNullToObject(doc, "stopped")) {
+		goto fail;
+	}
+
+	arr = cJSON_AddArrayToObject(doc, "events");
+	if (!arr)
+		goto fail;
+	for (i = 0; i < run->done; i++) {
+		item = cJSON_CreateRaw(run->rounds[i].raw);
+		if (!item || !cJSON_AddItemToArray(arr, item)) {
+			cJSON_Delete(item);
+			goto fail;
+		}
+	}
+
+	arr = cJSON_AddArrayToObject(doc, "samples");
+	if (!arr)
+		goto fail;
+	for (i = 0; i < run->done; i++) {
+		const struct drill_round *r = &run->rounds[i];
+		const cJSON *within = cJSON_GetObjectItemCaseSensitive(r->event, "within_deadline");
+		const char *s;
+		char key[40];
+
+		obj = cJSON_CreateObject();
+		if (!obj || !cJSON_AddItemToArray(arr, obj)) {
+			cJSON_Delete(obj);
+			goto fail;
+		}
+		ok = cJSON_AddNumberToObject(obj, "round", i + 1) &&
+		     cJSON_AddStringToObject(obj, "fault", (s = jstr(r->event, "fault")) ? s : "") &&
+		     cJSON_AddStringToObject(obj, "from", (s = jstr(r->event, "from")) ? s : "") &&
+		     cJSON_AddStringToObject(obj, "to", (s = jstr(r->event, "to")) ? s : "") &&
+		     cJSON_AddStringToObject(obj, "result", (s = jstr(r->event, "result")) ? s : "");
+		for (k = 0; ok && k < N_STATS; k++) {
+			snprintf(key, sizeof(key), "%s_us", drill_stats[k].key);
+			ok = add_num_or_null(obj, key, r->have[k], r->us[k]);
+		}
+		ok = ok && (cJSON_IsBool(within) ? cJSON_AddBoolToObject(obj, "within_deadline",
+									 cJSON_IsTrue(within))
+						  : cJSON_AddNullToObject(obj, "within_deadline")) &&
+		     cJSON_AddBoolToObject(obj, "pass", r->pass);
+		if (!ok)
+			goto fail;
+	}
+
+	sum = cJSON_AddObjectToObject(doc, "summary");
+	ok = sum && cJSON_AddStringToObject(sum, "unit", "us") &&
+	     cJSON_AddStringToObject(sum, "variance", "sample variance (n-1), us^2") &&
+	     (arr = cJSON_AddArrayToObject(sum, "phases"));
+	if (!ok)
+		goto fail;
+	for (k = 0; k < N_STATS; k++) {
+		const struct phase_stats *s = &run->stats[k];
+
+		obj = cJSON_CreateObject();
+		if (!obj || !cJSON_AddItemToArray(arr, obj)) {
+			cJSON_Delete(obj);
+			goto fail;
+		}
+		ok = cJSON_AddStringToObject(obj, "phase", drill_stats[k].key) &&
+		     cJSON_AddStringToObject(obj, "label", drill_stats[k].label) &&
+		     cJSON_AddNumberToObject(obj, "n", s->n) &&
+		     add_num_or_null(obj, "mean", s->n, s->mean) &&
+		     add_num_or_null(obj, "variance", s->n, phase_stats_variance(s)) &&
+		     add_num_or_null(obj, "min", s->n, s->min) &&
+		     add_num_or_null(obj, "max", s->n, s->max);
+		if (!ok)
+			goto fail;
+	}
+	ok = cJSON_AddNumberToObject(sum, "pass", run->passed) &&
+	     cJSON_AddNumberToObject(sum, "rounds", o->rounds) &&
+	     add_num_or_null(sum, "worst_round", run->worst >= 0, run->worst + 1) &&
+	     add_num_or_null(sum, "worst_fault_to_running_us", run->worst >= 0,
+			     run->worst >= 0 ? run->rounds[run->worst].us[ST_RUNNING] : 0);
+	if (!ok)
+		goto fail;
+	return doc;
+fail:
+	cJSON_Delete(doc);
+	return NULL;
+}
+
+static int write_json(const struct drill_run *run, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	f = report_open(run->o, "samples.json", path, sizeof(path));
+	if (!f)
+		return -EIO;
+	fputs(text, f);
+	fputc('\n', f);
+	return report_close(run->o, f, path);
+}
+
+/* Markdown cell text: no control characters, no column breaks. */
+static void md_put(FILE *f, const char *s)
+{
+	for (s = s ? s : ""; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '|')
+			fputs("\\|", f);
+		else
+			fputc(ch < 0x20 || ch == 0x7f ? '?' : ch, f);
+	}
+}
+
+static int write_markdown(const struct drill_run *run, bool plots)
+{
+	const struct options *o = run->o;
+	char path[PATH_MAX], dl[32];
+	unsigned i;
+	FILE *f;
+	int k;
+
+	f = report_open(o, "summary.md", path, sizeof(path));
+	if (!f)
+		return -EIO;
+	fmt_deadline(run, dl, sizeof(dl));
+	fputs("# Failover drill: ", f);
+	md_put(f, o->pair);
+	fprintf(f, ", fault %s\n\n", o->fault);
+	fprintf(f, "%u of %u rounds run; deadline %s from the fault to the standby running.\n\n",
+		run->done, o->rounds, dl);
+
+	fputs("| phase | n | mean (us) | variance (us^2) | min (us) | max (us) |\n"
+	      "|---|--:|--:|--:|--:|--:|\n", f);
+	for (k = 0; k < N_STATS; k++) {
+		const struct phase_stats *s = &run->stats[k];
+
+		if (s->n)
+			fprintf(f, "| %s | %u | %.1f | %.1f | %.0f | %.0f |\n", drill_stats[k].label,
+				s->n, s->mean, phase_stats_variance(s), s->min, s->max);
+		else
+			fprintf(f, "| %s | 0 | - | - | - | - |\n", drill_stats[k].label);
+	}
+	fprintf(f, "\n**PASS %u/%u** within the %s deadline.", run->passed, o->rounds, dl);
+	if (run->worst >= 0)
+		fprintf(f, " Worst round: %d (standby running %.0f us after the fault).",
+			run->worst + 1, run->rounds[run->worst].us[ST_RUNNING]);
+	fputc('\n', f);
+	if (run->stopped) {
+		fputs("\n**Stopped early:** ", f);
+		md_put(f, run->stop_msg);
+		fputs(".\n", f);
+	}
+
+	fputs("\nTimes are microseconds after the injected fault. pause = pause_done - "
+	      "pause_issued, unpause = unpause_done - unpause_issued (the hypervisor calls "
+	      "alone); fault->running = unpause_done; variance is the sample variance (n-1).\n", f);
+
+	fputs("\n## Rounds\n\n| round | fault | from | to | result |", f);
+	for (k = 0; k < N_STATS; k++)
+		fprintf(f, " %s (us) |", drill_stats[k].label);
+	fputs(" verdict |\n|--:|---|---|---|---|", f);
+	for (k = 0; k < N_STATS; k++)
+		fputs("--:|", f);
+	fputs("---|\n", f);
+	for (i = 0; i < run->done; i++) {
+		const struct drill_round *r = &run->rounds[i];
+
+		fprintf(f, "| %u | ", i + 1);
+		md_put(f, jstr(r->event, "fault"));
+		fputs(" | ", f);
+		md_put(f, jstr(r->event, "from"));
+		fputs(" | ", f);
+		md_put(f, jstr(r->event, "to"));
+		fputs(" | ", f);
+		md_put(f, jstr(r->event, "result"));
+		fputs(" |", f);
+		for (k = 0; k < N_STATS; k++) {
+			if (r->have[k])
+				fprintf(f, " %.0f |", r->us[k]);
+			else
+				fputs(" - |", f);
+		}
+		fprintf(f, " %s |\n", r->pass ? "PASS" : "FAIL");
+	}
+	if (plots)
+		fputs("\n![phases per round](phases.png)\n\n"
+		      "![pause vs unpause](pause_vs_unpause.png)\n", f);
+	return report_close(o, f, path);
+}
+
+/* ---- the plots ---------------------------------------------------------- */
+
+#define REPORT_SCRIPT          "fo-drill-report.py"
+#define REPORT_SCRIPT_SHARE    "/usr/share/failoverd/" REPORT_SCRIPT
+/* fo-drill-report.py exits with this when matplotlib cannot be imported. */
+#define REPORT_EXIT_NO_MPL     3
+
+/* Where the plotting script is: $FO_DRILL_REPORT, the installed copy, then
+ * the source tree this binary was built from. */
+static const char *find_report_script(const struct options *o)
+{
+	const char *env = getenv("FO_DRILL_REPORT");
+
+	if (env && env[0]) {
+		if (access(env, R_OK) == 0)
+			return env;
+		cmd_error(o, "FO_DRILL_REPORT=%s: %s", env, strerror(errno));
+		return NULL;
+	}
+	if (access(REPORT_SCRIPT_SHARE, R_OK) == 0)
+		return REPORT_SCRIPT_SHARE;
+#ifdef FO_SOURCE_DIR
+	if (access(FO_SOURCE_DIR "/failoverd/cli/" REPORT_SCRIPT, R_OK) == 0)
+		return FO_SOURCE_DIR "/failoverd/cli/" REPORT_SCRIPT;
+#endif
+	cmd_error(o, "cannot find " REPORT_SCRIPT " (tried $FO_DRILL_REPORT, " REPORT_SCRIPT_SHARE
+#ifdef FO_SOURCE_DIR
+		  ", " FO_SOURCE_DIR "/failoverd/cli/" REPORT_SCRIPT
+#endif
+		  ")");
+	return NULL;
+}
+
+/* Exit status of `PYTHON SCRIPT DIR`, 127 if PYTHON could not be run, or
+ * -errno if we could not even start or wait for it. */
+static int run_python(const struct options *o, const char *python, const char *script)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL); /* the child must not write our buffered output again */
+	pid = fork();
+	if (pid < 0) {
+		cmd_error(o, "cannot start %s: %s", python, strerror(errno));
+		return -errno;
+	}
+	if (pid == 0) {
+		/* --json promises one JSON document on stdout: the script's
+		 * chatter goes to stderr then. */
+		if (o->json)
+			dup2(STDERR_FILENO, STDOUT_FILENO);
+		execlp(python, python, script, o->report_dir, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			cmd_error(o, "waiting for %s: %s", python, strerror(errno));
+			return -errno;
+		}
+	}
+	if (WIFSIGNALED(status)) {
+		cmd_error(o, "%s %s was killed by signal %d", python, script, WTERMSIG(status));
+		return -EINTR;
+	}
+	return WEXITSTATUS(status);
+}
+
+/*
+ * Run the plotting script. 0 when the plots were written.
+ * The interpreter is $FO_PYTHON, else python3 from PATH and then Debian's
+ * /usr/bin/python3: python3-matplotlib installs into the latter, and a
+ * pyenv or venv python3 earlier in PATH usually lacks it.
+ */
+static int make_plots(const struct options *o)
+{
+	static const char *const fallback[] = { "python3", "/usr/bin/python3", NULL };
+	const char *env = getenv("FO_PYTHON");
+	const char *only[] = { env, NULL };
+	const char *const *py = env && env[0] ? only : fallback;
+	const char *script = find_report_script(o);
+	int r = 127;
+
+	if (!script)
+		return -ENOENT;
+	for (; *py; py++) {
+		r = run_python(o, *py, script);
+		if (r == 0)
+			return 0;
+		if (r < 0)
+			return r;
+		if ((r != 127 && r != REPORT_EXIT_NO_MPL) || !py[1])
+			break;
+		fprintf(stderr, "failoverctl: drill: %s %s; trying %s\n", *py,
+			r == 127 ? "cannot be run" : "has no matplotlib", py[1]);
+	}
+	if (r == 127)
+		cmd_error(o, "%s cannot be run: is python3 installed? (Debian: apt install "
+			  "python3 python3-matplotlib; or set FO_PYTHON)", *py);
+	else if (r == REPORT_EXIT_NO_MPL)
+		cmd_error(o, "matplotlib is missing for %s (Debian: apt install "
+			  "python3-matplotlib; or set FO_PYTHON to a python3 that has it)", *py);
+	else
+		cmd_error(o, "%s %s failed (exit status %d)", *py, script, r);
+	return -EIO;
+}
+
+/* ---- the command -------------------------------------------------------- */
+
+/* CSV, JSON, plots, then the Markdown that links the plots it got. */
+static int write_report(const struct drill_run *run, const char *doc_text)
+{
+	const struct options *o = run->o;
+	bool plots;
+	int rc = 0;
+
+	if (write_csv(run) < 0 || write_json(run, doc_text) < 0)
+		rc = -EIO;
+	plots = rc == 0 && make_plots(o) == 0;
+	if (write_markdown(run, plots) < 0)
+		rc = -EIO;
+	if (rc == 0 && !plots) {
+		fprintf(stderr, "failoverctl: drill: the plots were not made; samples.csv, "
+			"samples.json and summary.md are in %s\n", o->report_dir);
+		rc = -EIO;
+	}
+	if (rc == 0 && !o->json)
+		printf("report: %s/{samples.csv,samples.json,summary.md,phases.png,"
+		       "pause_vs_unpause.png}\n", o->report_dir);
+	return rc;
+}
+
+static int cmd_drill_rounds(const struct options *o, struct conn *c)
+{
+	struct drill_run run = { .o = o, .worst = -1 };
+	char *doc_text = NULL;
+	cJSON *doc = NULL;
+	unsigned i;
+	int rc = EXIT_OK, r;
+
+	/* Before the first drill: a report that cannot be written is better
+	 * known now than after an hour of rounds. */
+	if (o->report_dir) {
+		r = make_dirs(o->report_dir);
+		if (r < 0) {
+			cmd_error(o, "report directory %s: %s", o->report_dir, strerror(-r));
+			rc = EXIT_REPORT;
+			goto out;
+		}
+	}
+	run.rounds = calloc(o->rounds, sizeof(*run.rounds));
+	if (!run.rounds) {
+		cmd_error(o, "out of memory");
+		rc = EXIT_DAEMON;
+		goto out;
+	}
+
+	for (i = 0; i < o->rounds; i++) {
+		bool armed;
+
+		rc = wait_armed(&run, c, &armed);
+		if (rc != EXIT_OK) {
+			run.stopped = true;
+			snprintf(run.stop_msg, sizeof(run.stop_msg),
+				 "stopped before round %u of %u: failoverd did not answer status", i + 1,
+				 o->rounds);
+			break;
+		}
+		if (!armed) {
+			stop_not_armed(&run, i + 1);
+			fprintf(stderr, "failoverctl: drill: %s\n", run.stop_msg);
+			rc = EXIT_DAEMON;
+			break;
+		}
+		rc = run_one_drill(&run, c, &run.rounds[i]);
+		if (rc != EXIT_OK) {
+			cJSON_Delete(run.rounds[i].event);
+			free(run.rounds[i].raw);
+			run.rounds[i] = (struct drill_round){ 0 };
+			run.stopped = true;
+			snprintf(run.stop_msg, sizeof(run.stop_msg),
+				 "stopped at round %u of %u: the drill request failed", i + 1, o->rounds);
+			break;
+		}
+		run.done++;
+		if (!o->json)
+			print_round_line(&run, i);
+	}
+
+	drill_summarise(&run);
+	if (!o->json)
+		print_summary(&run);
+	if (run.passed != o->rounds && rc == EXIT_OK)
+		rc = EXIT_DAEMON;
+
+	doc = drill_document(&run);
+	doc_text = doc ? cJSON_Print(doc) : NULL;
+	if (!doc_text) {
+		cmd_error(o, "out of memory building the drill summary");
+		rc = EXIT_DAEMON;
+		goto out;
+	}
+	if (o->json) {
+		puts(doc_text);
+		fflush(stdout);
+	}
+	if (o->report_dir && write_report(&run, doc_text) < 0 && rc == EXIT_OK)
+		rc = EXIT_REPORT;
+out:
+	if (run.rounds)
+		for (i = 0; i < o->rounds; i++) {
+			cJSON_Delete(run.rounds[i].event);
+			free(run.rounds[i].raw);
+		}
+	free(run.rounds);
+	cJSON_free(doc_text);
+	cJSON_Delete(doc);
+	return rc;
+}
+
 /* ---- arguments ---------------------------------------------------------- */
 
 static void print_help(void)
@@ -1059,11 +1959,13 @@ static void print_help(void)
 	       "  disarm PAIR                stop PAIR from failing over\n"
 	       "  events [--follow] [--json] recent events with phase timings (us)\n"
 	       "  metrics                    Prometheus metrics text\n"
-	       "  drill PAIR --fault KIND [--json]\n"
+	       "  drill PAIR --fault KIND [--rounds N] [--report DIR] [--json]\n"
 	       "                             inject a fault, wait for the failover, print\n"
 	       "                             the timeline and PASS/FAIL against deadline_ms\n"
 	       "                             KIND: heartbeat-loss hang crash destroy\n"
 	       "                                   unhealthy manual\n"
+	       "                             --rounds: repeat, waiting for ARMED in between,\n"
+	       "                             then print mean/variance/min/max per phase\n"
 	       "\n"
 	       "Options:\n"
 	       "  -s, --socket PATH   control socket (default $FAILOVERD_SOCKET, else\n"
@@ -1072,13 +1974,36 @@ static void print_help(void)
 	       "      --json          machine-readable output (status, events, drill)\n"
 	       "      --follow        keep printing events as they happen (events)\n"
 	       "      --fault KIND    the fault to inject (drill)\n"
+	       "      --rounds N      drill N times (drill; default 1)\n"
+	       "      --round-timeout SEC\n"
+	       "                      how long the pair may take to be ARMED again\n"
+	       "                      between rounds (drill; default 180)\n"
+	       "      --report DIR    write samples.csv, samples.json, summary.md and\n"
+	       "                      PNG plots (python3 + matplotlib, script found via\n"
+	       "                      $FO_DRILL_REPORT or " REPORT_SCRIPT_SHARE ",\n"
+	       "                      run by $FO_PYTHON, else python3, /usr/bin/python3)\n"
 	       "  -h, --help          show this help\n"
 	       "\n"
 	       "Exit status: 0 ok (drill PASS), 1 daemon error or drill FAIL,\n"
-	       "2 usage error, 3 cannot connect.\n");
+	       "2 usage error, 3 cannot connect, 4 drills passed but the report is\n"
+	       "incomplete.\n");
 }
 
-enum { OPT_TIMEOUT = 256, OPT_JSON, OPT_FOLLOW, OPT_FAULT };
+enum { OPT_TIMEOUT = 256, OPT_JSON, OPT_FOLLOW, OPT_FAULT, OPT_ROUNDS, OPT_ROUND_TIMEOUT, OPT_REPORT };
+
+/* Seconds: > 0, at most a million (about 11 days). */
+static int parse_seconds(const char *opt, const char *arg, double *ret)
+{
+	char *end;
+
+	errno = 0;
+	*ret = strtod(arg, &end);
+	if (errno || end == arg || *end || !(*ret > 0) || *ret > 1e6) {
+		usage_error("%s: expected a number of seconds > 0, got '%s'", opt, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -1088,6 +2013,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "follow", no_argument, NULL, OPT_FOLLOW },
 		{ "fault", required_argument, NULL, OPT_FAULT },
+		{ "rounds", required_argument, NULL, OPT_ROUNDS },
+		{ "round-timeout", required_argument, NULL, OPT_ROUND_TIMEOUT },
+		{ "report", required_argument, NULL, OPT_REPORT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1103,20 +2031,39 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 's':
 			o->socket_path = optarg;
 			break;
-		case OPT_TIMEOUT: {
-			char *end;
-
-			errno = 0;
-			o->timeout_s = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o->timeout_s > 0) ||
-			    o->timeout_s > 1e6) {
-				usage_error("--timeout: expected a number of seconds > 0, got '%s'",
-					    optarg);
+		case OPT_TIMEOUT:
+			if (parse_seconds("--timeout", optarg, &o->timeout_s) < 0)
 				return -EINVAL;
-			}
 			o->timeout_set = true;
 			break;
+		case OPT_ROUND_TIMEOUT:
+			if (parse_seconds("--round-timeout", optarg, &o->round_timeout_s) < 0)
+				return -EINVAL;
+			o->round_timeout_set = true;
+			break;
+		case OPT_ROUNDS: {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || v < 1 ||
+			    v > ROUNDS_MAX) {
+				usage_error("--rounds: expected a whole number from 1 to %d, got '%s'",
+					    ROUNDS_MAX, optarg);
+				return -EINVAL;
+			}
+			o->rounds = (unsigned)v;
+			o->rounds_set = true;
+			break;
 		}
+		case OPT_REPORT:
+			if (!optarg[0]) {
+				usage_error("--report: expected a directory, got ''");
+				return -EINVAL;
+			}
+			o->report_dir = optarg;
+			break;
 		case OPT_JSON:
 			o->json = true;
 			break;
@@ -1198,10 +2145,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 				    "destroy, unhealthy, manual)", o->fault);
 			return -EINVAL;
 		}
-	} else if (o->fault) {
-		usage_error("%s: --fault applies only to drill", o->cmd);
+	} else if (o->fault || o->rounds_set || o->round_timeout_set || o->report_dir) {
+		usage_error("%s: --%s applies only to drill", o->cmd,
+			    o->fault ? "fault" : o->rounds_set ? "rounds"
+			    : o->round_timeout_set ? "round-timeout" : "report");
 		return -EINVAL;
 	}
+	if (!o->rounds_set)
+		o->rounds = 1;
+	if (!o->round_timeout_set)
+		o->round_timeout_s = DEFAULT_ROUND_TIMEOUT_S;
 
 	if (!o->socket_path[0] || strlen(o->socket_path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
 		usage_error("socket path '%s' is empty or too long (max %zu bytes)", o->socket_path,
@@ -1230,6 +2183,8 @@ int main(int argc, char **argv)
 		rc = cmd_events(&o, &c);
 	else if (strcmp(o.cmd, "metrics") == 0)
 		rc = cmd_metrics(&o, &c);
+	else if (strcmp(o.cmd, "drill") == 0 && (o.rounds_set || o.report_dir))
+		rc = cmd_drill_rounds(&o, &c);
 	else if (strcmp(o.cmd, "drill") == 0)
 		rc = cmd_drill(&o, &c);
 	else

@@ -22,19 +22,29 @@
  * or the probe fails, the xc_* calls are used instead (same semantics).
  *
  * Everything a guest writes (xenstore keys, the page) is untrusted: keys are
- * parsed strictly, re-binding is rate limited per member, and at most one
- * page is ever mapped per member.
+ * parsed strictly, key reads are rate limited per member, at most one page is
+ * ever mapped per member, and the reads themselves run on a helper thread
+ * (see struct xen_reader) so a guest that slows xenstored down cannot stall
+ * the daemon's loop. Everything else, every callback included, runs on the
+ * caller's thread inside dispatch().
+ *
+ * File descriptors (get_fds): the xenstore watch fd, the event-channel fd,
+ * a timerfd for throttled retries and the reader's eventfd; the set is
+ * fixed for the life of the handle.
  */
 #include "hv.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -70,7 +80,9 @@
 
 /* Attach attempts per member: at most ATTACH_BURST per ATTACH_WINDOW_NS;
  * watch fires beyond that are coalesced and retried by the timerfd. */
-#define ATTACH_BURST       20u
+#ifndef ATTACH_BURST
+#define ATTACH_BURST       20u   /* overridable for lab builds that test the throttle */
+#endif
 #define ATTACH_WINDOW_NS   1000000000ull
 
 #define READY_MAX_HEX      16     /* boot_id is 64 bits */
@@ -102,16 +114,61 @@ struct xen_member {
 	uint32_t remote_port;
 	char ready[READY_MAX_HEX + 1];
 
-	/* Attach rate limit. */
+	/* Key reads: rate limit and the one read in flight. */
+	uint64_t gen;         /* tells a stale read (member re-watched) from a current one */
 	uint64_t window_start;
 	unsigned attempts;
-	bool dirty;          /* watch fired, not yet processed */
-	bool retry_pending;  /* throttled; the timerfd will retry */
+	bool dirty;           /* watch fired, keys not read since */
+	bool read_in_flight;  /* the reader thread has our request */
+	bool retry_pending;   /* throttled; the timerfd will retry */
 
 	/* Last outcome reported through cb.agent: report changes only. */
 	int last_err;
 	char last_reason[REASON_MAX];
 	bool reported;
+};
+
+struct agent_keys {
+	char *ready, *gref, *port, *abi;
+};
+
+/*
+ * The xenstore reader thread. A guest can make xenstored slow (key storms,
+ * big transactions), and reading a member's four keys takes six round trips,
+ * so that never happens on the daemon's loop: the loop queues a request, this
+ * thread reads over its own connection and posts the keys back through an
+ * eventfd. Mapping, binding and every callback stay on the loop thread; the
+ * thread shares nothing but these two queues.
+ */
+#define READER_QUEUE (2 * XEN_MAX_MEMBERS) /* a re-watched member may briefly have two reads */
+
+struct reader_req {
+	fo_domid_t domid;
+	uint64_t gen;
+};
+
+struct reader_res {
+	fo_domid_t domid;
+	uint64_t gen;
+	int err;
+	uint64_t took_ns;
+	struct agent_keys keys; /* owned by whoever holds the result */
+};
+
+struct xen_reader {
+	pthread_t thread;
+	bool running;
+	struct xs_handle *xs;   /* the thread's own connection */
+	int event_fd;           /* readable when results are waiting */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	/* under lock: */
+	bool stop;
+	unsigned outstanding;   /* queued + being read + unconsumed results */
+	struct reader_req req[READER_QUEUE];
+	size_t n_req;
+	struct reader_res res[READER_QUEUE];
+	size_t n_res;
 };
 
 struct xen_hv {
@@ -131,6 +188,8 @@ struct xen_hv {
 	int timer_fd;
 	bool timer_armed;
 	bool fds_changed;
+	struct xen_reader reader;
+	uint64_t next_gen;
 
 	struct xen_member members[XEN_MAX_MEMBERS];
 };
@@ -597,10 +656,6 @@ static bool ready_is_valid(const char *s)
 	return true;
 }
 
-struct agent_keys {
-	char *ready, *gref, *port, *abi;
-};
-
 static void agent_keys_free(struct agent_keys *k)
 {
 	free(k->ready);
@@ -611,7 +666,7 @@ static void agent_keys_free(struct agent_keys *k)
 }
 
 /* Read the four keys as one consistent snapshot. Missing keys stay NULL. */
-static int agent_keys_read(struct xen_hv *x, fo_domid_t domid, struct agent_keys *k)
+static int agent_keys_read(struct xs_handle *xs, fo_domid_t domid, struct agent_keys *k)
 {
 	static const char *const names[4] = { FO_HB_XS_READY, FO_HB_XS_GREF, FO_HB_XS_PORT,
 					      FO_HB_XS_ABI };
@@ -619,7 +674,7 @@ static int agent_keys_read(struct xen_hv *x, fo_domid_t domid, struct agent_keys
 
 	for (attempt = 0; attempt < 4; attempt++) {
 		char **slots[4] = { &k->ready, &k->gref, &k->port, &k->abi };
-		xs_transaction_t t = xs_transaction_start(x->xs);
+		xs_transaction_t t = xs_transaction_start(xs);
 		char path[128];
 		int i;
 
@@ -629,7 +684,7 @@ static int agent_keys_read(struct xen_hv *x, fo_domid_t domid, struct agent_keys
 			unsigned len;
 
 			snprintf(path, sizeof(path), "/local/domain/%" PRIu32 "/%s", domid, names[i]);
-			*slots[i] = xs_read(x->xs, t, path, &len);
+			*slots[i] = xs_read(xs, t, path, &len);
 			if (*slots[i] && strlen(*slots[i]) != len) {
 				/* An embedded NUL would hide the rest of the
 				 * value from the parser: refuse it visibly. */
@@ -639,7 +694,7 @@ static int agent_keys_read(struct xen_hv *x, fo_domid_t domid, struct agent_keys
 		}
 		/* Committing a read-only transaction tells us whether the
 		 * four values were consistent (EAGAIN: a key changed under us). */
-		if (xs_transaction_end(x->xs, t, false))
+		if (xs_transaction_end(xs, t, false))
 			return 0;
 		if (errno != EAGAIN)
 			return neg_errno();
@@ -648,34 +703,168 @@ static int agent_keys_read(struct xen_hv *x, fo_domid_t domid, struct agent_keys
 	return -EAGAIN;
 }
 
-/*
- * Bring a member's binding in line with what its guest published. Called on
- * every (rate-limited) fire of its ready watch.
- */
-static void member_refresh(struct xen_hv *x, struct xen_member *m)
+/* --------------------------------------------------------- reader thread */
+
+static void *reader_main(void *arg)
 {
-	struct agent_keys k = { 0 };
-	char reason[REASON_MAX], val[40];
-	uint32_t gref, port, abi;
-	xenevtchn_port_or_error_t local;
-	void *page;
-	uint64_t now = mono_ns();
+	struct xen_reader *rd = arg;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&rd->lock);
+	for (;;) {
+		struct reader_res res = { 0 };
+		uint64_t t0;
+
+		while (!rd->stop && rd->n_req == 0)
+			pthread_cond_wait(&rd->wake, &rd->lock);
+		if (rd->stop)
+			break;
+		res.domid = rd->req[0].domid;
+		res.gen = rd->req[0].gen;
+		memmove(&rd->req[0], &rd->req[1], --rd->n_req * sizeof(rd->req[0]));
+		pthread_mutex_unlock(&rd->lock);
+
+		t0 = mono_ns();
+		res.err = agent_keys_read(rd->xs, res.domid, &res.keys);
+		res.took_ns = mono_ns() - t0;
+
+		pthread_mutex_lock(&rd->lock);
+		/* outstanding counted this result in, so there is room */
+		rd->res[rd->n_res++] = res;
+		if (write(rd->event_fd, &one, sizeof(one)) < 0) {
+			/* cannot fail short of EAGAIN at 2^64-1 */
+		}
+	}
+	pthread_mutex_unlock(&rd->lock);
+	return NULL;
+}
+
+/* Always paired with reader_stop(), even when reader_start() never ran. */
+static void reader_init(struct xen_reader *rd)
+{
+	rd->event_fd = -1;
+	pthread_mutex_init(&rd->lock, NULL);
+	pthread_cond_init(&rd->wake, NULL);
+}
+
+static int reader_start(struct xen_reader *rd)
+{
+	sigset_t all, old;
 	int r;
 
+	rd->xs = xs_open(0);
+	if (!rd->xs)
+		return neg_errno();
+	rd->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (rd->event_fd < 0)
+		return neg_errno();
+	/* The daemon takes its signals through a signalfd: they must stay
+	 * blocked in every thread, whatever the caller's mask is right now. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&rd->thread, NULL, reader_main, rd);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r)
+		return -r;
+	rd->running = true;
+	return 0;
+}
+
+static void reader_stop(struct xen_reader *rd)
+{
+	size_t i;
+
+	if (rd->running) {
+		pthread_mutex_lock(&rd->lock);
+		rd->stop = true;
+		pthread_cond_signal(&rd->wake);
+		pthread_mutex_unlock(&rd->lock);
+		pthread_join(rd->thread, NULL);
+		rd->running = false;
+	}
+	for (i = 0; i < rd->n_res; i++)
+		agent_keys_free(&rd->res[i].keys);
+	rd->n_res = 0;
+	if (rd->xs)
+		xs_close(rd->xs);
+	if (rd->event_fd >= 0)
+		close(rd->event_fd);
+	pthread_cond_destroy(&rd->wake);
+	pthread_mutex_destroy(&rd->lock);
+}
+
+static bool reader_request(struct xen_reader *rd, fo_domid_t domid, uint64_t gen)
+{
+	bool queued = false;
+
+	pthread_mutex_lock(&rd->lock);
+	if (rd->outstanding < READER_QUEUE) {
+		rd->req[rd->n_req].domid = domid;
+		rd->req[rd->n_req].gen = gen;
+		rd->n_req++;
+		rd->outstanding++;
+		pthread_cond_signal(&rd->wake);
+		queued = true;
+	}
+	pthread_mutex_unlock(&rd->lock);
+	return queued;
+}
+
+/* Take every waiting result; returns how many were copied into out. */
+static size_t reader_collect(struct xen_reader *rd, struct reader_res *out)
+{
+	uint64_t count;
+	size_t n;
+
+	if (read(rd->event_fd, &count, sizeof(count)) < 0) {
+		/* EAGAIN: a previous collect already took them */
+	}
+	pthread_mutex_lock(&rd->lock);
+	n = rd->n_res;
+	memcpy(out, rd->res, n * sizeof(*out));
+	rd->n_res = 0;
+	rd->outstanding -= (unsigned)n;
+	pthread_mutex_unlock(&rd->lock);
+	return n;
+}
+
+/* ------------------------------------------------------ binding the agent */
+
+/* Ask the reader for a member's keys, within the member's rate limit. */
+static void member_request_read(struct xen_hv *x, struct xen_member *m)
+{
+	uint64_t now = mono_ns();
+
+	if (m->read_in_flight)
+		return; /* m->dirty stays set: asked again when this read lands */
 	if (now - m->window_start >= ATTACH_WINDOW_NS) {
 		m->window_start = now;
 		m->attempts = 0;
 	}
-	if (m->attempts >= ATTACH_BURST) {
+	if (m->attempts >= ATTACH_BURST || !reader_request(&x->reader, m->domid, m->gen)) {
 		m->retry_pending = true;
 		return;
 	}
 	m->attempts++;
 	m->dirty = false;
-	fo_debug("xen: dom%" PRIu32 ": reading agent keys (attempt %u in this window)", m->domid,
-		 m->attempts);
+	m->read_in_flight = true;
+}
 
-	r = agent_keys_read(x, m->domid, &k);
+/*
+ * Bring a member's binding in line with what its guest published (the keys
+ * the reader just read).
+ */
+static void member_apply(struct xen_hv *x, struct xen_member *m, struct reader_res *res)
+{
+	struct agent_keys k = res->keys;
+	char reason[REASON_MAX], val[40];
+	uint32_t gref, port, abi;
+	xenevtchn_port_or_error_t local;
+	void *page;
+	int r = res->err;
+
+	fo_debug("xen: dom%" PRIu32 ": read agent keys in %" PRIu64 " us (attempt %u in this window)",
+		 m->domid, res->took_ns / 1000, m->attempts);
 	if (r == -EAGAIN) {
 		/* The keys kept changing under us. Whatever changed them fired
 		 * the watch again, so a retry is already queued; the current
@@ -760,7 +949,7 @@ refuse:
 	member_detach(x, m);
 	member_report(x, m, r, reason);
 out:
-	agent_keys_free(&k);
+	return; /* the caller frees the keys */
 }
 
 static void retry_timer_arm(struct xen_hv *x)
@@ -797,10 +986,17 @@ static void process_dirty_members(struct xen_hv *x)
 	for (i = 0; i < XEN_MAX_MEMBERS; i++) {
 		struct xen_member *m = &x->members[i];
 
-		if (m->in_use && m->dirty && !m->retry_pending)
-			member_refresh(x, m);
+		if (m->in_use && m->dirty && !m->retry_pending && !m->read_in_flight)
+			member_request_read(x, m);
 	}
 	retry_timer_arm(x);
+}
+
+static struct xen_member *member_by_gen(struct xen_hv *x, fo_domid_t domid, uint64_t gen)
+{
+	struct xen_member *m = member_find(x, domid);
+
+	return m && m->gen == gen ? m : NULL;
 }
 
 static int xen_watch_member(struct fo_hv *hv, fo_domid_t domid)
@@ -822,15 +1018,16 @@ static int xen_watch_member(struct fo_hv *hv, fo_domid_t domid)
 
 	memset(m, 0, sizeof(*m));
 	m->domid = domid;
+	m->gen = ++x->next_gen;
 	snprintf(m->token, sizeof(m->token), TOKEN_MEMBER "%" PRIu32, domid);
 	snprintf(path, sizeof(path), "/local/domain/%" PRIu32 "/%s", domid, FO_HB_XS_READY);
 	if (!xs_watch(x->xs, path, m->token))
 		return neg_errno();
 	m->in_use = true;
-	/* xenstored fires a new watch once by itself; attaching now as well
-	 * means an agent that is already up is followed before we return. */
-	member_refresh(x, m);
-	retry_timer_arm(x);
+	/* Ask at once: an agent that is already up is attached without
+	 * waiting for the watch's own first firing. */
+	m->dirty = true;
+	process_dirty_members(x);
 	return 0;
 }
 
@@ -879,7 +1076,7 @@ static void dispatch_xenstore(struct xen_hv *x)
 	size_t i;
 
 	/* Drain everything first: a storm of fires for one member becomes one
-	 * refresh, and xenstored's queue for us never backs up. */
+	 * key read, and xenstored's queue for us never backs up. */
 	while ((vec = xs_check_watch(x->xs)) != NULL) {
 		const char *token = vec[XS_WATCH_TOKEN];
 
@@ -897,6 +1094,25 @@ static void dispatch_xenstore(struct xen_hv *x)
 		if (x->base.cb.domains_changed)
 			x->base.cb.domains_changed(x->base.cb.ctx);
 	}
+	process_dirty_members(x);
+}
+
+static void dispatch_reader(struct xen_hv *x)
+{
+	struct reader_res res[READER_QUEUE];
+	size_t i, n = reader_collect(&x->reader, res);
+
+	for (i = 0; i < n; i++) {
+		/* NULL: unwatched (or re-watched) while the read was in flight */
+		struct xen_member *m = member_by_gen(x, res[i].domid, res[i].gen);
+
+		if (m) {
+			m->read_in_flight = false;
+			member_apply(x, m, &res[i]);
+		}
+		agent_keys_free(&res[i].keys);
+	}
+	/* Fires that came in during the reads are asked for now. */
 	process_dirty_members(x);
 }
 
@@ -967,10 +1183,10 @@ static void dispatch_evtchn(struct xen_hv *x)
 static size_t xen_get_fds(struct fo_hv *hv, int *fds, size_t max)
 {
 	struct xen_hv *x = to_xen(hv);
-	int all[3] = { xs_fileno(x->xs), xenevtchn_fd(x->xce), x->timer_fd };
+	int all[4] = { xs_fileno(x->xs), xenevtchn_fd(x->xce), x->timer_fd, x->reader.event_fd };
 	size_t i;
 
-	for (i = 0; i < 3 && i < max; i++)
+	for (i = 0; i < 4 && i < max; i++)
 		fds[i] = all[i];
 	return i;
 }
@@ -992,6 +1208,8 @@ static void xen_dispatch(struct fo_hv *hv, int fd)
 		dispatch_evtchn(x);
 	else if (fd == xs_fileno(x->xs))
 		dispatch_xenstore(x);
+	else if (fd == x->reader.event_fd)
+		dispatch_reader(x);
 	else if (fd == x->timer_fd)
 		dispatch_retry_timer(x);
 }
@@ -1005,6 +1223,7 @@ static void xen_free(struct fo_hv *hv)
 
 	if (!x)
 		return;
+	reader_stop(&x->reader);
 	for (i = 0; i < XEN_MAX_MEMBERS; i++)
 		if (x->members[i].in_use)
 			xen_unwatch_member(hv, x->members[i].domid);
@@ -1090,6 +1309,7 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 	if (cb)
 		x->base.cb = *cb;
 	x->timer_fd = -1;
+	reader_init(&x->reader);
 	x->fds_changed = true;
 	x->guest_rl = (struct fo_ratelimit)FO_RATELIMIT_INIT(10000, 10);
 	xen_logger_init(&x->log_xen, NULL);
@@ -1145,6 +1365,11 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 	    !xs_watch(x->xs, "@introduceDomain", TOKEN_INTRODUCE)) {
 		rc = neg_errno();
 		fo_err("xen: cannot watch domain introduction/release: %s", strerror(-rc));
+		goto fail;
+	}
+	rc = reader_start(&x->reader);
+	if (rc < 0) {
+		fo_err("xen: cannot start the xenstore reader: %s", strerror(-rc));
 		goto fail;
 	}
 	fast_path_init(x);
