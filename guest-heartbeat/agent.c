@@ -9,7 +9,7 @@
  *
  * Threads, and why there are several:
  *   main       the heartbeat: absolute-time sleeps, SCHED_FIFO, nothing else
- *   xenstore   role / control watches (blocking xs_read_watch)
+ *   xenstore   role / control watches (own /dev/xen/xenbus fd, see xb_*)
  *   health     runs --health-cmd on its own schedule; a slow command must
  *              never delay a heartbeat
  *   hostile    test-only misbehaviour that runs beside the heartbeat
@@ -206,15 +206,6 @@ static int xs_path(char *buf, size_t len, const char *key)
 	return snprintf(buf, len, "%s%s", base_path, key);
 }
 
-static char *xs_read_key(struct xs_handle *h, const char *key)
-{
-	char path[128];
-	unsigned len;
-
-	xs_path(path, sizeof(path), key);
-	return xs_read(h, XBT_NULL, path, &len);
-}
-
 static bool xs_write_in(struct xs_handle *h, xs_transaction_t t, const char *key, const char *value)
 {
 	char path[128];
@@ -253,13 +244,13 @@ static int publish(struct xs_handle *h, const char *gref_s, const char *port_s, 
 	return -EAGAIN;
 }
 
-static int publish_real(struct xs_handle *h, uint64_t boot_id)
+static int publish_real(struct xs_handle *h, uint64_t id)
 {
 	char g[16], p[16], r[20];
 
 	snprintf(g, sizeof(g), "%" PRIu32, gref);
 	snprintf(p, sizeof(p), "%" PRIu32, (uint32_t)port);
-	snprintf(r, sizeof(r), "%016" PRIx64, boot_id);
+	snprintf(r, sizeof(r), "%016" PRIx64, id);
 	return publish(h, g, p, r);
 }
 
@@ -419,37 +410,149 @@ static void handle_control(const char *cmd)
 	}
 }
 
+/*
+ * The role/control watches speak the xenstore wire protocol on their own
+ * /dev/xen/xenbus handle instead of going through libxenstore. Why: the
+ * static libxenstore.a is built without USE_PTHREAD, and in that mode a
+ * request whose reply is preceded by a watch event (xenstored fires every new
+ * watch once, often before the XS_WATCH reply) fails with EINVAL and closes
+ * the connection. Here one thread owns the fd and sorts events from replies.
+ */
+#define XB_DEV "/dev/xen/xenbus"
+
+struct xb_conn {
+	int fd;
+	uint32_t next_req;
+	bool pending_role, pending_control; /* watch fired, value not yet read */
+};
+
+static bool xb_read_exact(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t r = read(fd, p, len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		p += r;
+		len -= (size_t)r;
+	}
+	return true;
+}
+
+/* Next message; watch events are noted and reported as type XS_WATCH_EVENT. */
+static bool xb_recv(struct xb_conn *c, struct xsd_sockmsg *hdr, char *body, size_t bodymax)
+{
+	if (!xb_read_exact(c->fd, hdr, sizeof(*hdr)) || hdr->len >= bodymax ||
+	    !xb_read_exact(c->fd, body, hdr->len))
+		return false;
+	body[hdr->len] = '\0';
+	if (hdr->type == XS_WATCH_EVENT) {
+		/* body: path \0 token \0 */
+		const char *token = body + strnlen(body, hdr->len) + 1;
+
+		if (token < body + hdr->len) {
+			if (!strcmp(token, "role"))
+				c->pending_role = true;
+			else if (!strcmp(token, "control"))
+				c->pending_control = true;
+		}
+	}
+	return true;
+}
+
+/* One request, its reply into body; false on I/O failure. */
+static bool xb_request(struct xb_conn *c, uint32_t type, const char *a, const char *b,
+		       struct xsd_sockmsg *reply, char *body, size_t bodymax)
+{
+	char msg[sizeof(struct xsd_sockmsg) + XENSTORE_PAYLOAD_MAX];
+	struct xsd_sockmsg hdr = { .type = type, .req_id = ++c->next_req };
+	size_t la = strlen(a) + 1, lb = b ? strlen(b) + 1 : 0;
+
+	if (la + lb > XENSTORE_PAYLOAD_MAX)
+		return false;
+	hdr.len = (uint32_t)(la + lb);
+	memcpy(msg, &hdr, sizeof(hdr));
+	memcpy(msg + sizeof(hdr), a, la);
+	if (b)
+		memcpy(msg + sizeof(hdr) + la, b, lb);
+	/* one write: the device takes a whole message atomically */
+	if (write(c->fd, msg, sizeof(hdr) + hdr.len) != (ssize_t)(sizeof(hdr) + hdr.len))
+		return false;
+	do {
+		if (!xb_recv(c, reply, body, bodymax))
+			return false;
+	} while (reply->type == XS_WATCH_EVENT || reply->req_id != hdr.req_id);
+	return true;
+}
+
+/* The key's value, or NULL when it does not exist (or on error). */
+static char *xb_read_value(struct xb_conn *c, const char *key)
+{
+	char path[128], body[XENSTORE_PAYLOAD_MAX + 1];
+	struct xsd_sockmsg reply;
+
+	xs_path(path, sizeof(path), key);
+	if (!xb_request(c, XS_READ, path, NULL, &reply, body, sizeof(body)) ||
+	    reply.type != XS_READ)
+		return NULL;
+	return strdup(body);
+}
+
+static bool xb_watch(struct xb_conn *c, const char *key, const char *token)
+{
+	char path[128], body[XENSTORE_PAYLOAD_MAX + 1];
+	struct xsd_sockmsg reply;
+
+	xs_path(path, sizeof(path), key);
+	if (!xb_request(c, XS_WATCH, path, token, &reply, body, sizeof(body)))
+		return false;
+	if (reply.type == XS_ERROR) {
+		errno = EINVAL;
+		agent_log("watch %s refused: %s", path, body);
+		return false;
+	}
+	return true;
+}
+
 static void *xenstore_thread(void *arg)
 {
-	char role_path[128], control_path[128], last_role[16] = "";
+	struct xb_conn c = { .fd = open(XB_DEV, O_RDWR | O_CLOEXEC) };
+	char last_role[16] = "", body[XENSTORE_PAYLOAD_MAX + 1];
+	struct xsd_sockmsg hdr;
 	(void)arg;
 
-	xs_path(role_path, sizeof(role_path), FO_HB_XS_ROLE);
-	xs_path(control_path, sizeof(control_path), FO_HB_XS_CONTROL);
-	if (!xs_watch(xs, role_path, "role") || !xs_watch(xs, control_path, "control")) {
-		agent_log("cannot watch %s: %s (roles and drills disabled)", FO_HB_XS_DIR,
-			  strerror(errno));
+	if (c.fd < 0 || !xb_watch(&c, FO_HB_XS_ROLE, "role") ||
+	    !xb_watch(&c, FO_HB_XS_CONTROL, "control")) {
+		agent_log("cannot watch %s via %s: %s (roles and drills disabled)", FO_HB_XS_DIR,
+			  XB_DEV, strerror(errno));
 		return NULL;
 	}
 	for (;;) {
-		unsigned n;
-		char **vec = xs_read_watch(xs, &n);
 		char *value;
 
-		if (!vec) {
-			agent_log("xenstore watch failed: %s (roles and drills disabled)",
-				  strerror(errno));
-			return NULL;
+		while (!c.pending_role && !c.pending_control) {
+			if (!xb_recv(&c, &hdr, body, sizeof(body))) {
+				agent_log("xenstore connection lost: %s (roles and drills disabled)",
+					  strerror(errno));
+				return NULL;
+			}
 		}
-		if (!strcmp(vec[XS_WATCH_TOKEN], "role")) {
-			value = xs_read_key(xs, FO_HB_XS_ROLE);
+		if (c.pending_role) {
+			c.pending_role = false;
+			value = xb_read_value(&c, FO_HB_XS_ROLE);
 			handle_role(value, last_role, sizeof(last_role));
-		} else {
-			value = xs_read_key(xs, FO_HB_XS_CONTROL);
-			handle_control(value);
+			free(value);
 		}
-		free(value);
-		free(vec);
+		if (c.pending_control) {
+			c.pending_control = false;
+			value = xb_read_value(&c, FO_HB_XS_CONTROL);
+			handle_control(value);
+			free(value);
+		}
 	}
 }
 
@@ -530,14 +633,14 @@ static void beat(xenevtchn_handle *xce, uint64_t *seq, uint32_t extra_flags)
 		agent_log("notify: %s", strerror(errno));
 }
 
-static void page_init(uint64_t boot_id)
+static void page_init(uint64_t id)
 {
 	memset((void *)page, 0, FO_HB_PAGE_SIZE);
 	page->magic = FO_HB_MAGIC;
 	page->abi_version = FO_HB_ABI_VERSION;
 	page->period_ms = opt.period_ms;
 	page->app_status = FO_HB_APP_UNKNOWN;
-	page->boot_id = boot_id;
+	page->boot_id = id;
 	atomic_thread_fence(memory_order_release);
 }
 
