@@ -83,12 +83,23 @@ static void on_domains_changed(void *ctx)
 		fo_pair_on_domains_changed(&m->pairs[i]);
 }
 
+static void on_domain_created(void *ctx, const char *config_path, int err, const char *reason)
+{
+	struct fo_manager *m = ctx;
+
+	for (size_t i = 0; i < m->n_pairs; i++)
+		for (int j = 0; j < 2; j++)
+			if (strcmp(fo_pair_member_config(&m->pairs[i], j), config_path) == 0)
+				fo_pair_on_created(&m->pairs[i], j, err, reason);
+}
+
 struct fo_hv_callbacks fo_manager_hv_callbacks(struct fo_manager *m)
 {
 	return (struct fo_hv_callbacks){ .ctx = m,
 					 .heartbeat = on_heartbeat,
 					 .agent = on_agent,
-					 .domains_changed = on_domains_changed };
+					 .domains_changed = on_domains_changed,
+					 .domain_created = on_domain_created };
 }
 
 void fo_manager_attach_hv(struct fo_manager *m, struct fo_hv *hv)

@@ -374,18 +374,18 @@ static void start_rebuild(struct fo_pair *p, int idx)
 {
 	struct fo_hv *hv = p->env->hv;
 	struct fo_member *m = &p->m[idx];
-	const char *cfgpath = strcmp(m->name, p->cfg.active) == 0 ? p->cfg.active_config : p->cfg.standby_config;
-	fo_domid_t domid;
+	const char *cfgpath = fo_pair_member_config(p, idx);
 	int r;
 
-	r = hv->ops->create(hv, cfgpath, &domid);
+	r = hv->ops->create(hv, cfgpath);
 	if (r < 0) {
 		become(p, FO_PAIR_DEGRADED, "rebuild of %s from %s failed: %s", m->name, cfgpath, strerror(-r));
 		return;
 	}
-	m->domid = FO_DOMID_INVALID; /* found again by name below, and watched */
-	refresh_member(p, m);
+	/* Found again by name once it exists (domain_created or
+	 * @introduceDomain), then watched like any member. */
 	p->rebuild_member = idx;
+	refresh_member(p, m);
 	m->usable = false;
 	set_deadline(m, FO_DL_REBUILD, now_ns(p) + FO_ARM_WAIT_NS);
 	become(p, FO_PAIR_REBUILDING, "rebuilding %s as the new standby", m->name);
@@ -605,6 +605,26 @@ void fo_pair_on_agent(struct fo_pair *p, int idx, int err, const char *reason)
 	if (err < 0 && fo_ratelimit_ok(&m->garbage_rl, now_ns(p)))
 		fo_warn("pair %s: heartbeat channel of %s (domain %u) refused: %s", p->cfg.name, m->name, m->domid,
 			reason);
+}
+
+const char *fo_pair_member_config(const struct fo_pair *p, int idx)
+{
+	return strcmp(p->m[idx].name, p->cfg.active) == 0 ? p->cfg.active_config : p->cfg.standby_config;
+}
+
+void fo_pair_on_created(struct fo_pair *p, int idx, int err, const char *reason)
+{
+	if (p->state != FO_PAIR_REBUILDING || p->rebuild_member != idx)
+		return;
+	if (err < 0) {
+		p->rebuild_member = -1;
+		set_deadline(&p->m[idx], FO_DL_NONE, 0);
+		become(p, FO_PAIR_DEGRADED, "rebuild of %s failed: %s", p->m[idx].name, reason);
+		return;
+	}
+	refresh_member(p, &p->m[idx]);
+	snprintf(p->reason, sizeof(p->reason), "rebuilt %s (domain %u), waiting for its first heartbeat",
+		 p->m[idx].name, p->m[idx].domid);
 }
 
 void fo_pair_on_deadline(struct fo_pair *p, int idx)

@@ -111,6 +111,10 @@ void fo_pair_disarm(struct fo_pair *p);
 void fo_pair_on_heartbeat(struct fo_pair *p, int member, const struct fo_hb_page *page);
 void fo_pair_on_agent(struct fo_pair *p, int member, int err, const char *reason);
 void fo_pair_on_deadline(struct fo_pair *p, int member);
+/* A rebuild's create() finished (see hv.h domain_created). */
+void fo_pair_on_created(struct fo_pair *p, int member, int err, const char *reason);
+/* The xl config file of a member (pair's domain_config). */
+const char *fo_pair_member_config(const struct fo_pair *p, int member);
 void fo_pair_on_domains_changed(struct fo_pair *p);
 
 /* Operator requests: 0 or -errno with a message in err. */

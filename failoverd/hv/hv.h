@@ -64,6 +64,9 @@ struct fo_hv_callbacks {
 	/* Some domain changed state (@releaseDomain / @introduceDomain fired):
 	 * the daemon re-reads the state of its members. */
 	void (*domains_changed)(void *ctx);
+	/* A create() started earlier finished: the domain exists (err == 0) or
+	 * could not be built (err < 0, reason says why). */
+	void (*domain_created)(void *ctx, const char *config_path, int err, const char *reason);
 };
 
 struct fo_hv;
@@ -81,8 +84,11 @@ struct fo_hv_ops {
 	int (*unpause)(struct fo_hv *hv, fo_domid_t domid);
 	int (*set_affinity)(struct fo_hv *hv, fo_domid_t domid, const int *pcpus, size_t n_pcpus);
 	int (*destroy)(struct fo_hv *hv, fo_domid_t domid);
-	/* Create a domain from an xl-style config file; the new domain runs. */
-	int (*create)(struct fo_hv *hv, const char *config_path, fo_domid_t *ret_domid);
+	/* Start creating a domain from an xl-style config file; the new domain
+	 * runs. Asynchronous: returns 0 once started, domain_created() reports
+	 * the outcome; the domain is then found by name. Building a domain
+	 * takes seconds and never runs on the daemon's loop. */
+	int (*create)(struct fo_hv *hv, const char *config_path);
 
 	/* Start / stop following a member's heartbeat agent (xenstore discovery,
 	 * page mapping, event-channel binding). Idempotent. */

@@ -486,11 +486,10 @@ static int xen_destroy(struct fo_hv *hv, fo_domid_t domid)
 	return xc_domain_destroy(x->xch, domid) < 0 ? neg_errno() : 0;
 }
 
-static int xen_create(struct fo_hv *hv, const char *config_path, fo_domid_t *ret_domid)
+static int xen_create(struct fo_hv *hv, const char *config_path)
 {
 	(void)hv;
 	(void)config_path;
-	(void)ret_domid;
 	return -EOPNOTSUPP; /* domain re-creation comes later (libxl_domain_create_new) */
 }
 
