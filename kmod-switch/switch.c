@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * switch.c - the domctls and the fenced switch.
+ *
+ * Linux has no copy of Xen's domctl.h (the interface is versioned and
+ * private to the toolstack), so the few fields used here are declared below
+ * for Xen 4.17, XEN_DOMCTL_INTERFACE_VERSION 0x15. A hypervisor with another
+ * version answers every domctl with -EACCES, which surfaces at the first
+ * GETSTATE, before anything is paused.
+ *
+ * The op lives on the caller's stack: dom0 is a PV guest, so Xen reads it
+ * through dom0's own page tables and a (vmapped) kernel stack address is as
+ * good as any. That keeps these functions free of allocation and locking.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/build_bug.h>
+#include <linux/errno.h>
+#include <linux/ktime.h>
+#include <linux/stddef.h>
+#include <linux/string.h>
+
+#include <xen/interface/xen.h>
+#include <xen/interface/sched.h>
+#include <asm/xen/hypercall.h>
+
+#include "switch.h"
+
+#define FO_DOMCTL_INTERFACE_VERSION 0x15u
+#define FO_DOMCTL_pausedomain   3u
+#define FO_DOMCTL_unpausedomain 4u
+#define FO_DOMCTL_getdomaininfo 5u
+
+#define FO_DOMINF_dying    (1u << 0)
+#define FO_DOMINF_shutdown (1u << 2)
+#define FO_DOMINF_paused   (1u << 3)
+#define FO_DOMINF_shutdownshift 16
+#define FO_DOMINF_shutdownmask  255u
+
+/*
+ * How often a failed pause/unpause is retried, as in failoverd's
+ * switchover.c: each try is one hypercall (microseconds), more tries would
+ * only hide a broken hypervisor.
+ */
+#define FO_SWITCH_TRIES 3
+
+struct fo_domctl {
+	u32 cmd;
+	u32 interface_version;
+	u16 domain;
+	u16 pad[3];
+	union {
+		struct {
+			u16 domain; /* the domain Xen actually reported */
+			u16 pad1;
+			u32 flags;  /* XEN_DOMINF_* */
+		} getdomaininfo;    /* leading fields only; the rest is unused */
+		u64 align;
+		u8 pad[128];
+	} u;
+};
+static_assert(offsetof(struct fo_domctl, u) == 16);
+static_assert(sizeof(struct fo_domctl) == 144);
+
+static int domctl(struct fo_domctl *op, u32 cmd, u32 domid)
+{
+	op->cmd = cmd;
+	op->interface_version = FO_DOMCTL_INTERFACE_VERSION;
+	op->domain = (u16)domid;
+	/* Xen's errno values are Linux's for everything a domctl returns. */
+	return _hypercall1(int, domctl, op);
+}
+
+int fo_dom_pause(u32 domid)
+{
+	struct fo_domctl op = {};
+
+	return domctl(&op, FO_DOMCTL_pausedomain, domid);
+}
+
+int fo_dom_unpause(u32 domid)
+{
+	struct fo_domctl op = {};
+
+	return domctl(&op, FO_DOMCTL_unpausedomain, domid);
+}
+
+static u32 state_from_flags(u32 flags)
+{
+	u32 reason = (flags >> FO_DOMINF_shutdownshift) & FO_DOMINF_shutdownmask;
+
+	if (flags & FO_DOMINF_dying)
+		return FO_SWITCH_DOM_DYING;
+	if ((flags & FO_DOMINF_shutdown) && reason == SHUTDOWN_crash)
+		return FO_SWITCH_DOM_CRASHED;
+	if (flags & FO_DOMINF_shutdown)
+		return FO_SWITCH_DOM_SHUTDOWN;
+	if (flags & FO_DOMINF_paused)
+		return FO_SWITCH_DOM_PAUSED;
+	return FO_SWITCH_DOM_RUNNING;
+}
+
+int fo_dom_get_state(u32 domid, u32 *ret_state)
+{
+	struct fo_domctl op = {};
+	int r;
+
+	r = domctl(&op, FO_DOMCTL_getdomaininfo, domid);
+	if (r == -ESRCH) {
+		*ret_state = FO_SWITCH_DOM_GONE;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	/* Xen 4.17 answers with the first domain whose id is >= the one asked
+	 * for: a neighbour must never be mistaken for the domain. */
+	if (op.u.getdomaininfo.domain != domid) {
+		*ret_state = FO_SWITCH_DOM_GONE;
+		return 0;
+	}
+	*ret_state = state_from_flags(op.u.getdomaininfo.flags);
+	return 0;
+}
+
+static bool is_dead(u32 state)
+{
+	return state != FO_SWITCH_DOM_RUNNING && state != FO_SWITCH_DOM_PAUSED;
+}
+
+/* An unreadable state is not fenced. */
+static bool confirm_fenced(u32 domid, u32 *state)
+{
+	if (fo_dom_get_state(domid, state) < 0)
+		return false;
+	return *state != FO_SWITCH_DOM_RUNNING;
+}
+
+static int fence(u32 domid, u32 *state)
+{
+	int i;
+
+	*state = FO_SWITCH_DOM_RUNNING;
+	for (i = 0; i < FO_SWITCH_TRIES; i++) {
+		/* Whatever pause says (-ESRCH: gone, -EOVERFLOW: paused 255
+		 * times already), the domain's state decides. */
+		fo_dom_pause(domid);
+		if (confirm_fenced(domid, state))
+			return 0;
+	}
+	return -EIO;
+}
+
+int fo_switch_fenced(struct fo_switch_req *req)
+{
+	u32 st = FO_SWITCH_DOM_GONE;
+	int i, r;
+
+	req->result = FO_SWITCH_OK;
+	req->flags = 0;
+	req->standby_state = FO_SWITCH_DOM_PAUSED; /* untouched so far */
+	memset(&req->phases, 0, sizeof(req->phases));
+
+	/* 1. Fence the active. */
+	req->phases.pause_issued_ns = ktime_get_ns();
+	if (fence(req->active, &req->active_state) < 0) {
+		fo_dom_get_state(req->standby, &req->standby_state);
+		req->result = FO_SWITCH_ABORTED;
+		return -EIO;
+	}
+	req->phases.pause_done_ns = ktime_get_ns();
+
+	/* 2. Start the standby, only now that the active cannot run. */
+	req->phases.unpause_issued_ns = ktime_get_ns();
+	for (i = 0; i < FO_SWITCH_TRIES; i++) {
+		r = fo_dom_unpause(req->standby);
+		if (fo_dom_get_state(req->standby, &st) == 0 && st == FO_SWITCH_DOM_RUNNING)
+			break;
+		if (r == -ESRCH || is_dead(st))
+			break; /* retrying cannot bring back a dead domain */
+	}
+	req->standby_state = st;
+	if (st != FO_SWITCH_DOM_RUNNING) {
+		req->result = FO_SWITCH_FAILED;
+		return -EIO;
+	}
+	req->phases.unpause_done_ns = ktime_get_ns();
+
+	/* 3. Something outside us (an operator's `xl unpause`) may have started
+	 * the old active meanwhile: the new active wins, the old one is fenced
+	 * again, and if that fails both are stopped rather than both run. */
+	if (!confirm_fenced(req->active, &req->active_state)) {
+		req->flags |= FO_SWITCH_F_REFENCED;
+		if (fence(req->active, &req->active_state) < 0) {
+			fence(req->standby, &req->standby_state);
+			req->result = FO_SWITCH_ABORTED;
+			return -EIO;
+		}
+	}
+	return 0;
+}
