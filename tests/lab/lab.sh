@@ -1,0 +1,366 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# lab.sh - the real-Xen lab: Xen 4.17 under QEMU/TCG, a busybox dom0 that
+# runs one scenario, results parsed from the serial log.
+#
+#   tests/lab/lab.sh deps                 install the host packages (apt-get)
+#   tests/lab/lab.sh list                 list the scenarios
+#   tests/lab/lab.sh image [OPTIONS]      build the images only
+#   tests/lab/lab.sh run SCENARIO [OPTIONS]
+#       --build-dir DIR   the CMake build tree holding failoverd, failoverctl,
+#                         fo-heartbeat, fo-observer, fo-labtime (default:
+#                         $FO_BUILD_DIR or <repo>/build)
+#       --timeout S       wall-clock limit for the whole boot (default 300)
+#       --xen FILE        boot this hypervisor (ELF or .gz) instead of Debian's
+#       -v, --verbose     stream the serial console while it runs
+#
+# Exit status of `run`: 0 only when the scenario printed a PASS result.
+# Files: <build>/logs/<scenario>.log (serial), <build>/logs/<scenario>.json
+# (parsed result + metrics); images under $FO_LAB_DIR or <build>/lab.
+set -euo pipefail
+
+LAB_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$LAB_SRC/../.." && pwd)
+export LAB_SRC
+# shellcheck source=mkimage.sh
+. "$LAB_SRC/mkimage.sh"
+
+# Host packages. The dom0 image is made of these, so they are also what the
+# base image's cache key is computed from.
+DEPS_PACKAGES="qemu-system-x86 xen-hypervisor-4.17-amd64 xen-utils-4.17 xenstore-utils libxen-dev
+ linux-image-amd64 busybox-static cpio gzip xz-utils jq stress-ng python3 gcc libc6-dev"
+XEN_GZ=/boot/xen-4.17-amd64.gz
+# Debian's python3 (stdlib lzma/gzip/json only) over whatever PATH offers.
+PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+export PYTHON
+# dom0 needs this much wall time besides the scenario itself: Xen + dom0
+# boot, then the poweroff. The scenario's own limit in dom0 is the rest.
+BOOT_MARGIN_S=45
+
+die() {
+	echo "lab: $*" >&2
+	exit 1
+}
+
+note() {
+	echo "lab: $*"
+}
+
+usage() {
+	sed -n '4,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	exit 2
+}
+
+cmd_deps() {
+	local missing="" p
+	for p in $DEPS_PACKAGES; do
+		dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing="$missing $p"
+	done
+	if [ -z "$missing" ]; then
+		note "all host packages present"
+		return 0
+	fi
+	note "installing:$missing"
+	[ "$(id -u)" = 0 ] || die "deps needs root (apt-get)"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update
+	# shellcheck disable=SC2086
+	apt-get install -y --no-install-recommends $missing
+}
+
+# The owning package of a file, or nothing. Looks the merged-/usr twin up too.
+dpkg_owner() {
+	local f=$1 out
+	out=$(dpkg -S "$f" 2>/dev/null || true)
+	[ -n "$out" ] || out=$(dpkg -S "/usr$f" 2>/dev/null || true)
+	[ -n "$out" ] || out=$(dpkg -S "${f#/usr}" 2>/dev/null || true)
+	echo "$out" | grep -v '^diversion' | head -1 | sed 's/: .*//; s/:.*//'
+}
+
+# Pick the dom0 kernel: the newest /boot/vmlinuz-* whose image and whose
+# Xen modules belong to the same installed package at the same version
+# (a kernel booted with another build's modules fails at insmod, or worse).
+# FO_LAB_KERNEL=VERSION forces one. Sets KVER, KPKG, KPKG_VERSION.
+pick_kernel() {
+	local img kv m f pkg_img pkg_mod ver_img ver_mod why="" ok
+	local candidates
+	if [ -n "${FO_LAB_KERNEL:-}" ]; then
+		candidates=/boot/vmlinuz-$FO_LAB_KERNEL
+	else
+		candidates=$(ls /boot/vmlinuz-* 2>/dev/null | sort -V -r || true)
+	fi
+	for img in $candidates; do
+		[ -f "$img" ] || { why="$why $img: missing;"; continue; }
+		kv=${img#/boot/vmlinuz-}
+		pkg_img=$(dpkg_owner "$img")
+		[ -n "$pkg_img" ] || { why="$why $kv: image not from a package;"; continue; }
+		ver_img=$(dpkg-query -W -f '${Version}' "$pkg_img" 2>/dev/null || true)
+		ok=1
+		for m in $DOM0_MODULES; do
+			f=$(find "/lib/modules/$kv" -name "$m.ko*" 2>/dev/null | head -1)
+			if [ -z "$f" ]; then
+				why="$why $kv: no module $m;"; ok=0; break
+			fi
+			pkg_mod=$(dpkg_owner "$f")
+			ver_mod=$(dpkg-query -W -f '${Version}' "$pkg_mod" 2>/dev/null || true)
+			if [ "$pkg_mod" != "$pkg_img" ] || [ "$ver_mod" != "$ver_img" ]; then
+				why="$why $kv: image from $pkg_img $ver_img but $m from ${pkg_mod:-no package} $ver_mod;"
+				ok=0; break
+			fi
+		done
+		[ $ok = 1 ] || continue
+		KVER=$kv KPKG=$pkg_img KPKG_VERSION=$ver_img
+		return 0
+	done
+	die "no usable dom0 kernel in /boot:${why:- none installed} (install linux-image-amd64)"
+}
+
+# The base image's cache key: every package its files come from, the
+# kernel, and the builder script itself.
+base_key() {
+	{
+		echo "kernel=$KVER $KPKG=$KPKG_VERSION"
+		dpkg-query -W -f '${Package}=${Version}\n' 2>/dev/null |
+			grep -E '^(xen-|libxen|xenstore-utils|busybox-static|jq|libjq|libonig|stress-ng|libc6|libgcc-s1|libyajl|libuuid|zlib1g|liblzma|libzstd)' |
+			LC_ALL=C sort
+		sha256sum "$LAB_SRC/mkimage.sh" | cut -d' ' -f1
+	} | sha256sum | cut -c1-16
+}
+
+ensure_base() {
+	local key
+	key=$(base_key)
+	BASE_IMG=$LAB_DIR/cache/dom0-base-$key.cpio.gz
+	mkdir -p "$LAB_DIR/cache"
+	(
+		# Two runs sharing a lab dir must not build the same file at once.
+		flock 9
+		if [ -s "$BASE_IMG" ]; then
+			note "base image cached: $(basename "$BASE_IMG")"
+		else
+			note "building base image for kernel $KVER ($KPKG $KPKG_VERSION)"
+			img_base "$BASE_IMG" "$KVER"
+			# Old keys are dead weight (~40 MB each).
+			find "$LAB_DIR/cache" -name 'dom0-base-*.cpio.gz' ! -name "$(basename "$BASE_IMG")" -delete
+			note "base image $(du -h "$BASE_IMG" | cut -f1) built"
+		fi
+	) 9> "$LAB_DIR/cache/.lock"
+}
+
+# The lab's own C helpers: from the CMake build when it has them, else
+# compiled here with gcc (lets the lab run before the project configures).
+lab_tool() {
+	local name=$1 src=$2 libs=$3 out
+	if [ -x "$BUILD_DIR/tests/lab/$name" ]; then
+		echo "$BUILD_DIR/tests/lab/$name"
+		return 0
+	fi
+	out=$LAB_DIR/bin/$name
+	mkdir -p "$LAB_DIR/bin"
+	if [ ! -x "$out" ] || [ "$LAB_SRC/$src" -nt "$out" ]; then
+		# shellcheck disable=SC2086
+		gcc -std=gnu11 -O2 -Wall -o "$out" "$LAB_SRC/$src" $libs >&2 ||
+			die "cannot build $name"
+	fi
+	echo "$out"
+}
+
+find_project_bins() {
+	FAILOVERD=${FO_FAILOVERD:-$BUILD_DIR/failoverd/failoverd}
+	FAILOVERCTL=${FO_FAILOVERCTL:-$BUILD_DIR/failoverd/failoverctl}
+	HEARTBEAT=${FO_HEARTBEAT:-$BUILD_DIR/guest-heartbeat/fo-heartbeat}
+	OBSERVER=$(lab_tool fo-observer observer.c "-lxenctrl -lxenstore")
+	LABTIME=$(lab_tool fo-labtime labtime.c "")
+}
+
+# A scenario's "# needs: a b" line names the project binaries it cannot run
+# without; better to say so here than to boot for nothing.
+check_needs() {
+	local needs b path
+	needs=$(sed -n 's/^# needs:\(.*\)/\1/p' "$LAB_SRC/scenarios/$SCENARIO.sh" | head -1)
+	for b in $needs; do
+		case $b in
+		failoverd) path=$FAILOVERD ;;
+		failoverctl) path=$FAILOVERCTL ;;
+		fo-heartbeat) path=$HEARTBEAT ;;
+		*) continue ;;
+		esac
+		if [ ! -x "$path" ]; then
+			echo "FAIL $SCENARIO: needs $b, not found at $path (build the project first)"
+			exit 1
+		fi
+	done
+}
+
+# The per-run part of dom0's initramfs: /init, scenarios, project binaries
+# with their libraries, the domU image. Appended to the base as a second
+# gzip member; Linux unpacks concatenated archives in order.
+build_project_image() {
+	local root=$RUN_DIR/project b
+	rm -rf "$root"
+	mkdir -p "$root/lab/bin" "$root/lab/scenarios" "$root/lab/configs" "$root/boot"
+	install -m 0755 "$LAB_SRC/dom0/init" "$root/init"
+	install -m 0755 "$LAB_SRC"/scenarios/*.sh "$root/lab/scenarios/"
+	img_copy_exe "$root" "$OBSERVER" /lab/bin/fo-observer
+	img_copy_exe "$root" "$LABTIME" /lab/bin/fo-labtime
+	local have_fod=0 have_ctl=0 have_agent=0
+	if [ -x "$FAILOVERD" ]; then img_copy_exe "$root" "$FAILOVERD" /lab/bin/failoverd; have_fod=1; fi
+	if [ -x "$FAILOVERCTL" ]; then img_copy_exe "$root" "$FAILOVERCTL" /lab/bin/failoverctl; have_ctl=1; fi
+	local agent=""
+	if [ -x "$HEARTBEAT" ]; then agent=$HEARTBEAT; have_agent=1; fi
+	for b in "$REPO"/configs/*.json; do
+		[ -f "$b" ] && cp "$b" "$root/lab/configs/"
+	done
+	img_domu "$root/boot/domu.cpio.gz" "$KVER" "$agent"
+	# Libraries copied for the project binaries sit under /usr/lib already
+	# (canonical paths), so nothing here replaces the base's /lib symlink.
+	rm -f "$root/lib" "$root/lib64"
+	cat > "$root/lab/manifest" <<EOF
+scenario=$SCENARIO
+kernel=$KVER
+failoverd=$have_fod
+failoverctl=$have_ctl
+agent=$have_agent
+build_dir=$BUILD_DIR
+EOF
+	img_pack "$root" "$RUN_DIR/project.cpio.gz"
+	cat "$BASE_IMG" "$RUN_DIR/project.cpio.gz" > "$RUN_DIR/dom0.cpio.gz"
+	rm -rf "$root"
+}
+
+prepare_xen() {
+	XEN_ELF=$RUN_DIR/xen
+	if [ -n "$XEN_FILE" ]; then
+		case $XEN_FILE in
+		*.gz) zcat "$XEN_FILE" > "$XEN_ELF" ;;
+		*) cp "$XEN_FILE" "$XEN_ELF" ;;
+		esac
+	else
+		[ -f "$XEN_GZ" ] || die "$XEN_GZ missing (tests/lab/lab.sh deps)"
+		# QEMU's -kernel loads the 32-bit multiboot ELF inside the .gz.
+		zcat "$XEN_GZ" > "$XEN_ELF"
+	fi
+}
+
+parse_opts() {
+	BUILD_DIR=${FO_BUILD_DIR:-$REPO/build}
+	TIMEOUT=300
+	XEN_FILE=""
+	VERBOSE=${FO_LAB_VERBOSE:-0}
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--build-dir) BUILD_DIR=$2; shift 2 ;;
+		--build-dir=*) BUILD_DIR=${1#*=}; shift ;;
+		--timeout) TIMEOUT=$2; shift 2 ;;
+		--timeout=*) TIMEOUT=${1#*=}; shift ;;
+		--xen) XEN_FILE=$2; shift 2 ;;
+		--xen=*) XEN_FILE=${1#*=}; shift ;;
+		-v|--verbose) VERBOSE=1; shift ;;
+		*) die "unknown option $1" ;;
+		esac
+	done
+	mkdir -p "$BUILD_DIR"
+	BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
+	LAB_DIR=${FO_LAB_DIR:-$BUILD_DIR/lab}
+	LOG_DIR=$BUILD_DIR/logs
+	mkdir -p "$LAB_DIR" "$LOG_DIR"
+	LAB_DIR=$(cd "$LAB_DIR" && pwd)
+	case $TIMEOUT in ''|*[!0-9]*) die "--timeout needs seconds" ;; esac
+}
+
+prepare_images() {
+	local t0=$SECONDS
+	command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (tests/lab/lab.sh deps)"
+	pick_kernel
+	note "dom0 kernel $KVER from $KPKG $KPKG_VERSION (image and modules match)"
+	ensure_base
+	find_project_bins
+	RUN_DIR=$LAB_DIR/run-$SCENARIO
+	mkdir -p "$RUN_DIR"
+	# QEMU splits -initrd on commas and the module command line on spaces.
+	case $RUN_DIR in *[,\ ]*) die "lab dir $RUN_DIR must not contain commas or spaces" ;; esac
+	build_project_image
+	prepare_xen
+	note "images ready in $((SECONDS - t0)) s (agent: $([ -x "$HEARTBEAT" ] && echo yes || echo no)," \
+		"failoverd: $([ -x "$FAILOVERD" ] && echo yes || echo no))"
+}
+
+cmd_image() {
+	SCENARIO=${SCENARIO:-smoke}
+	parse_opts "$@"
+	prepare_images
+	note "dom0 image: $RUN_DIR/dom0.cpio.gz, hypervisor: $XEN_ELF, kernel: /boot/vmlinuz-$KVER"
+}
+
+cmd_run() {
+	[ $# -ge 1 ] || usage
+	SCENARIO=$1
+	shift
+	[ -f "$LAB_SRC/scenarios/$SCENARIO.sh" ] && [ "$SCENARIO" != common ] ||
+		die "no scenario '$SCENARIO' (tests/lab/lab.sh list)"
+	parse_opts "$@"
+	find_project_bins
+	check_needs
+	prepare_images
+
+	local log=$LOG_DIR/$SCENARIO.log dom0_timeout rc t0
+	dom0_timeout=$((TIMEOUT - BOOT_MARGIN_S))
+	[ $dom0_timeout -ge 30 ] || dom0_timeout=30
+	local xen_args="dom0_mem=1024M,max:1024M console=com1 com1=115200,8n1 noreboot dom0_max_vcpus=2"
+	local dom0_args="console=hvc0 earlyprintk=xen rdinit=/init quiet fo.scenario=$SCENARIO fo.timeout=$dom0_timeout"
+	# One emulated machine per host at a time, across build trees too: two
+	# QEMUs on two cores stretch every timing the scenarios check.
+	local lock=${FO_LAB_LOCK:-/tmp/fo-lab.lock}
+	exec 8> "$lock"
+	if ! flock -n 8; then
+		note "another lab run holds $lock; waiting for it"
+		flock 8
+	fi
+	note "booting scenario $SCENARIO (timeout ${TIMEOUT}s, serial log $log)"
+	t0=$(date +%s.%N)
+	set +e
+	# -accel tcg: KVM cannot run Xen here (emulation failure on CET);
+	# -cpu qemu64,+svm: what Xen 4.17 accepts under TCG; stdin from
+	# /dev/null so QEMU never puts a terminal into raw mode.
+	local qemu=(timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi
+		-cpu qemu64,+svm -m 2048 -smp 2 -nographic -no-reboot
+		-kernel "$XEN_ELF" -append "$xen_args"
+		-initrd "/boot/vmlinuz-$KVER $dom0_args,$RUN_DIR/dom0.cpio.gz")
+	if [ "$VERBOSE" = 1 ]; then
+		"${qemu[@]}" < /dev/null 2>&1 | tee "$log"
+		rc=${PIPESTATUS[0]}
+	else
+		"${qemu[@]}" < /dev/null > "$log" 2>&1
+		rc=$?
+	fi
+	set -e
+	exec 8>&-
+	local wall
+	wall=$(echo "$(date +%s.%N) $t0" | awk '{ printf "%.1f", $1 - $2 }')
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		note "qemu killed after ${TIMEOUT}s timeout"
+	elif [ $rc -ne 0 ]; then
+		note "qemu exited with status $rc"
+	fi
+	note "wall time ${wall}s"
+	echo "@@FO-LAB {\"scenario\":\"$SCENARIO\",\"wall_s\":$wall,\"qemu_rc\":$rc}" >> "$log"
+	"$PYTHON" "$LAB_SRC/results.py" "$log" "$SCENARIO" "$LOG_DIR/$SCENARIO.json"
+}
+
+cmd_list() {
+	local f
+	for f in "$LAB_SRC"/scenarios/*.sh; do
+		f=$(basename "$f" .sh)
+		[ "$f" = common ] || echo "$f"
+	done
+}
+
+case ${1:-} in
+deps) shift; cmd_deps "$@" ;;
+run) shift; cmd_run "$@" ;;
+image) shift; cmd_image "$@" ;;
+list) cmd_list ;;
+*) usage ;;
+esac

@@ -1,0 +1,201 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# mkimage.sh - builds the lab's initramfs archives from host packages.
+# Sourced by lab.sh for its helpers, or run directly:
+#
+#   mkimage.sh base OUT.cpio.gz KVER     dom0 base: busybox, Xen tools and libs,
+#                                        jq, stress-ng, dom0 kernel modules and
+#                                        the kernel the domUs boot
+#   mkimage.sh domu OUT.cpio.gz KVER [FO_HEARTBEAT]
+#                                        domU: busybox, guest modules, /init, agent
+#
+# The base archive is cached by lab.sh under a key that includes this file's
+# hash, so any change here rebuilds it.
+#
+# Layout rule: the images are merged-/usr like the host (/lib -> usr/lib,
+# /lib64 -> usr/lib64) and every file is stored under its canonical path, so
+# a later archive concatenated onto this one (the per-run project part)
+# never has to replace a directory with a symlink or the other way round.
+set -euo pipefail
+
+LAB_SRC=${LAB_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
+XEN_BIN=${XEN_BIN:-/usr/lib/xen-4.17/bin}
+
+# The kernel modules each side needs. dom0 talks to the hypervisor
+# (privcmd), xenstore (xenfs) and guests (evtchn, gntdev, gntalloc); a domU
+# only shares a page and an event channel with dom0.
+DOM0_MODULES="xen-evtchn xen-privcmd xen-gntdev xen-gntalloc xenfs"
+DOMU_MODULES="xen-evtchn xen-gntalloc xen-gntdev"
+
+img_skeleton() {
+	local root=$1
+	rm -rf "$root"
+	mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,run,root,boot,mnt} \
+		"$root"/usr/{bin,sbin,lib/x86_64-linux-gnu,lib64} "$root"/var/{lib,log,run}
+	ln -s usr/lib "$root/lib"
+	ln -s usr/lib64 "$root/lib64"
+	chmod 1777 "$root/tmp"
+	# busybox as /bin/busybox plus one symlink per applet; never a
+	# `busybox -> busybox` link (ELOOP at exec time).
+	cp /bin/busybox "$root/bin/busybox"
+	local a
+	for a in $(/bin/busybox --list); do
+		[ "$a" = busybox ] || ln -sf busybox "$root/bin/$a"
+	done
+}
+
+# Copy FILE into ROOT at its canonical path. A symlink's target is copied,
+# the file is stored under the name asked for (busybox-style multi-call
+# binaries look at argv[0], so names matter).
+img_copy_file() {
+	local root=$1 f=$2 dest=${3:-}
+	if [ -z "$dest" ]; then
+		dest=$(realpath -s "$f")
+		dest=$(img_canonical "$dest")
+	fi
+	mkdir -p "$root$(dirname "$dest")"
+	cp -L "$f" "$root$dest"
+}
+
+# /lib/x86_64-linux-gnu/x -> /usr/lib/x86_64-linux-gnu/x (merged /usr).
+img_canonical() {
+	case $1 in
+	/lib/*|/lib64/*|/bin/*|/sbin/*) echo "/usr$1" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# Copy executables and every shared library ldd names for them. Static
+# binaries have no libraries; that is fine.
+img_copy_bin() {
+	local root=$1 f
+	shift
+	for f in "$@"; do
+		img_copy_exe "$root" "$f" ""
+	done
+}
+
+# Copy executable SRC as DEST (default: its own canonical path) plus its libraries.
+img_copy_exe() {
+	local root=$1 f=$2 dest=$3 lib
+	[ -e "$f" ] || { echo "mkimage: missing $f" >&2; return 1; }
+	img_copy_file "$root" "$f" "$dest"
+	chmod 0755 "$root${dest:-$(img_canonical "$(realpath -s "$f")")}"
+	for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true); do
+		[ -e "$root$(img_canonical "$(realpath -s "$lib")")" ] ||
+			img_copy_file "$root" "$lib"
+	done
+}
+
+# Kernel modules as plain .ko in /lib/modules (insmod, no depmod needed:
+# these have no dependencies among themselves beyond the built-in core).
+img_copy_modules() {
+	local root=$1 kver=$2 m f
+	shift 2
+	mkdir -p "$root/usr/lib/modules"
+	for m in "$@"; do
+		f=$(find "/lib/modules/$kver" -name "$m.ko" -o -name "$m.ko.xz" -o -name "$m.ko.zst" | head -1)
+		[ -n "$f" ] || { echo "mkimage: module $m not found for $kver" >&2; return 1; }
+		case $f in
+		*.xz) xz -dc "$f" > "$root/usr/lib/modules/$m.ko" ;;
+		*.zst) zstd -qdc "$f" > "$root/usr/lib/modules/$m.ko" ;;
+		*) cp "$f" "$root/usr/lib/modules/$m.ko" ;;
+		esac
+	done
+}
+
+# newc cpio, files owned by root, stable order; gzip -1 because the
+# decompression runs on an emulated CPU at every boot.
+img_pack() {
+	local root=$1 out=$2
+	(cd "$root" && find . -mindepth 1 | LC_ALL=C sort |
+		cpio -o -H newc -R 0:0 --quiet) | gzip -1 > "$out.tmp"
+	mv "$out.tmp" "$out"
+}
+
+# The ELF kernel from a bzImage whose payload is xz/gzip/zstd compressed.
+img_extract_vmlinux() {
+	"${PYTHON:-python3}" - "$1" "$2" <<'PY'
+import gzip, lzma, sys
+data = open(sys.argv[1], "rb").read()
+for magic, unpack in ((b"\xfd7zXZ\x00", lambda b: lzma.LZMADecompressor().decompress(b)),
+                      (b"\x1f\x8b\x08", lambda b: gzip.GzipFile(fileobj=__import__("io").BytesIO(b)).read())):
+    at = data.find(magic)
+    while at >= 0:
+        try:
+            out = unpack(data[at:])
+        except Exception:
+            out = b""
+        if out[:4] == b"\x7fELF":
+            open(sys.argv[2], "wb").write(out)
+            sys.exit(0)
+        at = data.find(magic, at + 1)
+sys.exit("mkimage: no ELF payload found in " + sys.argv[1])
+PY
+}
+
+img_base() {
+	local out=$1 kver=$2 root
+	root=$(mktemp -d "${TMPDIR:-/tmp}/fo-lab-base.XXXXXX")
+	img_skeleton "$root"
+	mkdir -p "$root"/var/{lib/xen,log/xen/console,run/xen} "$root/etc/xen"
+
+	# The Xen tool stack of the recipe: xenstored, then xen-init-dom0,
+	# then xenconsoled; xl and its save helper; xenstore-* for scripts.
+	img_copy_bin "$root" "$XEN_BIN/xl" "$XEN_BIN/xenstored" "$XEN_BIN/xenconsoled" \
+		"$XEN_BIN/xen-init-dom0" "$XEN_BIN/libxl-save-helper" "$XEN_BIN/xenstore-control"
+	# xenstore-* are one multi-call binary dispatching on argv[0].
+	img_copy_bin "$root" /usr/bin/xenstore
+	local x
+	for x in read write ls rm exists list watch chmod; do
+		ln -sf xenstore "$root/usr/bin/xenstore-$x"
+	done
+	[ -f /etc/xen/xl.conf ] && cp /etc/xen/xl.conf "$root/etc/xen/"
+	# xl aborts without libgcc_s (pthread_cancel unwinds through it), and
+	# ldd does not list it because it is dlopen()ed.
+	img_copy_file "$root" "$(realpath /usr/lib/x86_64-linux-gnu/libgcc_s.so.1)" \
+		/usr/lib/x86_64-linux-gnu/libgcc_s.so.1
+
+	# Scenario tooling: jq reads failoverctl's JSON, stress-ng loads dom0.
+	local opt
+	for opt in /usr/bin/jq /usr/bin/stress-ng; do
+		if [ -x "$opt" ]; then
+			img_copy_bin "$root" "$opt"
+		else
+			echo "mkimage: $opt not installed; run 'tests/lab/lab.sh deps'" >&2
+			return 1
+		fi
+	done
+
+	img_copy_modules "$root" "$kver" $DOM0_MODULES
+	# The domUs boot the same kernel as dom0, as the plain ELF inside the
+	# bzImage: libxenguest would otherwise un-xz ~65 MB on the emulated CPU
+	# at every `xl create` (about 6 s of the 8.5 s each creation took).
+	img_extract_vmlinux "/boot/vmlinuz-$kver" "$root/boot/vmlinux"
+	echo "$kver" > "$root/etc/fo-lab-kernel"
+
+	img_pack "$root" "$out"
+	rm -rf "$root"
+}
+
+img_domu() {
+	local out=$1 kver=$2 agent=${3:-} root
+	root=$(mktemp -d "${TMPDIR:-/tmp}/fo-lab-domu.XXXXXX")
+	img_skeleton "$root"
+	img_copy_modules "$root" "$kver" $DOMU_MODULES
+	install -m 0755 "$LAB_SRC/domu/init" "$root/init"
+	if [ -n "$agent" ] && [ -x "$agent" ]; then
+		img_copy_exe "$root" "$agent" /usr/bin/fo-heartbeat
+	fi
+	img_pack "$root" "$out"
+	rm -rf "$root"
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	case ${1:-} in
+	base) [ $# -eq 3 ] || { echo "usage: $0 base OUT KVER" >&2; exit 2; }; img_base "$2" "$3" ;;
+	domu) [ $# -ge 3 ] || { echo "usage: $0 domu OUT KVER [FO_HEARTBEAT]" >&2; exit 2; }; img_domu "$2" "$3" "${4:-}" ;;
+	*) echo "usage: $0 base|domu ..." >&2; exit 2 ;;
+	esac
+fi

@@ -1,0 +1,486 @@
+# SPDX-License-Identifier: MIT
+# common.sh - helpers for the lab scenarios, sourced by every
+# scenarios/NAME.sh inside the lab's dom0 (busybox sh, jq, xl, fo-labtime,
+# fo-observer; failoverd and failoverctl when the image carries them).
+#
+# Output contract with the host (lab.sh parses the serial log):
+#   @@FO-RESULT {"scenario","result":"PASS"|"FAIL","message"}   exactly once
+#   @@FO-METRIC {"scenario","name","value","unit"}             any number
+#   @@FO-OBSERVER {...}                                         from fo-observer
+# Times: fo-labtime and fo-observer both use dom0's CLOCK_MONOTONIC in
+# microseconds, so a fault's injection time and the observer's transition
+# stamps can be subtracted.
+
+LAB=/run/lab
+SCENARIO=${FO_SCENARIO:-$(basename "$0" .sh)}
+FO_SOCK=${FO_SOCK:-/run/failoverd/control.sock}
+FO_CONFIG=${FO_CONFIG:-$LAB/failoverd.json}
+
+# Pair timing used by gen_config and passed to the agents (fo.period=).
+# Emulation (TCG) inflates everything, so these are looser than production.
+FO_PERIOD_MS=${FO_PERIOD_MS:-20}
+FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-300}
+FO_DEADLINE_MS=${FO_DEADLINE_MS:-100}
+# Added to a bound measured from the injection (not from the daemon's own
+# fault time): xenstore-write has to start, xenstored has to fire the
+# agent's watch and the agent has to act on it; under emulation that took
+# 150-250 ms on an idle host and more with anything else running.
+LAB_SLACK_MS=${LAB_SLACK_MS:-500}
+OBS_INTERVAL_US=${OBS_INTERVAL_US:-200}
+
+mkdir -p $LAB
+
+log() {
+	echo "== [$(cut -d' ' -f1 /proc/uptime)] $*"
+}
+
+now_us() {
+	fo-labtime now
+}
+
+# Microseconds -> milliseconds, integer.
+us_to_ms() {
+	echo $(($1 / 1000))
+}
+
+json_str() {
+	printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr '\n\t' '  '
+}
+
+# result PASS|FAIL "message": the one verdict line. The first verdict wins;
+# later calls (a cleanup path) only log.
+result() {
+	if [ -e $LAB/result ]; then
+		log "result $1 ignored (already $(cat $LAB/result)): $2"
+		return 0
+	fi
+	echo "$1" > $LAB/result
+	printf '@@FO-RESULT {"scenario":"%s","result":"%s","message":"%s"}\n' \
+		"$SCENARIO" "$1" "$(json_str "$2")"
+}
+
+pass() {
+	result PASS "$*"
+	exit 0
+}
+
+fail() {
+	result FAIL "$*"
+	exit 1
+}
+
+# metric NAME VALUE [UNIT]: VALUE must be a number (empty -> null).
+metric() {
+	local v=${2:-null}
+	case $v in
+	''|*[!0-9.-]*) [ "$v" = null ] || v="\"$(json_str "$v")\"" ;;
+	esac
+	printf '@@FO-METRIC {"scenario":"%s","name":"%s","value":%s,"unit":"%s"}\n' \
+		"$SCENARIO" "$1" "$v" "${3:-}"
+}
+
+require_bin() {
+	local b
+	for b in "$@"; do
+		command -v "$b" >/dev/null 2>&1 || fail "$b is not in the lab image (not built?)"
+	done
+}
+
+# ---- domains ------------------------------------------------------------
+
+domid() {
+	xl domid "$1" 2>/dev/null
+}
+
+# dom_state NAME -> running | paused | shutdown | crashed | dying | absent
+# (from xl list's flag column r b p s c d).
+dom_state() {
+	local flags
+	flags=$(xl list "$1" 2>/dev/null | awk 'NR == 2 { print $5 }')
+	case $flags in
+	'') echo absent ;;
+	?????d) echo dying ;;
+	????c?) echo crashed ;;
+	???s??) echo shutdown ;;
+	??p???) echo paused ;;
+	*) echo running ;;
+	esac
+}
+
+# gen_domu_cfg NAME [fo.KEY=VALUE ...]: an xl config for a PV lab domU.
+# on_crash=preserve keeps a crashed guest for the daemon and for debugging.
+# XL_EXTRA, when set, is appended verbatim (e.g. "cap = 50").
+gen_domu_cfg() {
+	local name=$1
+	shift
+	cat > $LAB/$name.cfg <<EOF
+name = "$name"
+type = "pv"
+kernel = "/boot/vmlinux"
+ramdisk = "/boot/domu.cpio.gz"
+extra = "console=hvc0 rdinit=/init quiet fo.period-ms=$FO_PERIOD_MS $*"
+memory = 128
+vcpus = 1
+on_crash = "preserve"
+on_poweroff = "destroy"
+on_reboot = "destroy"
+${XL_EXTRA:-}
+EOF
+	echo $LAB/$name.cfg
+}
+
+# create_dom NAME [fo.KEY=VALUE ...]: start `xl create` in the background;
+# create_wait waits for all started ones. Creations overlap: each one is
+# mostly dom0 CPU work (loading the kernel image), and dom0 has two vCPUs.
+CREATE_PIDS=""
+CREATE_T0=""
+create_dom() {
+	local name=$1
+	shift
+	gen_domu_cfg "$name" "$@" >/dev/null
+	[ -n "$CREATE_T0" ] || CREATE_T0=$(now_us)
+	xl create -q $LAB/$name.cfg > $LAB/xl-create-$name.log 2>&1 &
+	CREATE_PIDS="$CREATE_PIDS $!:$name"
+}
+
+create_wait() {
+	local e pid name bad=""
+	for e in $CREATE_PIDS; do
+		pid=${e%%:*}
+		name=${e#*:}
+		if wait $pid; then
+			log "created $name (domid $(domid "$name"))"
+		else
+			cat $LAB/xl-create-$name.log
+			bad="$bad $name"
+		fi
+	done
+	[ -z "$bad" ] || fail "xl create failed for$bad"
+	log "domains created in $(us_to_ms $(fo-labtime since $CREATE_T0)) ms"
+	CREATE_PIDS=""
+	CREATE_T0=""
+}
+
+# create_pair PAIR [fo.KEY=VALUE ...]: PAIR-a and PAIR-b, same agent
+# options, both running when this returns.
+create_pair() {
+	local pair=$1
+	shift
+	create_dom "$pair-a" "$@"
+	create_dom "$pair-b" "$@"
+	create_wait
+}
+
+# wait_console NAME TEXT TIMEOUT_S: TEXT appeared in the guest's console log.
+wait_console() {
+	local f=/var/log/xen/console/guest-$1.log end=$(($(date +%s) + $3))
+	while [ "$(date +%s)" -le $end ]; do
+		grep -q "$2" "$f" 2>/dev/null && return 0
+		usleep 100000
+	done
+	return 1
+}
+
+xs_dom_path() {
+	echo "/local/domain/$(domid "$1")/$2"
+}
+
+# wait_agent NAME TIMEOUT_S: the agent published data/failover/ready.
+wait_agent() {
+	local end=$(($(date +%s) + $2))
+	while [ "$(date +%s)" -le $end ]; do
+		xenstore-read "$(xs_dom_path "$1" data/failover/ready)" >/dev/null 2>&1 && return 0
+		usleep 100000
+	done
+	return 1
+}
+
+# xs_control NAME CMD: a drill command straight into the agent's control
+# key, bypassing failoverd (tests the daemon's detection, not its drill).
+# Sets T_INJECT (fo-labtime now) right before the write, after the domain
+# lookup, so a slow `xl domid` does not count as failover time.
+# LAB_INJECT_RT=PRIO writes it from a SCHED_FIFO process.
+xs_control() {
+	local path
+	path=$(xs_dom_path "$1" data/failover/control)
+	T_INJECT=$(now_us)
+	if [ -n "${LAB_INJECT_RT:-}" ]; then
+		fo-labtime rt "$LAB_INJECT_RT" xenstore-write "$path" "$2"
+	else
+		xenstore-write "$path" "$2"
+	fi
+}
+
+# /lab/manifest (written by lab.sh) says what the image carries: agent=1 etc.
+have_agent() {
+	grep -q '^agent=1$' /lab/manifest 2>/dev/null
+}
+
+# ---- observer -----------------------------------------------------------
+
+# start_observer PAIR...: watch PAIR-a,PAIR-b for every PAIR given.
+# OBS_RTPRIO=N runs it SCHED_FIFO N (below failoverd's) so dom0 load does
+# not thin its samples; OBS_KILL=PID:NAME:STATE is passed as -k.
+start_observer() {
+	local p pairs="" opts="-i $OBS_INTERVAL_US"
+	for p in "$@"; do
+		pairs="$pairs $p-a,$p-b"
+	done
+	[ -n "${OBS_RTPRIO:-}" ] && opts="$opts -p $OBS_RTPRIO"
+	[ -n "${OBS_KILL:-}" ] && opts="$opts -k $OBS_KILL"
+	rm -f $LAB/observer.out $LAB/observer.json
+	fo-observer $opts $pairs > $LAB/observer.out 2> $LAB/observer.err &
+	OBS_PID=$!
+	log "observer $OBS_PID on$pairs ($opts)"
+}
+
+# stop_observer: print its report, keep it in $LAB/observer.json, emit its
+# metrics and fail the scenario if it ever saw both members running.
+stop_observer() {
+	local rc line both
+	[ -n "$OBS_PID" ] || fail "stop_observer without start_observer"
+	kill -TERM $OBS_PID
+	wait $OBS_PID
+	rc=$?
+	OBS_PID=""
+	line=$(grep '^@@FO-OBSERVER ' $LAB/observer.out)
+	[ -n "$line" ] || { cat $LAB/observer.err; fail "observer printed no report (rc=$rc)"; }
+	echo "$line"
+	echo "${line#@@FO-OBSERVER }" > $LAB/observer.json
+	metric observer_samples "$(jq .samples $LAB/observer.json)"
+	metric observer_max_gap_us "$(jq .max_gap_us $LAB/observer.json)" us
+	metric observer_mean_interval_us "$(jq .mean_interval_us $LAB/observer.json)" us
+	both=$(jq .both_running $LAB/observer.json)
+	metric observer_both_running "$both"
+	[ "$both" = 0 ] || fail "observer saw both members of a pair running in $both samples"
+	[ $rc -eq 0 ] || fail "observer exited rc=$rc"
+	[ "$(jq .samples $LAB/observer.json)" -gt 0 ] || fail "observer took no samples"
+}
+
+# obs_time NAME STATE_REGEX AFTER_US: first observer timestamp at or after
+# AFTER_US where member NAME entered a state matching STATE_REGEX.
+obs_time() {
+	jq -r --arg n "$1" --arg s "$2" --argjson t "$3" \
+		'[.pairs[].members[] | select(.name == $n) | .transitions[]
+		  | select((.[2] | test("^(" + $s + ")$")) and .[0] >= $t) | .[0]] | first // empty' \
+		$LAB/observer.json
+}
+
+# obs_changes NAME: how many times the observer saw NAME change state after
+# its first sample (0: steady the whole time).
+obs_changes() {
+	jq -r --arg n "$1" '[.pairs[].members[] | select(.name == $n) | .n_transitions - 1] | first // 0' \
+		$LAB/observer.json
+}
+
+# check_failover FROM TO T_FAULT_US BOUND_MS [PREFIX]: from the observer's
+# record, TO started running within BOUND_MS of the injection at T_FAULT_US,
+# and FROM had stopped running before. Emits PREFIX_failover_us (injection ->
+# TO running) and PREFIX_blackout_us (FROM stopped -> TO running).
+check_failover() {
+	local from=$1 to=$2 t0=$3 bound_ms=$4 pfx=${5:-obs} t_run t_stop
+	t_run=$(obs_time "$to" running "$t0")
+	t_stop=$(obs_time "$from" 'paused|shutdown|absent' "$t0")
+	[ -n "$t_run" ] || fail "observer never saw $to running after the fault"
+	[ -n "$t_stop" ] || fail "observer never saw $from stop after the fault"
+	metric ${pfx}_failover_us $((t_run - t0)) us
+	metric ${pfx}_blackout_us $((t_run - t_stop)) us
+	metric ${pfx}_bound_us $((bound_ms * 1000)) us
+	[ $t_stop -le $t_run ] || fail "$to ran before $from stopped"
+	[ $((t_run - t0)) -le $((bound_ms * 1000)) ] ||
+		fail "$to running $(((t_run - t0) / 1000)) ms after the fault, bound ${bound_ms} ms"
+	log "failover $from -> $to: $(((t_run - t0) / 1000)) ms after the fault, blackout $(((t_run - t_stop) / 1000)) ms"
+}
+
+# ---- failoverd ------------------------------------------------------------
+
+fctl() {
+	failoverctl -s "$FO_SOCK" "$@"
+}
+
+# gen_config FILE PAIR...: a failoverd config with one pair per PAIR
+# (members PAIR-a active, PAIR-b standby) and the FO_* timings.
+gen_config() {
+	local file=$1 p sep=""
+	shift
+	{
+		printf '{\n  "daemon": {"control_socket": "%s", "log_level": "debug"},\n  "pairs": [' "$FO_SOCK"
+		for p in "$@"; do
+			printf '%s\n    {"name": "%s", "active": "%s-a", "standby": "%s-b",\n' "$sep" "$p" "$p" "$p"
+			printf '     "heartbeat": {"period_ms": %s, "timeout_ms": %s},\n' "$FO_PERIOD_MS" "$FO_TIMEOUT_MS"
+			printf '     "deadline_ms": %s,\n' "$FO_DEADLINE_MS"
+			printf '     "domain_config": {"active": "%s/%s-a.cfg", "standby": "%s/%s-b.cfg"}}' "$LAB" "$p" "$LAB" "$p"
+			sep=","
+		done
+		printf '\n  ]\n}\n'
+	} > "$file"
+}
+
+# start_failoverd [CONFIG]: run the daemon on the Xen backend, wait until
+# its control socket answers.
+start_failoverd() {
+	local cfg=${1:-$FO_CONFIG} end
+	require_bin failoverd failoverctl
+	failoverd -c "$cfg" --backend xen >> $LAB/failoverd.log 2>&1 &
+	FOD_PID=$!
+	end=$(($(date +%s) + 20))
+	while [ "$(date +%s)" -le $end ]; do
+		fctl status >/dev/null 2>&1 && { log "failoverd $FOD_PID up"; return 0; }
+		kill -0 $FOD_PID 2>/dev/null || { tail -n 30 $LAB/failoverd.log; fail "failoverd exited at start"; }
+		usleep 100000
+	done
+	fail "failoverd control socket $FO_SOCK did not answer within 20 s"
+}
+
+# kill_failoverd [SIGNAL]: default TERM; KILL for the restart scenarios.
+kill_failoverd() {
+	[ -n "$FOD_PID" ] || return 0
+	kill -"${1:-TERM}" $FOD_PID 2>/dev/null
+	wait $FOD_PID 2>/dev/null
+	log "failoverd $FOD_PID stopped with SIG${1:-TERM}"
+	FOD_PID=""
+}
+
+# cpu_ticks PID: user+system CPU time of PID in clock ticks (100 Hz).
+cpu_ticks() {
+	awk '{ print $14 + $15 }' /proc/$1/stat 2>/dev/null || echo 0
+}
+
+status_json() {
+	fctl status --json 2>/dev/null
+}
+
+# pair_field PAIR FIELD: one field of one pair from `failoverctl status`.
+pair_field() {
+	status_json | jq -r --arg p "$1" --arg f "$2" '.pairs[] | select(.name == $p) | .[$f] // empty'
+}
+
+# wait_state PAIR STATE TIMEOUT_S: poll until the pair is in STATE (a regex
+# alternative like 'ARMED|DEGRADED' works). WAIT_MS holds how long it took.
+wait_state() {
+	local t0 end st
+	t0=$(now_us)
+	end=$(($(date +%s) + $3))
+	while [ "$(date +%s)" -le $end ]; do
+		st=$(pair_field "$1" state)
+		if echo "$st" | grep -qE "^($2)\$"; then
+			WAIT_MS=$(us_to_ms $(fo-labtime since $t0))
+			log "pair $1 $st after $WAIT_MS ms"
+			return 0
+		fi
+		usleep 100000
+	done
+	log "pair $1 still '$st' after $3 s (wanted $2)"
+	return 1
+}
+
+# wait_active PAIR DOMNAME TIMEOUT_S
+wait_active() {
+	local end=$(($(date +%s) + $3))
+	while [ "$(date +%s)" -le $end ]; do
+		[ "$(pair_field "$1" active)" = "$2" ] && return 0
+		usleep 100000
+	done
+	return 1
+}
+
+# events_json: every event failoverd still holds, one JSON object per line
+# (failoverctl --json prints events one per line; a raw {"events":[..]}
+# reply is unpacked too).
+events_json() {
+	fctl events --json 2>/dev/null |
+		jq -c 'if type == "object" and has("events") then .events[]
+		       elif type == "object" and has("event") then .event else . end'
+}
+
+# last_event KIND [PAIR]: the newest event of KIND (JSON, or empty).
+last_event() {
+	events_json | jq -cs --arg k "$1" --arg p "${2:-}" \
+		'[.[] | select(.kind == $k and ($p == "" or .pair == $p))] | last // empty'
+}
+
+# event_metrics EVENT_JSON PREFIX: one metric per phase the daemon stamped.
+event_metrics() {
+	local ph v
+	[ -n "$1" ] || return 0
+	for ph in detected decided pause_issued pause_done unpause_issued unpause_done first_heartbeat; do
+		v=$(echo "$1" | jq -r --arg ph $ph '.phases_us[$ph] // empty')
+		[ -n "$v" ] && metric "${2}_${ph}_us" "$v" us
+	done
+	return 0
+}
+
+# check_switch_event PAIR PREFIX: the daemon logged a switchover for PAIR
+# that succeeded and (when it knows) met its deadline.
+check_switch_event() {
+	local ev
+	ev=$(last_event switchover "$1")
+	[ -n "$ev" ] || fail "failoverd reported no switchover event for $1"
+	log "event: $ev"
+	event_metrics "$ev" "$2"
+	[ "$(echo "$ev" | jq -r .result)" = ok ] || fail "switchover event result is not ok: $ev"
+	[ "$(echo "$ev" | jq -r .within_deadline)" != false ] || fail "switchover missed its deadline: $ev"
+}
+
+# exactly_one_running PAIR: one member running, the other paused/absent/crashed.
+exactly_one_running() {
+	local a b
+	a=$(dom_state "$1-a")
+	b=$(dom_state "$1-b")
+	log "$1-a $a, $1-b $b"
+	[ "$a" = running ] && [ "$b" = running ] && fail "$1: both members running"
+	[ "$a" = running ] || [ "$b" = running ] || fail "$1: no member running ($a/$b)"
+}
+
+# arm_pairs PAIR...: create the pairs with agents, start failoverd on them,
+# wait until every pair is ARMED; emits arm_ms per pair.
+arm_pairs() {
+	local p
+	require_bin failoverd failoverctl
+	have_agent || fail "the domU image has no fo-heartbeat"
+	for p in "$@"; do
+		create_dom "$p-a"
+		create_dom "$p-b"
+	done
+	create_wait
+	for p in "$@"; do
+		wait_agent "$p-a" 60 && wait_agent "$p-b" 60 || fail "agents of $p not ready within 60 s"
+	done
+	gen_config "$FO_CONFIG" "$@"
+	T_ARM0=$(now_us)
+	start_failoverd "$FO_CONFIG"
+	for p in "$@"; do
+		wait_state "$p" ARMED 90 || fail "pair $p not ARMED within 90 s: $(status_json)"
+		metric "${p}_arm_ms" $(us_to_ms $(fo-labtime since $T_ARM0)) ms
+	done
+}
+
+# hb_bound_ms: the heartbeat-loss bound, timeout + period + deadline, plus
+# the injection slack.
+hb_bound_ms() {
+	echo $((FO_TIMEOUT_MS + FO_PERIOD_MS + FO_DEADLINE_MS + LAB_SLACK_MS))
+}
+
+# ---- debugging ------------------------------------------------------------
+
+lab_dump_debug() {
+	local f
+	echo "== ---- debug dump ----"
+	xl list 2>&1
+	if command -v failoverctl >/dev/null 2>&1; then
+		echo "== failoverctl status:"; fctl status --json 2>&1 | head -c 4000; echo
+		echo "== failoverctl events:"; fctl events --json 2>&1 | head -c 6000; echo
+	fi
+	[ -f $LAB/failoverd.log ] && { echo "== failoverd.log (tail)"; tail -n 60 $LAB/failoverd.log; }
+	[ -s $LAB/observer.err ] && { echo "== observer.err"; tail -n 20 $LAB/observer.err; }
+	for f in /var/log/xen/console/guest-*.log; do
+		[ -f "$f" ] || continue
+		echo "== $f (tail)"
+		tail -n 15 "$f"
+	done
+	echo "== top"
+	top -b -n 1 | head -n 20
+	echo "== dmesg (tail)"
+	dmesg | tail -n 15
+	echo "== ---- end of debug dump ----"
+}
