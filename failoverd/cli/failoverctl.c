@@ -1018,9 +1018,14 @@ static void print_drill(const cJSON *ev, bool pass, const char *why)
 		put_clean(stdout, s);
 		fputc('\n', stdout);
 	}
-	if (jnum(ph, "unpause_done", &v) && jnum(ev, "deadline_ms", &deadline_ms))
-		printf("  standby running after %.3f ms, deadline %.0f ms: %s (%s)\n", v / 1000.0,
-		       deadline_ms, pass ? "PASS" : "FAIL", why);
+	if (jnum(ph, "unpause_done", &v) && jnum(ev, "deadline_ms", &deadline_ms)) {
+		double det = 0, budget_ms = 0;
+		jnum(ph, "detected", &det);
+		jnum(ev, "budget_ms", &budget_ms);
+		printf("  detected -> standby running %.3f ms (deadline %.0f ms); injection -> running %.3f ms"
+		       " (budget %.0f ms = timeout + period + deadline): %s (%s)\n",
+		       (v - det) / 1000.0, deadline_ms, v / 1000.0, budget_ms, pass ? "PASS" : "FAIL", why);
+	}
 	else
 		printf("  %s (%s)\n", pass ? "PASS" : "FAIL", why);
 }

@@ -53,8 +53,13 @@ int64_t fo_event_phase_us(const struct fo_event *e, enum fo_phase p)
 
 bool fo_event_within_deadline(const struct fo_event *e)
 {
-	int64_t us = fo_event_phase_us(e, FO_PHASE_UNPAUSE_DONE);
-	return us >= 0 && (uint64_t)us <= (uint64_t)e->deadline_ms * 1000;
+	int64_t total_us = fo_event_phase_us(e, FO_PHASE_UNPAUSE_DONE);
+	uint64_t det = e->phase_ns[FO_PHASE_DETECTED], done = e->phase_ns[FO_PHASE_UNPAUSE_DONE];
+
+	if (total_us < 0 || !det || done < det)
+		return false;
+	return (done - det) / 1000 <= (uint64_t)e->deadline_ms * 1000 &&
+	       (uint64_t)total_us <= (uint64_t)(e->budget_ms ? e->budget_ms : e->deadline_ms) * 1000;
 }
 
 const char *fo_event_kind_name(enum fo_event_kind k)

@@ -68,7 +68,8 @@ struct fo_event {
 	char pair[FO_NAME_MAX + 1];
 	char from[FO_DOMNAME_MAX + 1];
 	char to[FO_DOMNAME_MAX + 1];
-	unsigned deadline_ms;
+	unsigned deadline_ms;  /* detection -> standby running must fit in this */
+	unsigned budget_ms;    /* fault -> standby running: timeout + period + deadline */
 	uint64_t phase_ns[FO_PHASE_COUNT];
 	char message[FO_EVENT_MSG_MAX];
 	bool pending;   /* still being completed (waiting for the new active's first heartbeat) */
@@ -92,7 +93,9 @@ const struct fo_event *fo_event_ring_find(const struct fo_event_ring *r, uint64_
 
 /* Microseconds of phase p after the fault, or -1 if the phase did not happen. */
 int64_t fo_event_phase_us(const struct fo_event *e, enum fo_phase p);
-/* Fault -> standby running, within the pair's deadline? (false if not switched) */
+/* Met the pair's deadline: detection -> standby running <= deadline_ms, and
+ * fault (or drill injection) -> standby running <= budget_ms, the worst case
+ * for a heartbeat loss (timeout + period + deadline). False if not switched. */
 bool fo_event_within_deadline(const struct fo_event *e);
 
 const char *fo_event_kind_name(enum fo_event_kind k);

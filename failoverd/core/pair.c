@@ -454,6 +454,7 @@ static int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fau
 	e->kind = drill ? FO_EV_DRILL : FO_EV_SWITCHOVER;
 	e->fault = fault;
 	e->deadline_ms = p->cfg.deadline_ms;
+	e->budget_ms = p->cfg.timeout_ms + p->cfg.period_ms + p->cfg.deadline_ms;
 	e->pending = true;
 	memcpy(e->pair, p->cfg.name, sizeof(e->pair));
 	memcpy(e->from, from->name, sizeof(e->from));

@@ -4,8 +4,10 @@
  *
  *   pause / unpause / state   one preallocated domctl buffer through libxencall
  *                             (fast path), libxenctrl as the fallback
- *   affinity / destroy        libxenctrl
+ *   affinity                  libxenctrl
  *   name -> domid             libxenlight
+ *   create / destroy          libxenlight + libxlutil, on the builder thread
+ *                             (see struct xen_builder)
  *   watches, role, control    libxenstore
  *   heartbeat page / channel  libxengnttab (one page, mapped read-only) and
  *                             libxenevtchn (one interdomain port per member)
@@ -31,8 +33,12 @@
  * caller's thread inside dispatch().
  *
  * File descriptors (get_fds): the xenstore watch fd, the event-channel fd,
- * a timerfd for throttled retries and the reader's eventfd; the set is
- * fixed for the life of the handle.
+ * a timerfd for throttled retries, the reader's and the builder's eventfds;
+ * the set is fixed for the life of the handle.
+ *
+ * Helper threads (reader, builder) run SCHED_OTHER, never the loop's
+ * SCHED_FIFO: their work takes milliseconds to seconds and must not starve
+ * dom0, or the loop when they share its CPU.
  */
 #include "hv.h"
 
@@ -40,6 +46,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -48,6 +55,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,6 +77,7 @@
 #include <xentoollog.h>
 #include <libxl.h>
 #include <libxl_utils.h>
+#include <libxlutil.h>
 
 #include "../core/config.h"
 #include "../core/log.h"
@@ -101,6 +110,12 @@ struct xen_logger {
 	 * (grant mapping, event-channel binding) so a key storm cannot flood
 	 * the journal through libxengnttab's own error lines. */
 	struct fo_ratelimit *rl;
+	/* Set only on the builder's logger, by the builder thread, while a job
+	 * runs: the first error line is kept for the job's reason. libxl's
+	 * first complaint names the cause ("xc_dom_kernel_file failed: No
+	 * such file"); the lines after it only say what gave up. */
+	char *capture;
+	size_t capture_len;
 };
 
 struct xen_member {
@@ -173,6 +188,74 @@ struct xen_reader {
 	size_t n_res;
 };
 
+/*
+ * The builder thread: everything that goes through libxl's domain
+ * lifecycle. Creating a domain (parse the xl config, build, unpause) takes
+ * seconds; libxl's destroy tears down backends, removes the domain's
+ * xenstore entries and forks a child for the final hypercall. Neither may
+ * run on the daemon's loop, so the loop queues jobs here and gets the
+ * outcome back through an eventfd; callbacks stay on the loop thread.
+ *
+ * One thread, jobs in order: a destroy queued before a create of the same
+ * name has finished (the name is gone from xenstore) when the create starts,
+ * which libxl requires (names are unique).
+ *
+ * The builder has its own libxl context (and logger). libxl contexts are
+ * thread-safe, but a context is locked while libxl builds a domain on it,
+ * and the loop's context serves name lookups that must not wait for that.
+ *
+ * SIGCHLD: libxl's destroy forks (the final xc_domain_destroy runs in a
+ * child) and learns of the child's exit through a SIGCHLD handler it
+ * installs while it has children (libxl's default child mode, which
+ * requires that the daemon has no children of its own and no SIGCHLD
+ * handler -- true today). The builder keeps SIGCHLD unblocked so the
+ * signal always has a thread to land on, even if the loop blocks it.
+ *
+ * What is not supported: devices. disk= and vif= need hotplug scripts
+ * (child processes) or a qdisk backend (a QEMU process) per domain; the
+ * lab's and the product's members boot from kernel + ramdisk and talk over
+ * the heartbeat page. Such configs are refused with a reason naming the key.
+ */
+#define BUILDER_QUEUE (2 * XEN_MAX_MEMBERS) /* per member: a destroy, then a create */
+#define JOB_REASON_MAX 256
+#define JOB_CAPTURE_MAX 120 /* libxl's first error line, within a reason */
+
+enum builder_job_kind { JOB_CREATE, JOB_DESTROY };
+
+struct builder_job {
+	enum builder_job_kind kind;
+	fo_domid_t domid;                 /* destroy: the domain; create: the new one */
+	char config_path[FO_PATH_MAX];    /* create */
+	char name[FO_DOMNAME_MAX + 1];    /* create: from the config file */
+	int err;
+	char reason[JOB_REASON_MAX];
+	uint64_t took_ns;
+};
+
+struct xen_builder {
+	pthread_t thread;
+	bool running;
+	libxl_ctx *ctx;           /* the builder's own, used by that thread only */
+	xc_interface *xch;        /* for the destroy fallback */
+	struct xen_logger log;
+	char captured[JOB_CAPTURE_MAX];
+	int event_fd;             /* readable when results are waiting */
+	pthread_mutex_t lock;     /* priority-inheriting: the loop takes it */
+	pthread_cond_t wake;
+	/* under lock: */
+	bool stop;
+	unsigned outstanding;     /* queued + running + unconsumed results */
+	struct builder_job req[BUILDER_QUEUE]; /* ring */
+	size_t req_head, n_req;
+	struct builder_job res[BUILDER_QUEUE]; /* ring */
+	size_t res_head, n_res;
+};
+
+/* Domains we destroyed whose libxl teardown is still queued or running:
+ * paused, never to run again, reported as DYING and hidden from lookups
+ * (their xenstore name is removed only by the teardown). */
+#define DOOMED_MAX BUILDER_QUEUE
+
 struct xen_hv {
 	struct fo_hv base;
 
@@ -191,6 +274,9 @@ struct xen_hv {
 	bool timer_armed;
 	bool fds_changed;
 	struct xen_reader reader;
+	struct xen_builder builder;
+	fo_domid_t doomed[DOOMED_MAX];
+	size_t n_doomed;
 	uint64_t next_gen;
 
 	struct xen_member members[XEN_MAX_MEMBERS];
@@ -239,6 +325,33 @@ static enum fo_log_level map_xtl_level(xentoollog_level level)
 	}
 }
 
+/*
+ * libxl puts its source location and the domain in front of every message
+ * ("libxl_domain.c:81:libxl__domain_rename: Domain 3:Domain with name ...");
+ * a reason shown to an operator wants only what follows.
+ */
+static const char *skip_libxl_prefix(const char *msg)
+{
+	const char *p = msg;
+
+	p += strcspn(p, " :");
+	if (p - msg > 2 && !strncmp(p - 2, ".c", 2) && *p == ':') {
+		const char *q = p + 1 + strspn(p + 1, "0123456789");
+
+		if (q > p + 1 && *q == ':') {
+			q += 1 + strcspn(q + 1, " :");
+			if (q[0] == ':' && q[1] == ' ')
+				msg = q + 2;
+		}
+	}
+	if (!strncmp(msg, "Domain ", 7)) {
+		p = msg + 7 + strspn(msg + 7, "0123456789");
+		if (p > msg + 7 && *p == ':')
+			msg = p + 1;
+	}
+	return msg;
+}
+
 __attribute__((format(printf, 5, 0)))
 static void xen_logger_vmessage(xentoollog_logger *logger, xentoollog_level level, int errnoval,
 				const char *context, const char *format, va_list al)
@@ -247,11 +360,23 @@ static void xen_logger_vmessage(xentoollog_logger *logger, xentoollog_level leve
 	enum fo_log_level fl = map_xtl_level(level);
 	char msg[512];
 
-	if (fl > fo_log_get_level())
+	bool capture = lg->capture && !lg->capture[0] && level >= XTL_ERROR;
+
+	if (fl > fo_log_get_level() && !capture)
 		return;
 	if (lg->rl && !fo_ratelimit_ok(lg->rl, mono_ns()))
 		return;
 	vsnprintf(msg, sizeof(msg), format, al);
+	if (capture) {
+		const char *what = skip_libxl_prefix(msg);
+
+		if (errnoval >= 0)
+			snprintf(lg->capture, lg->capture_len, "%s: %s", what, strerror(errnoval));
+		else
+			snprintf(lg->capture, lg->capture_len, "%s", what);
+	}
+	if (fl > fo_log_get_level())
+		return;
 	if (errnoval >= 0)
 		fo_log(fl, "%s: %s: %s", context ? context : "xen", msg, strerror(errnoval));
 	else
@@ -279,6 +404,8 @@ static void xen_logger_init(struct xen_logger *lg, struct fo_ratelimit *rl)
 	lg->vtable.progress = xen_logger_progress;
 	lg->vtable.destroy = xen_logger_destroy;
 	lg->rl = rl;
+	lg->capture = NULL;
+	lg->capture_len = 0;
 }
 
 /* ------------------------------------------------------- domctl fast path */
@@ -347,6 +474,37 @@ static int get_dominfo(struct xen_hv *x, fo_domid_t domid, bool *ret_found,
 
 /* ------------------------------------------------------------- dom actions */
 
+static bool doomed_has(const struct xen_hv *x, fo_domid_t domid)
+{
+	size_t i;
+
+	for (i = 0; i < x->n_doomed; i++)
+		if (x->doomed[i] == domid)
+			return true;
+	return false;
+}
+
+static bool doomed_add(struct xen_hv *x, fo_domid_t domid)
+{
+	if (doomed_has(x, domid))
+		return true;
+	if (x->n_doomed == DOOMED_MAX)
+		return false;
+	x->doomed[x->n_doomed++] = domid;
+	return true;
+}
+
+static void doomed_remove(struct xen_hv *x, fo_domid_t domid)
+{
+	size_t i;
+
+	for (i = 0; i < x->n_doomed; i++)
+		if (x->doomed[i] == domid) {
+			x->doomed[i] = x->doomed[--x->n_doomed];
+			return;
+		}
+}
+
 static uint64_t xen_now_ns(struct fo_hv *hv)
 {
 	(void)hv;
@@ -368,6 +526,10 @@ static int xen_lookup(struct fo_hv *hv, const char *name, fo_domid_t *ret_domid)
 		return -ENOMEM;
 	if (r)
 		return -EIO;
+	/* Still named in xenstore until its teardown runs, but it is gone for
+	 * the daemon: a rebuild must find the new domain, never this one. */
+	if (doomed_has(x, domid))
+		return -ESRCH;
 	*ret_domid = domid;
 	return 0;
 }
@@ -384,7 +546,12 @@ static int xen_get_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *
 	r = get_dominfo(x, domid, &found, &info);
 	if (r < 0)
 		return r;
-	*ret_state = found ? state_from_flags(info.flags) : FO_DOM_GONE;
+	if (!found)
+		*ret_state = FO_DOM_GONE;
+	else if (doomed_has(x, domid))
+		*ret_state = FO_DOM_DYING; /* paused, and destroyed as soon as the builder gets to it */
+	else
+		*ret_state = state_from_flags(info.flags);
 	return 0;
 }
 
@@ -395,6 +562,8 @@ static int xen_pause(struct fo_hv *hv, fo_domid_t domid)
 	/* Pausing ourselves would never return; Xen refuses it too. */
 	if (!domid_is_valid(domid) || domid == DOM0_ID)
 		return -EINVAL;
+	if (doomed_has(x, domid))
+		return 0; /* paused by xen_destroy, and it stays so */
 	if (x->domctl)
 		return domctl_fast(x, XEN_DOMCTL_pausedomain, domid);
 	return xc_domain_pause(x->xch, domid) < 0 ? neg_errno() : 0;
@@ -406,6 +575,8 @@ static int xen_unpause(struct fo_hv *hv, fo_domid_t domid)
 
 	if (!domid_is_valid(domid) || domid == DOM0_ID)
 		return -EINVAL;
+	if (doomed_has(x, domid))
+		return -ESRCH; /* destroyed as far as anyone is concerned */
 	if (x->domctl)
 		return domctl_fast(x, XEN_DOMCTL_unpausedomain, domid);
 	return xc_domain_unpause(x->xch, domid) < 0 ? neg_errno() : 0;
@@ -466,31 +637,6 @@ out:
 	free(hard);
 	free(soft);
 	return rc;
-}
-
-static void member_detach(struct xen_hv *x, struct xen_member *m);
-static struct xen_member *member_find(struct xen_hv *x, fo_domid_t domid);
-
-static int xen_destroy(struct fo_hv *hv, fo_domid_t domid)
-{
-	struct xen_hv *x = to_xen(hv);
-	struct xen_member *m;
-
-	if (!domid_is_valid(domid) || domid == DOM0_ID)
-		return -EINVAL;
-	/* Our grant mapping holds a page of the domain: drop it first or the
-	 * domain lingers as a dying zombie until we notice. */
-	m = member_find(x, domid);
-	if (m)
-		member_detach(x, m);
-	return xc_domain_destroy(x->xch, domid) < 0 ? neg_errno() : 0;
-}
-
-static int xen_create(struct fo_hv *hv, const char *config_path)
-{
-	(void)hv;
-	(void)config_path;
-	return -EOPNOTSUPP; /* domain re-creation comes later (libxl_domain_create_new) */
 }
 
 /* ------------------------------------------------------------ xenstore I/O */
@@ -740,6 +886,41 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Start a helper thread at SCHED_OTHER whatever the caller runs at (the
+ * loop is SCHED_FIFO once real-time setup ran, and threads inherit that),
+ * with every signal blocked but `unblocked_signo` (0: none): the daemon
+ * takes its signals through a signalfd, so they must stay blocked in every
+ * thread, whatever the caller's mask is right now.
+ */
+static int start_helper_thread(pthread_t *thread, void *(*fn)(void *), void *arg, int unblocked_signo)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	pthread_attr_t attr;
+	sigset_t mask, old;
+	int r;
+
+	r = pthread_attr_init(&attr);
+	if (r)
+		return -r;
+	r = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	if (!r)
+		r = pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	if (!r)
+		r = pthread_attr_setschedparam(&attr, &sp);
+	if (r)
+		goto out;
+	sigfillset(&mask);
+	if (unblocked_signo)
+		sigdelset(&mask, unblocked_signo);
+	pthread_sigmask(SIG_SETMASK, &mask, &old);
+	r = pthread_create(thread, &attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+out:
+	pthread_attr_destroy(&attr);
+	return -r;
+}
+
 /* Always paired with reader_stop(), even when reader_start() never ran. */
 static void reader_init(struct xen_reader *rd)
 {
@@ -750,7 +931,6 @@ static void reader_init(struct xen_reader *rd)
 
 static int reader_start(struct xen_reader *rd)
 {
-	sigset_t all, old;
 	int r;
 
 	rd->xs = xs_open(0);
@@ -759,14 +939,9 @@ static int reader_start(struct xen_reader *rd)
 	rd->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (rd->event_fd < 0)
 		return neg_errno();
-	/* The daemon takes its signals through a signalfd: they must stay
-	 * blocked in every thread, whatever the caller's mask is right now. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&rd->thread, NULL, reader_main, rd);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r)
-		return -r;
+	r = start_helper_thread(&rd->thread, reader_main, rd, 0);
+	if (r < 0)
+		return r;
 	rd->running = true;
 	return 0;
 }
@@ -827,6 +1002,767 @@ static size_t reader_collect(struct xen_reader *rd, struct reader_res *out)
 	rd->outstanding -= (unsigned)n;
 	pthread_mutex_unlock(&rd->lock);
 	return n;
+}
+
+/* ------------------------------------------------------- xl config files */
+
+/*
+ * What failoverd's rebuild reads from an xl config file: the subset that
+ * builds a PV (or PVH) guest booted from kernel + ramdisk. Anything else is
+ * refused with the key's name. xl itself ignores a misspelt key ("memroy")
+ * and builds with defaults; a standby that silently differs from its
+ * active is a fault found only at the next failover.
+ */
+static const struct {
+	const char *key;
+	const char *refusal; /* NULL: supported */
+} xl_keys[] = {
+	{ "name", NULL },
+	{ "type", NULL },
+	{ "kernel", NULL },
+	{ "ramdisk", NULL },
+	{ "extra", NULL },
+	{ "cmdline", NULL },
+	{ "memory", NULL },
+	{ "maxmem", NULL },
+	{ "vcpus", NULL },
+	{ "on_poweroff", NULL },
+	{ "on_reboot", NULL },
+	{ "on_crash", NULL },
+	{ "on_watchdog", NULL },
+	{ "on_soft_reset", NULL },
+	{ "disk", "not supported by failoverd's rebuild (needs block hotplug scripts or a qdisk "
+		  "backend); boot the member from kernel= and ramdisk=" },
+	{ "vif", "not supported by failoverd's rebuild (needs network hotplug scripts)" },
+	{ "bootloader", "not supported by failoverd's rebuild (runs pygrub); use kernel= and ramdisk=" },
+	{ "builder", "not supported by failoverd's rebuild; use type=\"pv\" or type=\"pvh\"" },
+};
+#define XL_KEYS_COUNT (sizeof(xl_keys) / sizeof(xl_keys[0]))
+#define XL_KEY_MAX    48
+#define XL_CONFIG_MAX (64 * 1024)
+#define XL_MEMORY_MAX (1L << 22)  /* MiB: 4 TiB */
+#define XL_VCPUS_MAX  128
+
+/*
+ * xl's names for what happens when the guest shuts down. libxl records the
+ * choice with the domain (`xl list -l` shows it), but acting on it is the
+ * job of xl's per-domain monitor process, which failoverd does not run: a
+ * member that shuts down or crashes stays as it is (like "preserve") and
+ * the pair treats it as failed. "preserve" for on_crash says so honestly.
+ */
+static const char *const xl_action_names[] = { "destroy",          "restart",          "rename-restart",
+					       "preserve",         "coredump-destroy", "coredump-restart",
+					       "soft-reset",       NULL };
+static const libxl_action_on_shutdown xl_action_values[] = {
+	LIBXL_ACTION_ON_SHUTDOWN_DESTROY,          LIBXL_ACTION_ON_SHUTDOWN_RESTART,
+	LIBXL_ACTION_ON_SHUTDOWN_RESTART_RENAME,   LIBXL_ACTION_ON_SHUTDOWN_PRESERVE,
+	LIBXL_ACTION_ON_SHUTDOWN_COREDUMP_DESTROY, LIBXL_ACTION_ON_SHUTDOWN_COREDUMP_RESTART,
+	LIBXL_ACTION_ON_SHUTDOWN_SOFT_RESET,
+};
+
+/*
+ * The next setting's name in xl config text. libxlutil offers no way to
+ * list the settings it parsed, so this finds statement starts itself. The
+ * text was already accepted by libxlutil's parser, so only its shape
+ * matters: NAME ("=" | "+=") VALUE, where VALUE may hold quoted strings and
+ * bracketed lists spanning lines; a statement ends at a newline or ';' at
+ * bracket depth 0; '#' starts a comment outside strings.
+ */
+static bool xl_next_key(const char *s, size_t len, size_t *pos, char *key, size_t keylen)
+{
+	size_t i = *pos, n = 0;
+	int depth = 0;
+
+	while (i < len) {
+		if (s[i] == '#')
+			while (i < len && s[i] != '\n')
+				i++;
+		else if (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n' || s[i] == ';')
+			i++;
+		else
+			break;
+	}
+	if (i >= len)
+		return false;
+	while (i < len && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+			   (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '.')) {
+		if (n + 1 < keylen)
+			key[n++] = s[i];
+		i++;
+	}
+	key[n] = '\0';
+	while (i < len) {
+		char c = s[i++];
+
+		if (c == '"' || c == '\'') {
+			while (i < len && s[i] != c && s[i] != '\n') {
+				if (c == '"' && s[i] == '\\')
+					i++;
+				i++;
+			}
+			i++;
+		} else if (c == '#') {
+			while (i < len && s[i] != '\n')
+				i++;
+		} else if (c == '[') {
+			depth++;
+		} else if (c == ']') {
+			depth--;
+		} else if ((c == '\n' || c == ';') && depth <= 0) {
+			break;
+		}
+	}
+	*pos = i;
+	return true;
+}
+
+static int xl_check_keys(const char *text, size_t len, char *reason, size_t rlen)
+{
+	bool seen[XL_KEYS_COUNT] = { false };
+	char key[XL_KEY_MAX + 1];
+	size_t pos = 0, i;
+
+	while (xl_next_key(text, len, &pos, key, sizeof(key))) {
+		for (i = 0; i < XL_KEYS_COUNT && strcmp(key, xl_keys[i].key); i++)
+			;
+		if (i == XL_KEYS_COUNT) {
+			snprintf(reason, rlen,
+				 "%s: unknown key (failoverd's rebuild knows name, type, kernel, ramdisk, "
+				 "extra, cmdline, memory, maxmem, vcpus, on_*)",
+				 key[0] ? key : "(unnamed)");
+			return -EINVAL;
+		}
+		if (xl_keys[i].refusal) {
+			snprintf(reason, rlen, "%s: %s", key, xl_keys[i].refusal);
+			return -EOPNOTSUPP;
+		}
+		if (seen[i]) {
+			snprintf(reason, rlen, "%s: set twice", key);
+			return -EINVAL;
+		}
+		seen[i] = true;
+	}
+	return 0;
+}
+
+/* The whole file, NUL-terminated; small and regular, or refused. */
+static int xl_read_text(const char *path, char **ret_text, size_t *ret_len, char *reason, size_t rlen)
+{
+	struct stat st;
+	char *text = NULL;
+	size_t n = 0;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = neg_errno();
+		snprintf(reason, rlen, "cannot open %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = neg_errno();
+		snprintf(reason, rlen, "cannot stat %s: %s", path, strerror(-rc));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > XL_CONFIG_MAX) {
+		rc = -EINVAL;
+		snprintf(reason, rlen, "%s: not a regular file of at most %d bytes", path, XL_CONFIG_MAX);
+		goto out;
+	}
+	text = malloc((size_t)st.st_size + 1);
+	if (!text) {
+		rc = -ENOMEM;
+		snprintf(reason, rlen, "out of memory");
+		goto out;
+	}
+	while (n < (size_t)st.st_size) {
+		ssize_t r = read(fd, text + n, (size_t)st.st_size - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = neg_errno();
+			snprintf(reason, rlen, "cannot read %s: %s", path, strerror(-rc));
+			goto out;
+		}
+		if (r == 0)
+			break; /* shrank under us: parse what is there */
+		n += (size_t)r;
+	}
+	text[n] = '\0';
+	*ret_text = text;
+	*ret_len = n;
+	text = NULL;
+	rc = 0;
+out:
+	free(text);
+	close(fd);
+	return rc;
+}
+
+static int xl_get_string(const XLU_Config *cfg, const char *key, bool required, const char **ret,
+			 char *reason, size_t rlen)
+{
+	int r = xlu_cfg_get_string(cfg, key, ret, 1);
+
+	if (r == ESRCH) {
+		*ret = NULL;
+		if (!required)
+			return 0;
+		snprintf(reason, rlen, "%s: missing", key);
+		return -EINVAL;
+	}
+	if (r) {
+		snprintf(reason, rlen, "%s: want a string", key);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* *ret untouched when the key is absent. */
+static int xl_get_long(const XLU_Config *cfg, const char *key, long min, long max, long *ret,
+		       char *reason, size_t rlen)
+{
+	long v;
+	int r = xlu_cfg_get_long(cfg, key, &v, 1);
+
+	if (r == ESRCH)
+		return 0;
+	if (r || v < min || v > max) {
+		snprintf(reason, rlen, "%s: want a whole number from %ld to %ld", key, min, max);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
+static int xl_get_action(const XLU_Config *cfg, const char *key, libxl_action_on_shutdown *ret,
+			 char *reason, size_t rlen)
+{
+	const char *v;
+	size_t i;
+	int rc = xl_get_string(cfg, key, false, &v, reason, rlen);
+
+	if (rc < 0 || !v)
+		return rc; /* absent: xl's default, already in *ret */
+	for (i = 0; xl_action_names[i]; i++)
+		if (!strcmp(v, xl_action_names[i])) {
+			*ret = xl_action_values[i];
+			return 0;
+		}
+	snprintf(reason, rlen, "%s \"%.40s\": want destroy, restart, rename-restart, preserve, "
+		 "coredump-destroy, coredump-restart or soft-reset", key, v);
+	return -EINVAL;
+}
+
+/* kernel= and ramdisk=: checked here so the reason names the key, not
+ * libxc's loader three calls down. */
+static int xl_check_image(const char *key, const char *path, char *reason, size_t rlen)
+{
+	if (path[0] != '/') {
+		snprintf(reason, rlen, "%s \"%.80s\": want an absolute path", key, path);
+		return -EINVAL;
+	}
+	if (access(path, R_OK) < 0) {
+		int rc = neg_errno();
+
+		snprintf(reason, rlen, "%s \"%.80s\": %s", key, path, strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+static bool xl_name_is_valid(const char *name)
+{
+	size_t n = 0;
+
+	for (; *name; name++, n++)
+		if (n >= FO_DOMNAME_MAX || *name == '/' || (unsigned char)*name <= 0x20 || *name == 0x7f)
+			return false;
+	return n > 0;
+}
+
+/*
+ * Parse an xl config file into a libxl domain config (initialised by the
+ * caller, disposed by the caller whatever this returns), the way `xl create`
+ * would for the keys above. On failure, reason names the key.
+ */
+static int xl_config_load(const char *path, libxl_domain_config *dc, char *reason, size_t rlen)
+{
+	const char *name, *type, *kernel, *ramdisk, *extra, *cmdline;
+	long memory = 0, maxmem = 0, vcpus = 1;
+	libxl_domain_type dtype = LIBXL_DOMAIN_TYPE_PV;
+	XLU_Config *cfg = NULL;
+	FILE *report = NULL;
+	char *report_text = NULL, *text = NULL;
+	size_t report_len = 0, text_len = 0;
+	int rc, r, i;
+
+	rc = xl_read_text(path, &text, &text_len, reason, rlen);
+	if (rc < 0)
+		goto out;
+	/* libxlutil writes its syntax errors to a stream: keep them for the reason. */
+	report = open_memstream(&report_text, &report_len);
+	if (!report) {
+		rc = neg_errno();
+		snprintf(reason, rlen, "open_memstream: %s", strerror(-rc));
+		goto out;
+	}
+	cfg = xlu_cfg_init(report, path);
+	if (!cfg) {
+		rc = -ENOMEM;
+		snprintf(reason, rlen, "out of memory");
+		goto out;
+	}
+	r = xlu_cfg_readdata(cfg, text, (int)text_len);
+	if (r) {
+		fflush(report);
+		if (report_text && report_text[0])
+			snprintf(reason, rlen, "%.*s", (int)strcspn(report_text, "\n"), report_text);
+		else
+			snprintf(reason, rlen, "%s: %s", path, strerror(r));
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = xl_check_keys(text, text_len, reason, rlen);
+	if (rc < 0)
+		goto out;
+
+	if ((rc = xl_get_string(cfg, "name", true, &name, reason, rlen)) < 0)
+		goto out;
+	if (!xl_name_is_valid(name)) {
+		snprintf(reason, rlen, "name \"%.80s\": want 1-%d characters, no '/', space or control "
+			 "characters", name, FO_DOMNAME_MAX);
+		rc = -EINVAL;
+		goto out;
+	}
+	if ((rc = xl_get_string(cfg, "type", false, &type, reason, rlen)) < 0)
+		goto out;
+	if (type && !strcmp(type, "pvh")) {
+		dtype = LIBXL_DOMAIN_TYPE_PVH;
+	} else if (type && !strcmp(type, "hvm")) {
+		snprintf(reason, rlen, "type \"hvm\": not supported by failoverd's rebuild (needs a device "
+			 "model); use pv or pvh");
+		rc = -EOPNOTSUPP;
+		goto out;
+	} else if (type && strcmp(type, "pv")) {
+		snprintf(reason, rlen, "type \"%.40s\": want pv or pvh", type);
+		rc = -EINVAL;
+		goto out;
+	}
+	if ((rc = xl_get_string(cfg, "kernel", true, &kernel, reason, rlen)) < 0 ||
+	    (rc = xl_check_image("kernel", kernel, reason, rlen)) < 0)
+		goto out;
+	if ((rc = xl_get_string(cfg, "ramdisk", false, &ramdisk, reason, rlen)) < 0 ||
+	    (ramdisk && (rc = xl_check_image("ramdisk", ramdisk, reason, rlen)) < 0))
+		goto out;
+	if ((rc = xl_get_string(cfg, "extra", false, &extra, reason, rlen)) < 0 ||
+	    (rc = xl_get_string(cfg, "cmdline", false, &cmdline, reason, rlen)) < 0)
+		goto out;
+	if (extra && cmdline) {
+		snprintf(reason, rlen, "cmdline: cannot be combined with extra (xl would drop extra)");
+		rc = -EINVAL;
+		goto out;
+	}
+	if ((rc = xl_get_long(cfg, "memory", 1, XL_MEMORY_MAX, &memory, reason, rlen)) < 0 ||
+	    (rc = xl_get_long(cfg, "maxmem", memory ? memory : 1, XL_MEMORY_MAX, &maxmem, reason, rlen)) < 0 ||
+	    (rc = xl_get_long(cfg, "vcpus", 1, XL_VCPUS_MAX, &vcpus, reason, rlen)) < 0)
+		goto out;
+
+	/* xl's defaults, then the file's choices. */
+	dc->on_poweroff = LIBXL_ACTION_ON_SHUTDOWN_DESTROY;
+	dc->on_reboot = LIBXL_ACTION_ON_SHUTDOWN_RESTART;
+	dc->on_watchdog = LIBXL_ACTION_ON_SHUTDOWN_DESTROY;
+	dc->on_crash = LIBXL_ACTION_ON_SHUTDOWN_DESTROY;
+	dc->on_soft_reset = LIBXL_ACTION_ON_SHUTDOWN_SOFT_RESET;
+	if ((rc = xl_get_action(cfg, "on_poweroff", &dc->on_poweroff, reason, rlen)) < 0 ||
+	    (rc = xl_get_action(cfg, "on_reboot", &dc->on_reboot, reason, rlen)) < 0 ||
+	    (rc = xl_get_action(cfg, "on_watchdog", &dc->on_watchdog, reason, rlen)) < 0 ||
+	    (rc = xl_get_action(cfg, "on_crash", &dc->on_crash, reason, rlen)) < 0 ||
+	    (rc = xl_get_action(cfg, "on_soft_reset", &dc->on_soft_reset, reason, rlen)) < 0)
+		goto out;
+
+	dc->c_info.type = dtype;
+	libxl_uuid_generate(&dc->c_info.uuid);
+	libxl_domain_build_info_init_type(&dc->b_info, dtype);
+	dc->b_info.max_vcpus = (int)vcpus;
+	/* What libxl_bitmap_alloc does, without needing a context (the
+	 * parser has none of its own); libxl_bitmap_dispose frees it. */
+	dc->b_info.avail_vcpus.size = (uint32_t)(vcpus + 7) / 8;
+	dc->b_info.avail_vcpus.map = calloc(dc->b_info.avail_vcpus.size, 1);
+	if (!dc->b_info.avail_vcpus.map) {
+		dc->b_info.avail_vcpus.size = 0;
+		rc = -ENOMEM;
+		snprintf(reason, rlen, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < (int)vcpus; i++)
+		libxl_bitmap_set(&dc->b_info.avail_vcpus, i);
+	if (memory)
+		dc->b_info.max_memkb = dc->b_info.target_memkb = (uint64_t)memory * 1024;
+	if (maxmem)
+		dc->b_info.max_memkb = (uint64_t)maxmem * 1024;
+	dc->c_info.name = strdup(name);
+	dc->b_info.kernel = strdup(kernel);
+	dc->b_info.ramdisk = ramdisk ? strdup(ramdisk) : NULL;
+	dc->b_info.cmdline = extra || cmdline ? strdup(extra ? extra : cmdline) : NULL;
+	if (!dc->c_info.name || !dc->b_info.kernel || (ramdisk && !dc->b_info.ramdisk) ||
+	    ((extra || cmdline) && !dc->b_info.cmdline)) {
+		rc = -ENOMEM;
+		snprintf(reason, rlen, "out of memory");
+		goto out;
+	}
+	rc = 0;
+out:
+	if (cfg)
+		xlu_cfg_destroy(cfg); /* before the stream it reports to */
+	if (report)
+		fclose(report);
+	free(report_text);
+	free(text);
+	return rc;
+}
+
+/* ---------------------------------------------------------- builder thread */
+
+static int libxl_rc_to_errno(int rc)
+{
+	switch (rc) {
+	case 0:
+		return 0;
+	case ERROR_NOMEM:
+		return -ENOMEM;
+	case ERROR_INVAL:
+		return -EINVAL;
+	case ERROR_DOMAIN_NOTFOUND:
+	case ERROR_DOMAIN_DESTROYED:
+		return -ESRCH;
+	case ERROR_TIMEDOUT:
+	case ERROR_GUEST_TIMEDOUT:
+		return -ETIMEDOUT;
+	case ERROR_NI:
+		return -EOPNOTSUPP;
+	default:
+		return -EIO;
+	}
+}
+
+static const char *libxl_rc_name(int rc)
+{
+	const char *s = libxl_error_to_string((libxl_error)rc);
+
+	return s ? s : "unknown libxl error";
+}
+
+static void builder_create(struct xen_builder *b, struct builder_job *job)
+{
+	libxl_domain_config dc;
+	uint32_t domid = INVALID_DOMID;
+	int rc;
+
+	libxl_domain_config_init(&dc);
+	job->domid = FO_DOMID_INVALID;
+	job->err = xl_config_load(job->config_path, &dc, job->reason, sizeof(job->reason));
+	if (job->err < 0)
+		goto out;
+	snprintf(job->name, sizeof(job->name), "%s", dc.c_info.name);
+	/* Synchronous (no ao_how): this thread is here to wait. libxl
+	 * destroys what it half-built when this fails. */
+	rc = libxl_domain_create_new(b->ctx, &dc, &domid, NULL, NULL);
+	if (rc) {
+		job->err = libxl_rc_to_errno(rc);
+		snprintf(job->reason, sizeof(job->reason), "libxl could not build %s: %s", job->name,
+			 b->captured[0] ? b->captured : libxl_rc_name(rc));
+		goto out;
+	}
+	/* libxl leaves the new domain paused; `xl create` unpauses it as its
+	 * last step, and so do we: the pair waits for the rebuilt member's
+	 * first heartbeat before it pauses it as the standby. */
+	rc = libxl_domain_unpause(b->ctx, domid, NULL);
+	if (rc) {
+		job->err = libxl_rc_to_errno(rc);
+		snprintf(job->reason, sizeof(job->reason), "built %s as domain %" PRIu32 " but could not "
+			 "unpause it (%s); destroyed it again", job->name, domid,
+			 b->captured[0] ? b->captured : libxl_rc_name(rc));
+		libxl_domain_destroy(b->ctx, domid, NULL);
+		goto out;
+	}
+	job->domid = domid;
+	job->err = 0;
+	snprintf(job->reason, sizeof(job->reason), "created %s as domain %" PRIu32, job->name, domid);
+out:
+	libxl_domain_config_dispose(&dc);
+}
+
+static void builder_destroy(struct xen_builder *b, struct builder_job *job)
+{
+	int rc = libxl_domain_destroy(b->ctx, job->domid, NULL);
+
+	job->err = libxl_rc_to_errno(rc);
+	if (!rc || job->err == -ESRCH)
+		return;
+	snprintf(job->reason, sizeof(job->reason), "libxl_domain_destroy: %s",
+		 b->captured[0] ? b->captured : libxl_rc_name(rc));
+	/* libxl gave up before its final hypercall: make sure the hypervisor
+	 * at least lets go of the domain (xenstore leftovers stay). */
+	if (xc_domain_destroy(b->xch, job->domid) == 0)
+		snprintf(job->reason + strlen(job->reason), sizeof(job->reason) - strlen(job->reason),
+			 "; destroyed through libxenctrl instead");
+}
+
+static void *builder_main(void *arg)
+{
+	struct xen_builder *b = arg;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&b->lock);
+	for (;;) {
+		struct builder_job job;
+		uint64_t t0;
+
+		while (!b->stop && b->n_req == 0)
+			pthread_cond_wait(&b->wake, &b->lock);
+		if (b->n_req == 0)
+			break; /* stopping, and nothing left */
+		job = b->req[b->req_head];
+		b->req_head = (b->req_head + 1) % BUILDER_QUEUE;
+		b->n_req--;
+		if (b->stop && job.kind == JOB_CREATE) {
+			/* Shutting down: start no build nobody will hear of.
+			 * Queued destroys still run: they finish a fence. */
+			b->outstanding--;
+			continue;
+		}
+		pthread_mutex_unlock(&b->lock);
+
+		t0 = mono_ns();
+		b->captured[0] = '\0';
+		b->log.capture = b->captured;
+		b->log.capture_len = sizeof(b->captured);
+		if (job.kind == JOB_CREATE)
+			builder_create(b, &job);
+		else
+			builder_destroy(b, &job);
+		b->log.capture = NULL;
+		job.took_ns = mono_ns() - t0;
+
+		pthread_mutex_lock(&b->lock);
+		/* outstanding counted this result in, so there is room */
+		b->res[(b->res_head + b->n_res) % BUILDER_QUEUE] = job;
+		b->n_res++;
+		pthread_mutex_unlock(&b->lock);
+		if (write(b->event_fd, &one, sizeof(one)) < 0) {
+			/* cannot fail short of EAGAIN at 2^64-1 */
+		}
+		pthread_mutex_lock(&b->lock);
+	}
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
+/* Always paired with builder_stop(), even when builder_start() never ran. */
+static void builder_init(struct xen_builder *b)
+{
+	pthread_mutexattr_t ma;
+
+	b->event_fd = -1;
+	xen_logger_init(&b->log, NULL);
+	/* The loop (SCHED_FIFO) takes this lock too: while the builder holds
+	 * it, the builder runs at the loop's priority. */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&b->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	pthread_cond_init(&b->wake, NULL);
+}
+
+static int builder_start(struct xen_builder *b)
+{
+	int rc;
+
+	rc = libxl_ctx_alloc(&b->ctx, LIBXL_VERSION, 0, &b->log.vtable);
+	if (rc) {
+		b->ctx = NULL;
+		return -EIO;
+	}
+	b->xch = xc_interface_open(&b->log.vtable, &b->log.vtable, 0);
+	if (!b->xch)
+		return neg_errno();
+	b->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (b->event_fd < 0)
+		return neg_errno();
+	rc = start_helper_thread(&b->thread, builder_main, b, SIGCHLD);
+	if (rc < 0)
+		return rc;
+	b->running = true;
+	return 0;
+}
+
+static void builder_stop(struct xen_builder *b)
+{
+	if (b->running) {
+		pthread_mutex_lock(&b->lock);
+		b->stop = true;
+		pthread_cond_signal(&b->wake);
+		pthread_mutex_unlock(&b->lock);
+		pthread_join(b->thread, NULL);
+		b->running = false;
+	}
+	if (b->ctx)
+		libxl_ctx_free(b->ctx);
+	if (b->xch)
+		xc_interface_close(b->xch);
+	if (b->event_fd >= 0)
+		close(b->event_fd);
+	pthread_cond_destroy(&b->wake);
+	pthread_mutex_destroy(&b->lock);
+}
+
+static bool builder_submit(struct xen_builder *b, const struct builder_job *job)
+{
+	bool queued = false;
+
+	pthread_mutex_lock(&b->lock);
+	if (b->outstanding < BUILDER_QUEUE) {
+		b->req[(b->req_head + b->n_req) % BUILDER_QUEUE] = *job;
+		b->n_req++;
+		b->outstanding++;
+		pthread_cond_signal(&b->wake);
+		queued = true;
+	}
+	pthread_mutex_unlock(&b->lock);
+	return queued;
+}
+
+static bool builder_take(struct xen_builder *b, struct builder_job *ret)
+{
+	bool got = false;
+
+	pthread_mutex_lock(&b->lock);
+	if (b->n_res) {
+		*ret = b->res[b->res_head];
+		b->res_head = (b->res_head + 1) % BUILDER_QUEUE;
+		b->n_res--;
+		b->outstanding--;
+		got = true;
+	}
+	pthread_mutex_unlock(&b->lock);
+	return got;
+}
+
+/* -------------------------------------------------------- create / destroy */
+
+static int xen_create(struct fo_hv *hv, const char *config_path)
+{
+	struct xen_hv *x = to_xen(hv);
+	struct builder_job job = { .kind = JOB_CREATE, .domid = FO_DOMID_INVALID };
+	size_t n;
+
+	if (!config_path || !*config_path)
+		return -EINVAL;
+	n = strlen(config_path);
+	if (n >= sizeof(job.config_path))
+		return -ENAMETOOLONG;
+	memcpy(job.config_path, config_path, n + 1);
+	return builder_submit(&x->builder, &job) ? 0 : -EBUSY;
+}
+
+/*
+ * Destroy, in two steps. The fence is immediate, here on the loop: our
+ * mapping of the heartbeat page is dropped, the domain is paused (on the
+ * pair's paths it is paused already), and from now on it counts as dying
+ * (get_state), cannot be unpaused and is not found by name. The teardown,
+ * libxl_domain_destroy (backends, xenstore entries, the final hypercall in
+ * a child process: far too slow for the loop), runs on the builder, in
+ * order before any create queued after it, so a rebuild of the same name
+ * starts once the old domain is gone. Only if the builder's queue is full
+ * does the hypervisor-level destroy run here instead, leaving libxl's
+ * xenstore entries behind.
+ */
+static int xen_destroy(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct xen_hv *x = to_xen(hv);
+	struct builder_job job = { .kind = JOB_DESTROY, .domid = domid };
+	struct xen_member *m;
+	bool found;
+	int r;
+
+	if (!domid_is_valid(domid) || domid == DOM0_ID)
+		return -EINVAL;
+	if (doomed_has(x, domid))
+		return 0;
+	r = get_dominfo(x, domid, &found, NULL);
+	if (r < 0)
+		return r;
+	if (!found)
+		return -ESRCH;
+	/* The fence first: one hypercall. Any refusal but -ESRCH (a domain
+	 * already shut down or dying) does not stop the destroy. */
+	r = x->domctl ? domctl_fast(x, XEN_DOMCTL_pausedomain, domid)
+		      : (xc_domain_pause(x->xch, domid) < 0 ? neg_errno() : 0);
+	if (r == -ESRCH)
+		return r;
+	/* Our grant mapping holds a page of the domain: drop it before the
+	 * teardown or the domain lingers as a dying zombie until we notice. */
+	m = member_find(x, domid);
+	if (m)
+		member_detach(x, m);
+	if (doomed_add(x, domid) && builder_submit(&x->builder, &job))
+		return 0;
+	doomed_remove(x, domid);
+	fo_warn("xen: teardown queue full: destroying domain %" PRIu32 " without libxl's cleanup", domid);
+	return xc_domain_destroy(x->xch, domid) < 0 ? neg_errno() : 0;
+}
+
+static void destroy_finished(struct xen_hv *x, const struct builder_job *job)
+{
+	xen_domctl_getdomaininfo_t info;
+	bool found = false;
+
+	if (get_dominfo(x, job->domid, &found, &info) == 0 && found && !(info.flags & XEN_DOMINF_dying)) {
+		/* Neither libxl nor libxenctrl got rid of it: it stays paused
+		 * and counted as dying, so nothing ever runs it again. */
+		fo_err("xen: domain %" PRIu32 " could not be destroyed (%s); it stays paused", job->domid,
+		       job->reason);
+		return;
+	}
+	doomed_remove(x, job->domid);
+	if (job->err < 0 && job->err != -ESRCH)
+		fo_warn("xen: domain %" PRIu32 " destroyed, but not cleanly: %s", job->domid, job->reason);
+	else
+		fo_info("xen: domain %" PRIu32 " destroyed (libxl teardown took %" PRIu64 " ms)", job->domid,
+			job->took_ns / 1000000);
+}
+
+static void dispatch_builder(struct xen_hv *x)
+{
+	struct builder_job job;
+	bool destroyed = false;
+	uint64_t count;
+
+	if (read(x->builder.event_fd, &count, sizeof(count)) < 0) {
+		/* EAGAIN: a previous dispatch already took them */
+	}
+	while (builder_take(&x->builder, &job)) {
+		if (job.kind == JOB_DESTROY) {
+			destroy_finished(x, &job);
+			destroyed = true;
+			continue;
+		}
+		/* Logged here in full: the pair keeps a shortened reason. */
+		if (job.err < 0)
+			fo_warn("xen: cannot create a domain from %s: %s", job.config_path, job.reason);
+		else
+			fo_info("xen: %s from %s in %" PRIu64 " ms", job.reason, job.config_path,
+				job.took_ns / 1000000);
+		if (x->base.cb.domain_created)
+			x->base.cb.domain_created(x->base.cb.ctx, job.config_path, job.err, job.reason);
+	}
+	/* The domain may have been gone before @releaseDomain was handled;
+	 * either way the daemon re-reads its members now that it is not
+	 * counted as dying by us any more. */
+	if (destroyed && x->base.cb.domains_changed)
+		x->base.cb.domains_changed(x->base.cb.ctx);
 }
 
 /* ------------------------------------------------------ binding the agent */
@@ -1009,6 +1945,8 @@ static int xen_watch_member(struct fo_hv *hv, fo_domid_t domid)
 
 	if (!domid_is_valid(domid) || domid == DOM0_ID)
 		return -EINVAL;
+	if (doomed_has(x, domid))
+		return -ESRCH;
 	if (member_find(x, domid))
 		return 0;
 	for (m = NULL, i = 0; i < XEN_MAX_MEMBERS && !m; i++)
@@ -1184,10 +2122,11 @@ static void dispatch_evtchn(struct xen_hv *x)
 static size_t xen_get_fds(struct fo_hv *hv, int *fds, size_t max)
 {
 	struct xen_hv *x = to_xen(hv);
-	int all[4] = { xs_fileno(x->xs), xenevtchn_fd(x->xce), x->timer_fd, x->reader.event_fd };
+	int all[5] = { xs_fileno(x->xs), xenevtchn_fd(x->xce), x->timer_fd, x->reader.event_fd,
+		       x->builder.event_fd };
 	size_t i;
 
-	for (i = 0; i < 4 && i < max; i++)
+	for (i = 0; i < 5 && i < max; i++)
 		fds[i] = all[i];
 	return i;
 }
@@ -1211,6 +2150,8 @@ static void xen_dispatch(struct fo_hv *hv, int fd)
 		dispatch_xenstore(x);
 	else if (fd == x->reader.event_fd)
 		dispatch_reader(x);
+	else if (fd == x->builder.event_fd)
+		dispatch_builder(x);
 	else if (fd == x->timer_fd)
 		dispatch_retry_timer(x);
 }
@@ -1224,6 +2165,9 @@ static void xen_free(struct fo_hv *hv)
 
 	if (!x)
 		return;
+	/* Waits for a running job (a create takes seconds); queued destroys
+	 * still run, queued creates are dropped. */
+	builder_stop(&x->builder);
 	reader_stop(&x->reader);
 	for (i = 0; i < XEN_MAX_MEMBERS; i++)
 		if (x->members[i].in_use)
@@ -1311,6 +2255,7 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 		x->base.cb = *cb;
 	x->timer_fd = -1;
 	reader_init(&x->reader);
+	builder_init(&x->builder);
 	x->fds_changed = true;
 	x->guest_rl = (struct fo_ratelimit)FO_RATELIMIT_INIT(10000, 10);
 	xen_logger_init(&x->log_xen, NULL);
@@ -1371,6 +2316,11 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 	rc = reader_start(&x->reader);
 	if (rc < 0) {
 		fo_err("xen: cannot start the xenstore reader: %s", strerror(-rc));
+		goto fail;
+	}
+	rc = builder_start(&x->builder);
+	if (rc < 0) {
+		fo_err("xen: cannot start the domain builder (libxl context, thread): %s", strerror(-rc));
 		goto fail;
 	}
 	fast_path_init(x);

@@ -153,6 +153,7 @@ static cJSON *event_json(const struct fo_event *e)
 	cJSON_AddStringToObject(o, "result", fo_event_result_name(e->result));
 	cJSON_AddStringToObject(o, "message", e->message);
 	cJSON_AddNumberToObject(o, "deadline_ms", e->deadline_ms);
+	cJSON_AddNumberToObject(o, "budget_ms", e->budget_ms);
 	if (is_switch && e->phase_ns[FO_PHASE_FAULT])
 		cJSON_AddBoolToObject(o, "within_deadline", fo_event_within_deadline(e));
 	else

@@ -6,6 +6,7 @@
 #
 #   tests/lab/lab.sh deps                 install the host packages (apt-get)
 #   tests/lab/lab.sh list                 list the scenarios
+#   tests/lab/lab.sh demo [OPTIONS]       install, build, boot, run the failover drill demo
 #   tests/lab/lab.sh image [OPTIONS]      build the images only
 #   tests/lab/lab.sh run SCENARIO [OPTIONS]
 #       --build-dir DIR   the CMake build tree holding failoverd, failoverctl,
@@ -349,6 +350,25 @@ cmd_run() {
 	"$PYTHON" "$LAB_SRC/results.py" "$log" "$SCENARIO" "$LOG_DIR/$SCENARIO.json"
 }
 
+# demo: the README's quick start on a fresh Debian 12 machine: install,
+# build, boot the lab and show the failover drill's timeline.
+cmd_demo() {
+	local build=${FO_BUILD_DIR:-$REPO/build} rc=0
+	bash "$REPO/tests/deps.sh"
+	note "building failoverd into $build"
+	cmake -S "$REPO" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build.cmake.log" 2>&1 ||
+		{ cat "$build.cmake.log"; die "cmake failed"; }
+	cmake --build "$build" -j "$(nproc)" > "$build.build.log" 2>&1 ||
+		{ tail -40 "$build.build.log"; die "build failed"; }
+	( cmd_run demo --build-dir "$build" "$@" ) || rc=$?
+	echo
+	sed -n '/@@DEMO-BEGIN/,/@@DEMO-END/p' "$build/logs/demo.log" | sed '/@@DEMO-/d; s/\r$//'
+	echo
+	[ $rc = 0 ] && note "demo PASSED (serial log: $build/logs/demo.log)" ||
+		note "demo FAILED (serial log: $build/logs/demo.log)"
+	return $rc
+}
+
 cmd_list() {
 	local f
 	for f in "$LAB_SRC"/scenarios/*.sh; do
@@ -360,6 +380,7 @@ cmd_list() {
 case ${1:-} in
 deps) shift; cmd_deps "$@" ;;
 run) shift; cmd_run "$@" ;;
+demo) shift; cmd_demo "$@" ;;
 image) shift; cmd_image "$@" ;;
 list) cmd_list ;;
 *) usage ;;
