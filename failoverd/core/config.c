@@ -310,6 +310,25 @@ static int check_domain_name(struct parser *p, const char *kp, const char *s)
 	return 0;
 }
 
+/* A required string member, validated by `check` (which names kp in its
+ * error), copied into dst. */
+static int read_checked_name(struct parser *p, const cJSON *obj, const char *kp, const char *key,
+			     int (*check)(struct parser *, const char *, const char *), char *dst, size_t dstlen)
+{
+	char mkp[KEYPATH_MAX];
+	const char *s;
+	int rc = read_string(p, obj, kp, key, &s);
+
+	if (rc < 0)
+		return rc;
+	keypath_join(mkp, kp, key);
+	rc = check(p, mkp, s);
+	if (rc < 0)
+		return rc;
+	snprintf(dst, dstlen, "%s", s);
+	return 0;
+}
+
 static int check_abs_path(struct parser *p, const char *kp, const char *s, size_t max)
 {
 	char sbuf[SHOWN_MAX + 4];
@@ -546,7 +565,6 @@ static int parse_pair(struct parser *p, const cJSON *obj, const char *kp,
 	char mkp[KEYPATH_MAX];
 	const char *const *k;
 	const cJSON *sub;
-	const char *s = NULL;
 	long v;
 	int e, rc;
 
@@ -559,34 +577,19 @@ static int parse_pair(struct parser *p, const cJSON *obj, const char *kp,
 			return rc;
 	}
 
-	rc = read_string(p, obj, kp, "name", &s);
+	rc = read_checked_name(p, obj, kp, "name", check_pair_name, pc->name, sizeof(pc->name));
 	if (rc < 0)
 		return rc;
-	keypath_join(mkp, kp, "name");
-	rc = check_pair_name(p, mkp, s);
+	rc = read_checked_name(p, obj, kp, "active", check_domain_name, pc->active, sizeof(pc->active));
 	if (rc < 0)
 		return rc;
-	snprintf(pc->name, sizeof(pc->name), "%s", s);
-
-	rc = read_string(p, obj, kp, "active", &s);
+	rc = read_checked_name(p, obj, kp, "standby", check_domain_name, pc->standby, sizeof(pc->standby));
 	if (rc < 0)
 		return rc;
-	keypath_join(mkp, kp, "active");
-	rc = check_domain_name(p, mkp, s);
-	if (rc < 0)
-		return rc;
-	snprintf(pc->active, sizeof(pc->active), "%s", s);
-
-	rc = read_string(p, obj, kp, "standby", &s);
-	if (rc < 0)
-		return rc;
-	keypath_join(mkp, kp, "standby");
-	rc = check_domain_name(p, mkp, s);
-	if (rc < 0)
-		return rc;
-	if (strcmp(s, pc->active) == 0)
+	if (strcmp(pc->standby, pc->active) == 0) {
+		keypath_join(mkp, kp, "standby");
 		return fail(p, mkp, "must differ from active (\"%s\")", pc->active);
-	snprintf(pc->standby, sizeof(pc->standby), "%s", s);
+	}
 
 	keypath_join(mkp, kp, "heartbeat");
 	rc = parse_heartbeat(p, member(obj, "heartbeat"), mkp, pc);

@@ -122,6 +122,22 @@ static void set_result(struct fo_hv_sim *s, int r)
 		s->log[s->n_log - 1].result = r;
 }
 
+/* enter() for an operation on an existing domain: *ret_d is the domain, or
+ * the call fails with the injected error or -ESRCH. */
+static int enter_dom(struct fo_hv_sim *s, enum fo_sim_op op, fo_domid_t domid, struct sim_domain **ret_d)
+{
+	int r = enter(s, op, domid);
+
+	if (r < 0)
+		return r;
+	*ret_d = find_dom(s, domid);
+	if (!*ret_d) {
+		set_result(s, -ESRCH);
+		return -ESRCH;
+	}
+	return 0;
+}
+
 static struct sim_domain *add_dom(struct fo_hv_sim *s, const char *name, enum fo_dom_state st)
 {
 	for (size_t i = 0; i < SIM_MAX_DOMAINS; i++)
@@ -180,15 +196,10 @@ static int change_run_state(struct fo_hv *hv, enum fo_sim_op op, fo_domid_t domi
 {
 	struct fo_hv_sim *s = sim_of(hv);
 	struct sim_domain *d;
-	int r = enter(s, op, domid);
+	int r = enter_dom(s, op, domid, &d);
 
 	if (r < 0)
 		return r;
-	d = find_dom(s, domid);
-	if (!d) {
-		set_result(s, -ESRCH);
-		return -ESRCH;
-	}
 	if (fo_dom_state_is_dead(d->state))
 		return 0; /* Xen pauses/unpauses a dead domain's count without effect */
 	if (op == FO_SIM_PAUSE && !d->pause_is_noop)
@@ -207,25 +218,18 @@ static int sim_unpause(struct fo_hv *hv, fo_domid_t domid) { return change_run_s
 
 static int sim_set_affinity(struct fo_hv *hv, fo_domid_t domid, const int *pcpus, size_t n)
 {
-	struct fo_hv_sim *s = sim_of(hv);
-	int r = enter(s, FO_SIM_SET_AFFINITY, domid);
+	struct sim_domain *d;
 
-	if (r < 0)
-		return r;
-	return find_dom(s, domid) ? 0 : -ESRCH;
+	return enter_dom(sim_of(hv), FO_SIM_SET_AFFINITY, domid, &d);
 }
 
 static int sim_destroy(struct fo_hv *hv, fo_domid_t domid)
 {
-	struct fo_hv_sim *s = sim_of(hv);
 	struct sim_domain *d;
-	int r = enter(s, FO_SIM_DESTROY, domid);
+	int r = enter_dom(sim_of(hv), FO_SIM_DESTROY, domid, &d);
 
 	if (r < 0)
 		return r;
-	d = find_dom(s, domid);
-	if (!d)
-		return -ESRCH;
 	d->used = false;
 	return 0;
 }
@@ -276,15 +280,11 @@ static void sim_unwatch_member(struct fo_hv *hv, fo_domid_t domid)
 
 static int sim_set_role(struct fo_hv *hv, fo_domid_t domid, const char *role)
 {
-	struct fo_hv_sim *s = sim_of(hv);
 	struct sim_domain *d;
-	int r = enter(s, FO_SIM_SET_ROLE, domid);
+	int r = enter_dom(sim_of(hv), FO_SIM_SET_ROLE, domid, &d);
 
 	if (r < 0)
 		return r;
-	d = find_dom(s, domid);
-	if (!d)
-		return -ESRCH;
 	snprintf(d->role, sizeof(d->role), "%s", role);
 	return 0;
 }
@@ -293,13 +293,10 @@ static int sim_agent_command(struct fo_hv *hv, fo_domid_t domid, const char *cmd
 {
 	struct fo_hv_sim *s = sim_of(hv);
 	struct sim_domain *d;
-	int r = enter(s, FO_SIM_AGENT_COMMAND, domid);
+	int r = enter_dom(s, FO_SIM_AGENT_COMMAND, domid, &d);
 
 	if (r < 0)
 		return r;
-	d = find_dom(s, domid);
-	if (!d)
-		return -ESRCH;
 	snprintf(d->command, sizeof(d->command), "%s", cmd);
 	/* The simulated agent obeys at once. */
 	d->agent_stopped = strcmp(cmd, FO_HB_CMD_STOP) == 0 || strcmp(cmd, FO_HB_CMD_FREEZE) == 0;
