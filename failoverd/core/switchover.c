@@ -45,6 +45,23 @@ void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uin
 	out->why = NULL;
 	out->to_state = FO_DOM_GONE;
 
+	if (hv->ops->switch_fenced) {
+		int r = hv->ops->switch_fenced(hv, from, to, phase_ns, &out->from_state, &out->to_state);
+		if (r == 0)
+			return;
+		if (r == -EIO) {
+			out->result = FO_RESULT_ABORTED;
+			out->why = "could not confirm the active is paused; standby left paused";
+			return;
+		}
+		if (r == -EAGAIN) {
+			out->result = FO_RESULT_FAILED;
+			out->why = "standby could not be started";
+			return;
+		}
+		/* Anything else: the fast path did nothing; do it here. */
+	}
+
 	/* 1. Fence the old active. */
 	phase_ns[FO_PHASE_PAUSE_ISSUED] = hv->ops->now_ns(hv);
 	if (fo_fence(hv, from, &out->from_state) < 0) {

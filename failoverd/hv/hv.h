@@ -107,6 +107,20 @@ struct fo_hv_ops {
 	void (*dispatch)(struct fo_hv *hv, int fd);
 
 	void (*free)(struct fo_hv *hv);
+
+	/* Optional (NULL if absent): the whole fenced sequence in one call, by a
+	 * backend that can do it faster than pause + getinfo + unpause + getinfo
+	 * from here (the kernel module). Same contract as fo_switchover_execute():
+	 * `to` is never started unless `from` is confirmed fenced. Fills
+	 * phase_ns[PAUSE_ISSUED..UNPAUSE_DONE] (CLOCK_MONOTONIC) and the states;
+	 * returns 0, -EIO if `from` could not be fenced (standby untouched),
+	 * -EAGAIN if fenced but `to` did not start, other -errno if nothing was
+	 * done (the caller then runs the sequence itself). */
+	int (*switch_fenced)(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uint64_t phase_ns[],
+			     enum fo_dom_state *ret_from_state, enum fo_dom_state *ret_to_state);
+	/* Which switch path this backend uses, for status and events ("xenctrl",
+	 * "kernel", "sim"). */
+	const char *(*switch_path)(struct fo_hv *hv);
 };
 
 /* Every backend's handle starts with this. */
