@@ -10,6 +10,13 @@
  * xenstore on its own. A sample where both members of one pair are neither
  * paused, shut down nor dying is a violation.
  *
+ * One exception, by design of the warm standby: a member created while we
+ * watch (a rebuild) has to boot and heartbeat once before failoverd pauses
+ * it. Until we first see it paused it is "warming"; overlap with the active
+ * then is counted apart (warming_overlap), not as a violation. Members that
+ * exist when we start, and any member once it has been paused, get no such
+ * allowance.
+ *
  * Usage: fo-observer [-i INTERVAL_US] [-o FILE] [-p RTPRIO] [-k PID:NAME:STATE] A,B [C,D ...]
  *   A,B   a pair: two domain names, or decimal domids
  *   -k    SIGKILL process PID the first time member NAME is seen entering
@@ -72,6 +79,8 @@ struct obs_member {
 	int domid;               /* -1 while unresolved */
 	enum obs_state state;
 	bool seen;               /* state ever sampled */
+	bool warming;            /* created while we watched, not yet paused after running */
+	bool warm_ran;           /* warming and seen running */
 	uint64_t running_samples;
 	struct obs_transition trans[OBS_MAX_TRANS];
 	unsigned n_trans;        /* may exceed OBS_MAX_TRANS: counted, not all kept */
@@ -86,6 +95,7 @@ struct obs_violation {
 struct obs_pair {
 	struct obs_member m[2];
 	uint64_t both_running;
+	uint64_t warming_overlap; /* samples with both running, one of them warming */
 	bool in_violation;
 	struct obs_violation viol[OBS_MAX_VIOLATIONS];
 	unsigned n_viol;
@@ -195,8 +205,13 @@ static void obs_resolve(struct xs_handle *xs, struct obs_pair *pairs, size_t n_p
 			for (int j = 0; j < 2; j++) {
 				struct obs_member *m = &pairs[p].m[j];
 
-				if (!m->fixed_domid && m->domid < 0 && !strcmp(m->name, name))
+				if (!m->fixed_domid && m->domid < 0 && !strcmp(m->name, name)) {
 					m->domid = domid;
+					/* Born while we watch (a rebuild): it must boot and
+					 * heartbeat once before it is paused as the standby. */
+					m->warming = m->seen;
+					m->warm_ran = false;
+				}
 			}
 		free(name);
 	}
@@ -235,8 +250,8 @@ static void obs_print_report(FILE *f, const struct obs_pair *pairs, size_t n_pai
 	for (size_t p = 0; p < n_pairs; p++) {
 		const struct obs_pair *pr = &pairs[p];
 
-		fprintf(f, "%s{\"both_running\":%" PRIu64 ",\"violations\":[", p ? "," : "",
-			pr->both_running);
+		fprintf(f, "%s{\"both_running\":%" PRIu64 ",\"warming_overlap\":%" PRIu64 ",\"violations\":[",
+			p ? "," : "", pr->both_running, pr->warming_overlap);
 		for (unsigned v = 0; v < pr->n_viol && v < OBS_MAX_VIOLATIONS; v++)
 			fprintf(f, "%s{\"start_us\":%" PRId64 ",\"end_us\":%" PRId64
 				   ",\"samples\":%" PRIu64 "}",
@@ -444,8 +459,16 @@ int main(int argc, char **argv)
 				running[j] = st == OBS_RUNNING;
 				if (running[j])
 					m->running_samples++;
+				/* A new domain is built paused; only a pause after
+				 * it ran is failoverd fencing it as the standby. */
+				if (m->warming && st == OBS_RUNNING)
+					m->warm_ran = true;
+				else if (m->warming && m->warm_ran && st == OBS_PAUSED)
+					m->warming = false;
 			}
-			if (running[0] && running[1]) {
+			if (running[0] && running[1] && (pr->m[0].warming || pr->m[1].warming)) {
+				pr->warming_overlap++;
+			} else if (running[0] && running[1]) {
 				pr->both_running++;
 				both++;
 				if (!pr->in_violation) {

@@ -299,16 +299,20 @@ fctl() {
 }
 
 # gen_config FILE PAIR...: a failoverd config with one pair per PAIR
-# (members PAIR-a active, PAIR-b standby) and the FO_* timings.
+# (members PAIR-a active, PAIR-b standby), the FO_* timings and, when
+# FO_ON_FAILOVER is set, that policy.
 gen_config() {
 	local file=$1 p sep=""
 	shift
 	{
-		printf '{\n  "daemon": {"control_socket": "%s", "log_level": "debug"},\n  "pairs": [' "$FO_SOCK"
+		# FO_DAEMON_EXTRA: more daemon keys, e.g. '"kernel_fast_path": "on"'.
+		printf '{\n  "daemon": {"control_socket": "%s", "log_level": "debug"%s},\n  "pairs": [' "$FO_SOCK" \
+			"${FO_DAEMON_EXTRA:+, $FO_DAEMON_EXTRA}"
 		for p in "$@"; do
 			printf '%s\n    {"name": "%s", "active": "%s-a", "standby": "%s-b",\n' "$sep" "$p" "$p" "$p"
 			printf '     "heartbeat": {"period_ms": %s, "timeout_ms": %s},\n' "$FO_PERIOD_MS" "$FO_TIMEOUT_MS"
 			printf '     "deadline_ms": %s,\n' "$FO_DEADLINE_MS"
+			[ -z "${FO_ON_FAILOVER:-}" ] || printf '     "on_failover": "%s",\n' "$FO_ON_FAILOVER"
 			printf '     "domain_config": {"active": "%s/%s-a.cfg", "standby": "%s/%s-b.cfg"}}' "$LAB" "$p" "$LAB" "$p"
 			sep=","
 		done
@@ -459,6 +463,34 @@ arm_pairs() {
 # the injection slack.
 hb_bound_ms() {
 	echo $((FO_TIMEOUT_MS + FO_PERIOD_MS + FO_DEADLINE_MS + LAB_SLACK_MS))
+}
+
+# ---- kmod-switch (/dev/fo_switch) ------------------------------------------
+
+have_kmod() {
+	grep -q '^kmod=1$' /lab/manifest 2>/dev/null
+}
+
+KERNEL_BAD='BUG:|BUG |Oops|WARNING:|[Ll][Oo][Cc][Kk][Uu][Pp]|rcu.*stall|Call Trace|general protection'
+DMESG_BASE=0
+
+# dmesg_clean WHEN: no kernel BUG, Oops, WARNING, lockup or RCU stall in
+# the kernel log since load_kmod (what the boot printed before is not ours).
+dmesg_clean() {
+	local bad
+	bad=$(dmesg | tail -n +$((DMESG_BASE + 1)) | grep -E "$KERNEL_BAD" | head -n 20)
+	[ -z "$bad" ] || { echo "$bad"; fail "kernel log $1: $(echo "$bad" | head -n 1)"; }
+}
+
+# load_kmod: insmod the image's fo_switch.ko; /dev/fo_switch must appear.
+load_kmod() {
+	have_kmod || fail "the image carries no fo_switch.ko built for this kernel"
+	DMESG_BASE=$(dmesg | wc -l)
+	dmesg | grep -E "$KERNEL_BAD" | sed 's/^/== before insmod (not ours): /'
+	insmod /lab/kmod/fo_switch.ko || fail "insmod fo_switch.ko failed: $(dmesg | tail -n 3)"
+	[ -c /dev/fo_switch ] || fail "/dev/fo_switch missing after insmod"
+	dmesg | grep fo_switch | tail -n 3
+	dmesg_clean "after insmod"
 }
 
 # ---- debugging ------------------------------------------------------------
