@@ -259,6 +259,11 @@ struct xen_builder {
 struct xen_hv {
 	struct fo_hv base;
 
+	/* Test-only fault injection (FAILOVERD_TEST_HOLD_AFTER_PAUSE_US): a
+	 * pause that takes this long to return, so a lab scenario can kill the
+	 * daemon between "active paused" and "standby unpaused". 0 in use. */
+	uint64_t test_hold_after_pause_ns;
+
 	struct xen_logger log_xen;    /* libxc, libxl, libxencall */
 	struct xen_logger log_guest;  /* libxengnttab, libxenevtchn */
 	struct fo_ratelimit guest_rl;
@@ -564,9 +569,19 @@ static int xen_pause(struct fo_hv *hv, fo_domid_t domid)
 		return -EINVAL;
 	if (doomed_has(x, domid))
 		return 0; /* paused by xen_destroy, and it stays so */
+	int r;
+
 	if (x->domctl)
-		return domctl_fast(x, XEN_DOMCTL_pausedomain, domid);
-	return xc_domain_pause(x->xch, domid) < 0 ? neg_errno() : 0;
+		r = domctl_fast(x, XEN_DOMCTL_pausedomain, domid);
+	else
+		r = xc_domain_pause(x->xch, domid) < 0 ? neg_errno() : 0;
+	if (r == 0 && x->test_hold_after_pause_ns) {
+		/* Spin, like a slow hypercall would: no syscall, no sleep. */
+		uint64_t until = xen_now_ns(hv) + x->test_hold_after_pause_ns;
+		while (xen_now_ns(hv) < until)
+			;
+	}
+	return r;
 }
 
 static int xen_unpause(struct fo_hv *hv, fo_domid_t domid)
@@ -2258,6 +2273,14 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 	builder_init(&x->builder);
 	x->fds_changed = true;
 	x->guest_rl = (struct fo_ratelimit)FO_RATELIMIT_INIT(10000, 10);
+	{
+		const char *hold = getenv("FAILOVERD_TEST_HOLD_AFTER_PAUSE_US");
+		if (hold && *hold) {
+			x->test_hold_after_pause_ns = strtoull(hold, NULL, 10) * 1000ull;
+			fo_warn("xen: TEST ONLY: every pause is held %s us before it returns "
+				"(FAILOVERD_TEST_HOLD_AFTER_PAUSE_US)", hold);
+		}
+	}
 	xen_logger_init(&x->log_xen, NULL);
 	xen_logger_init(&x->log_guest, &x->guest_rl);
 
