@@ -153,8 +153,10 @@ static void reload(struct fo_daemon *d)
 		return;
 	}
 	if (strcmp(next.daemon.control_socket, d->cfg.daemon.control_socket) != 0 ||
-	    next.daemon.cpu != d->cfg.daemon.cpu || next.daemon.rt_priority != d->cfg.daemon.rt_priority)
-		fo_warn("reload: daemon.control_socket, daemon.cpu and daemon.rt_priority apply at the next restart");
+	    next.daemon.cpu != d->cfg.daemon.cpu || next.daemon.rt_priority != d->cfg.daemon.rt_priority ||
+	    next.daemon.kernel_fast_path != d->cfg.daemon.kernel_fast_path)
+		fo_warn("reload: daemon.control_socket, daemon.cpu, daemon.rt_priority and daemon.kernel_fast_path "
+			"apply at the next restart");
 	fo_log_set_level(next.daemon.log_level);
 	fo_manager_reload(d->mgr, &next);
 	d->cfg = next;
@@ -211,6 +213,44 @@ static int setup_fds(struct fo_daemon *d)
 	return 0;
 }
 
+/*
+ * daemon.kernel_fast_path: put /dev/fo_switch (kmod-switch/) in front of the
+ * Xen backend. "auto" takes it when the module is loaded and says which path
+ * it uses either way; "on" is for hosts whose latency budget was measured
+ * with the module, where running without it would be a silent regression.
+ */
+static int setup_kernel_fast_path(struct fo_daemon *d)
+{
+	enum fo_kernel_fast_path mode = d->cfg.daemon.kernel_fast_path;
+	struct fo_hv *wrapped;
+	int r;
+
+	if (d->opt.use_sim) {
+		if (mode == FO_KERNEL_FAST_PATH_ON)
+			fo_warn("daemon.kernel_fast_path \"on\" ignored: the sim backend has no kernel path");
+		return 0;
+	}
+	if (mode == FO_KERNEL_FAST_PATH_OFF) {
+		fo_info("kernel fast path off (daemon.kernel_fast_path): switching through libxenctrl");
+		return 0;
+	}
+	r = fo_hv_kmod_wrap(d->hv, NULL, &wrapped);
+	if (r < 0) {
+		const char *why = r == -ENOENT ? "fo_switch.ko is not loaded" : strerror(-r);
+
+		if (mode == FO_KERNEL_FAST_PATH_ON) {
+			fo_err("daemon.kernel_fast_path is \"on\" but /dev/fo_switch cannot be used: %s "
+			       "(load the module: modprobe fo_switch, or set \"auto\")", why);
+			return r;
+		}
+		fo_info("kernel fast path: /dev/fo_switch not used (%s): switching through libxenctrl", why);
+		return 0;
+	}
+	d->hv = wrapped;
+	fo_info("kernel fast path: pause, unpause and the fenced switch go through /dev/fo_switch");
+	return 0;
+}
+
 int fo_daemon_run(const struct fo_daemon_options *opt)
 {
 	struct fo_daemon *d = calloc(1, sizeof(*d));
@@ -244,6 +284,8 @@ int fo_daemon_run(const struct fo_daemon_options *opt)
 		fo_err("cannot open the %s hypervisor backend: %s", opt->use_sim ? "sim" : "xen", strerror(-r));
 		goto out;
 	}
+	if (setup_kernel_fast_path(d) < 0)
+		goto out;
 	fo_manager_attach_hv(d->mgr, d->hv);
 	if ((r = fo_loop_new(&d->loop)) < 0 || (r = setup_fds(d)) < 0 || (r = sync_hv_fds(d)) < 0)
 		goto fail;

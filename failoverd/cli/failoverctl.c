@@ -652,6 +652,10 @@ static void print_event_line(const cJSON *ev)
 		fputs(" result=", stdout);
 		put_clean(stdout, s);
 	}
+	if ((s = jstr(ev, "path")) && s[0]) {
+		fputs(" path=", stdout);
+		put_clean(stdout, s);
+	}
 	if (cJSON_IsBool(within)) {
 		if (jnum(ev, "deadline_ms", &v))
 			printf(" deadline=%.0fms:%s", v, cJSON_IsTrue(within) ? "met" : "MISSED");
@@ -691,7 +695,7 @@ static int print_event_json(const struct options *o, const cJSON *ev)
 
 /* ---- commands ----------------------------------------------------------- */
 
-enum { COL_PAIR, COL_STATE, COL_ACTIVE, COL_STANDBY, COL_LAST, COL_HB, N_COLS };
+enum { COL_PAIR, COL_STATE, COL_ACTIVE, COL_STANDBY, COL_PATH, COL_LAST, COL_HB, N_COLS };
 
 struct status_row {
 	char cell[N_COLS][96];
@@ -701,7 +705,7 @@ struct status_row {
 static int cmd_status(const struct options *o, struct conn *c)
 {
 	static const char *const headers[N_COLS] = {
-		"PAIR", "STATE", "ACTIVE", "STANDBY", "LAST-SWITCH", "HB-AGE",
+		"PAIR", "STATE", "ACTIVE", "STANDBY", "PATH", "LAST-SWITCH", "HB-AGE",
 	};
 	size_t width[N_COLS], n = 0, i, j;
 	struct status_row *rows = NULL;
@@ -751,6 +755,9 @@ static int cmd_status(const struct options *o, struct conn *c)
 			      "active_domid");
 		format_member(row->cell[COL_STANDBY], sizeof(row->cell[0]), p, "standby",
 			      "standby_domid");
+		/* kernel (/dev/fo_switch), xenctrl or sim; "-" from an older daemon */
+		clean_copy(row->cell[COL_PATH], sizeof(row->cell[0]),
+			   (s = jstr(p, "switch_path")) ? s : "-");
 		if (jnum(p, "last_switch_age_s", &v) && v >= 0)
 			format_age_s(row->cell[COL_LAST], sizeof(row->cell[0]), v);
 		else
@@ -1958,7 +1965,7 @@ static void print_help(void)
 	       "Control failoverd through its control socket.\n"
 	       "\n"
 	       "Commands:\n"
-	       "  status [--json]            pairs, their state, members and heartbeat age\n"
+	       "  status [--json]            pairs, their state, members, switch path, heartbeat age\n"
 	       "  switchover PAIR            switch PAIR to its standby now\n"
 	       "  arm PAIR                   let PAIR fail over automatically\n"
 	       "  disarm PAIR                stop PAIR from failing over\n"

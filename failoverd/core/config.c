@@ -261,6 +261,7 @@ static int read_enum(struct parser *p, const cJSON *obj, const char *keypath, co
 static const char *const on_failover_names[] = { "keep-paused", "destroy", "rebuild", NULL };
 static const char *const failback_names[] = { "manual", "never", NULL };
 static const char *const log_level_names[] = { "err", "warning", "notice", "info", "debug", NULL };
+static const char *const kernel_fast_path_names[] = { "auto", "on", "off", NULL };
 
 static bool has_control_char(const char *s)
 {
@@ -346,14 +347,14 @@ static int check_abs_path(struct parser *p, const char *kp, const char *s, size_
 static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_config *d)
 {
 	static const char *const keys[] = { "control_socket", "control_group", "rt_priority",
-					    "cpu", "require_rt", "log_level", NULL };
+					    "cpu", "require_rt", "log_level", "kernel_fast_path", NULL };
 	/* A control socket path must also fit sockaddr_un, or bind() fails at
 	 * startup with a less helpful ENAMETOOLONG. */
 	const size_t socket_max = sizeof(((struct sockaddr_un *)0)->sun_path) < FO_PATH_MAX
 		? sizeof(((struct sockaddr_un *)0)->sun_path) : FO_PATH_MAX;
 	const char *s = NULL;
 	long v;
-	int level, rc;
+	int level, kfp, rc;
 
 	rc = check_object(p, obj, "daemon", keys);
 	if (rc < 0)
@@ -411,6 +412,12 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 		return rc;
 	if (rc > 0)
 		d->log_level = (enum fo_log_level)level;
+
+	rc = read_enum(p, obj, "daemon", "kernel_fast_path", kernel_fast_path_names, &kfp);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		d->kernel_fast_path = (enum fo_kernel_fast_path)kfp;
 	return 0;
 }
 
@@ -749,6 +756,7 @@ int fo_config_parse(const char *json_text, struct fo_config *ret, char *err, siz
 	c->daemon.cpu = -1;
 	c->daemon.require_rt = false;
 	c->daemon.log_level = FO_LOG_INFO;
+	c->daemon.kernel_fast_path = FO_KERNEL_FAST_PATH_AUTO;
 
 	/* require_null_terminated: trailing garbage after the document is an
 	 * error, not ignored. */
@@ -936,6 +944,13 @@ const char *fo_log_level_name(enum fo_log_level v)
 {
 	if ((unsigned)v < sizeof(log_level_names) / sizeof(log_level_names[0]) - 1)
 		return log_level_names[v];
+	return "unknown";
+}
+
+const char *fo_kernel_fast_path_name(enum fo_kernel_fast_path v)
+{
+	if ((unsigned)v < sizeof(kernel_fast_path_names) / sizeof(kernel_fast_path_names[0]) - 1)
+		return kernel_fast_path_names[v];
 	return "unknown";
 }
 

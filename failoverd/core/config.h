@@ -30,6 +30,13 @@ enum fo_failback {
 
 enum fo_log_level { FO_LOG_ERR = 0, FO_LOG_WARNING, FO_LOG_NOTICE, FO_LOG_INFO, FO_LOG_DEBUG };
 
+/* daemon.kernel_fast_path: switch through /dev/fo_switch (kmod-switch/). */
+enum fo_kernel_fast_path {
+	FO_KERNEL_FAST_PATH_AUTO = 0, /* when the device exists, else libxenctrl */
+	FO_KERNEL_FAST_PATH_ON,       /* refuse to start without it */
+	FO_KERNEL_FAST_PATH_OFF,
+};
+
 struct fo_pin_config {
 	int active_pcpus[FO_MAX_PCPUS];
 	size_t n_active_pcpus;
@@ -61,6 +68,7 @@ struct fo_daemon_config {
 	int cpu;                            /* -1 = no pinning; default -1 */
 	bool require_rt;                    /* default false */
 	enum fo_log_level log_level;        /* default info */
+	enum fo_kernel_fast_path kernel_fast_path; /* default auto */
 };
 
 struct fo_config {
@@ -84,5 +92,6 @@ void fo_config_describe_pair(const struct fo_pair_config *p, char *buf, size_t l
 const char *fo_on_failover_name(enum fo_on_failover v);
 const char *fo_failback_name(enum fo_failback v);
 const char *fo_log_level_name(enum fo_log_level v);
+const char *fo_kernel_fast_path_name(enum fo_kernel_fast_path v);
 
 #endif

@@ -105,6 +105,8 @@ void fo_event_format(const struct fo_event *e, char *buf, size_t len)
 		}
 		n += snprintf(buf + n, n < (int)len ? len - n : 0, " deadline=%ums %s", e->deadline_ms,
 			      fo_event_within_deadline(e) ? "MET" : "MISSED");
+		if (e->path[0])
+			n += snprintf(buf + n, n < (int)len ? len - n : 0, " path=%s", e->path);
 	}
 	if (e->message[0])
 		snprintf(buf + n, n < (int)len ? len - n : 0, ": %s", e->message);

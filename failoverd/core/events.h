@@ -72,6 +72,7 @@ struct fo_event {
 	unsigned budget_ms;    /* fault -> standby running: timeout + period + deadline */
 	uint64_t phase_ns[FO_PHASE_COUNT];
 	char message[FO_EVENT_MSG_MAX];
+	char path[16];  /* switch events: how the switch ran (hv switch_path: "kernel", "xenctrl", "sim"); else "" */
 	bool pending;   /* still being completed (waiting for the new active's first heartbeat) */
 	bool published; /* logged and sent to followers */
 };

@@ -467,6 +467,8 @@ static int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fau
 	fo_switchover_execute(p->env->hv, from->domid, to->domid, e->phase_ns, &out);
 
 	/* ---- the standby runs (or we stopped safely); the rest can take time ---- */
+	if (p->env->hv->ops->switch_path)
+		snprintf(e->path, sizeof(e->path), "%s", p->env->hv->ops->switch_path(p->env->hv));
 	from->state = out.from_state;
 	to->state = out.to_state;
 	e->result = out.result;

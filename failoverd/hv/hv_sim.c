@@ -348,6 +348,11 @@ static void sim_free(struct fo_hv *hv)
 	free(s);
 }
 
+static const char *sim_switch_path(struct fo_hv *hv)
+{
+	return "sim";
+}
+
 static const struct fo_hv_ops sim_ops = {
 	.name = "sim",
 	.now_ns = sim_now,
@@ -366,6 +371,7 @@ static const struct fo_hv_ops sim_ops = {
 	.fds_changed = sim_fds_changed,
 	.dispatch = sim_dispatch,
 	.free = sim_free,
+	.switch_path = sim_switch_path,
 };
 
 int fo_hv_sim_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)

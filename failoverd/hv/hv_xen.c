@@ -1171,17 +1171,17 @@ static int xl_read_text(const char *path, char **ret_text, size_t *ret_len, char
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = neg_errno();
-		snprintf(reason, rlen, "cannot open %s: %s", path, strerror(-rc));
+		snprintf(reason, rlen, "cannot open %.200s: %s", path, strerror(-rc));
 		return rc;
 	}
 	if (fstat(fd, &st) < 0) {
 		rc = neg_errno();
-		snprintf(reason, rlen, "cannot stat %s: %s", path, strerror(-rc));
+		snprintf(reason, rlen, "cannot stat %.200s: %s", path, strerror(-rc));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size > XL_CONFIG_MAX) {
 		rc = -EINVAL;
-		snprintf(reason, rlen, "%s: not a regular file of at most %d bytes", path, XL_CONFIG_MAX);
+		snprintf(reason, rlen, "%.200s: not a regular file of at most %d bytes", path, XL_CONFIG_MAX);
 		goto out;
 	}
 	text = malloc((size_t)st.st_size + 1);
@@ -1197,7 +1197,7 @@ static int xl_read_text(const char *path, char **ret_text, size_t *ret_len, char
 			continue;
 		if (r < 0) {
 			rc = neg_errno();
-			snprintf(reason, rlen, "cannot read %s: %s", path, strerror(-rc));
+			snprintf(reason, rlen, "cannot read %.200s: %s", path, strerror(-rc));
 			goto out;
 		}
 		if (r == 0)
@@ -1335,7 +1335,7 @@ static int xl_config_load(const char *path, libxl_domain_config *dc, char *reaso
 		if (report_text && report_text[0])
 			snprintf(reason, rlen, "%.*s", (int)strcspn(report_text, "\n"), report_text);
 		else
-			snprintf(reason, rlen, "%s: %s", path, strerror(r));
+			snprintf(reason, rlen, "%.200s: %s", path, strerror(r));
 		rc = -EINVAL;
 		goto out;
 	}
@@ -2209,6 +2209,12 @@ static void xen_free(struct fo_hv *hv)
 	free(x);
 }
 
+static const char *xen_switch_path(struct fo_hv *hv)
+{
+	(void)hv;
+	return "xenctrl";
+}
+
 static const struct fo_hv_ops xen_ops = {
 	.name = "xen",
 	.now_ns = xen_now_ns,
@@ -2218,6 +2224,7 @@ static const struct fo_hv_ops xen_ops = {
 	.unpause = xen_unpause,
 	.set_affinity = xen_set_affinity,
 	.destroy = xen_destroy,
+	.switch_path = xen_switch_path,
 	.create = xen_create,
 	.watch_member = xen_watch_member,
 	.unwatch_member = xen_unwatch_member,

@@ -152,6 +152,10 @@ static cJSON *event_json(const struct fo_event *e)
 	cJSON_AddStringToObject(o, "to", e->to);
 	cJSON_AddStringToObject(o, "result", fo_event_result_name(e->result));
 	cJSON_AddStringToObject(o, "message", e->message);
+	if (e->path[0])
+		cJSON_AddStringToObject(o, "path", e->path);
+	else
+		cJSON_AddNullToObject(o, "path");
 	cJSON_AddNumberToObject(o, "deadline_ms", e->deadline_ms);
 	cJSON_AddNumberToObject(o, "budget_ms", e->budget_ms);
 	if (is_switch && e->phase_ns[FO_PHASE_FAULT])
@@ -169,6 +173,9 @@ static cJSON *status_json(struct fo_control *c)
 	struct fo_hv *hv = fo_manager_hv(c->mgr);
 	uint64_t now = hv->ops->now_ns(hv);
 	cJSON *o = ok_reply(), *arr = cJSON_AddArrayToObject(o, "pairs");
+	/* One backend serves every pair; said per pair so that a pair's line
+	 * is complete on its own. */
+	const char *path = hv->ops->switch_path ? hv->ops->switch_path(hv) : NULL;
 
 	for (size_t i = 0; i < fo_manager_pair_count(c->mgr); i++) {
 		struct fo_pair *p = fo_manager_pair(c->mgr, i);
@@ -186,6 +193,10 @@ static cJSON *status_json(struct fo_control *c)
 		cJSON_AddNumberToObject(po, "standby_domid", s->domid == FO_DOMID_INVALID ? -1 : (double)s->domid);
 		cJSON_AddStringToObject(po, "standby_state", fo_dom_state_name(s->state));
 		cJSON_AddNumberToObject(po, "switches", (double)p->stats.switches);
+		if (path)
+			cJSON_AddStringToObject(po, "switch_path", path);
+		else
+			cJSON_AddNullToObject(po, "switch_path");
 		if (p->stats.switches) {
 			cJSON_AddNumberToObject(po, "last_switch_us",
 						(double)((last[FO_PHASE_UNPAUSE_DONE] - last[FO_PHASE_FAULT]) / 1000));

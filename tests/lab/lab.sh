@@ -15,6 +15,8 @@
 #       --timeout S       wall-clock limit for the whole boot (default 300)
 #       --xen FILE        boot this hypervisor (ELF or .gz) instead of Debian's
 #       -v, --verbose     stream the serial console while it runs
+#   Environment: FO_LAB_DOM0_ARGS (more fo.KEY=VALUE words for dom0's kernel
+#   command line, no commas), FO_LAB_EXTRA_BINS (more executables for /lab/bin)
 #
 # Exit status of `run`: 0 only when the scenario printed a PASS result.
 # Files: <build>/logs/<scenario>.log (serial), <build>/logs/<scenario>.json
@@ -30,7 +32,7 @@ export LAB_SRC
 # Host packages. The dom0 image is made of these, so they are also what the
 # base image's cache key is computed from.
 DEPS_PACKAGES="qemu-system-x86 xen-hypervisor-4.17-amd64 xen-utils-4.17 xenstore-utils libxen-dev
- linux-image-amd64 busybox-static cpio gzip xz-utils jq stress-ng python3 gcc libc6-dev"
+ linux-image-amd64 busybox-static cpio gzip xz-utils jq stress-ng iperf3 python3 gcc libc6-dev"
 XEN_GZ=/boot/xen-4.17-amd64.gz
 # Debian's python3 (stdlib lzma/gzip/json only) over whatever PATH offers.
 PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
@@ -49,7 +51,7 @@ note() {
 }
 
 usage() {
-	sed -n '4,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '4,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -124,7 +126,7 @@ base_key() {
 	{
 		echo "kernel=$KVER $KPKG=$KPKG_VERSION"
 		dpkg-query -W -f '${Package}=${Version}\n' 2>/dev/null |
-			grep -E '^(xen-|libxen|xenstore-utils|busybox-static|jq|libjq|libonig|stress-ng|libc6|libgcc-s1|libyajl|libuuid|zlib1g|liblzma|libzstd)' |
+			grep -E '^(xen-|libxen|xenstore-utils|busybox-static|jq|libjq|libonig|stress-ng|iperf3|libiperf|libsctp|libssl3|libc6|libgcc-s1|libyajl|libuuid|zlib1g|liblzma|libzstd)' |
 			LC_ALL=C sort
 		sha256sum "$LAB_SRC/mkimage.sh" | cut -d' ' -f1
 	} | sha256sum | cut -c1-16
@@ -174,6 +176,9 @@ find_project_bins() {
 	HEARTBEAT=${FO_HEARTBEAT:-$BUILD_DIR/guest-heartbeat/fo-heartbeat}
 	OBSERVER=$(lab_tool fo-observer observer.c "-lxenctrl -lxenstore")
 	LABTIME=$(lab_tool fo-labtime labtime.c "")
+	# kmod-switch/ (built when the kernel headers are installed)
+	KMOD=${FO_KMOD:-$BUILD_DIR/kmod-switch/fo_switch.ko}
+	KMOD_TEST=${FO_KMOD_TEST:-$BUILD_DIR/kmod-switch/fo-switch-test}
 }
 
 # A scenario's "# needs: a b" line names the project binaries it cannot run
@@ -186,6 +191,11 @@ check_needs() {
 		failoverd) path=$FAILOVERD ;;
 		failoverctl) path=$FAILOVERCTL ;;
 		fo-heartbeat) path=$HEARTBEAT ;;
+		fo-switch-test) path=$KMOD_TEST ;;
+		fo_switch.ko)
+			[ -f "$KMOD" ] && continue
+			echo "FAIL $SCENARIO: needs fo_switch.ko, not found at $KMOD (install linux-headers-amd64, rebuild)"
+			exit 1 ;;
 		*) continue ;;
 		esac
 		if [ ! -x "$path" ]; then
@@ -209,6 +219,22 @@ build_project_image() {
 	local have_fod=0 have_ctl=0 have_agent=0
 	if [ -x "$FAILOVERD" ]; then img_copy_exe "$root" "$FAILOVERD" /lab/bin/failoverd; have_fod=1; fi
 	if [ -x "$FAILOVERCTL" ]; then img_copy_exe "$root" "$FAILOVERCTL" /lab/bin/failoverctl; have_ctl=1; fi
+	# Tools a scenario brings along (the benchmark's drivers), by path.
+	for b in ${FO_LAB_EXTRA_BINS:-}; do
+		[ -x "$b" ] || die "FO_LAB_EXTRA_BINS: $b is not an executable"
+		img_copy_exe "$root" "$b" "/lab/bin/$(basename "$b")"
+	done
+	# The module only where it was built for the kernel this dom0 boots.
+	local have_kmod=0
+	if [ -f "$KMOD" ]; then
+		if [ "$(PATH=$PATH:/usr/sbin:/sbin modinfo -F vermagic "$KMOD" 2>/dev/null | cut -d' ' -f1)" = "$KVER" ]; then
+			install -D -m 0644 "$KMOD" "$root/lab/kmod/fo_switch.ko"
+			have_kmod=1
+		else
+			note "not carrying $KMOD: not built for dom0's kernel $KVER"
+		fi
+	fi
+	if [ -x "$KMOD_TEST" ]; then img_copy_exe "$root" "$KMOD_TEST" /lab/bin/fo-switch-test; fi
 	local agent=""
 	if [ -x "$HEARTBEAT" ]; then agent=$HEARTBEAT; have_agent=1; fi
 	for b in "$REPO"/configs/*.json; do
@@ -224,6 +250,7 @@ kernel=$KVER
 failoverd=$have_fod
 failoverctl=$have_ctl
 agent=$have_agent
+kmod=$have_kmod
 build_dir=$BUILD_DIR
 EOF
 	img_pack "$root" "$RUN_DIR/project.cpio.gz"
@@ -311,6 +338,10 @@ cmd_run() {
 	[ $dom0_timeout -ge 30 ] || dom0_timeout=30
 	local xen_args="dom0_mem=1024M,max:1024M console=com1 com1=115200,8n1 noreboot dom0_max_vcpus=2"
 	local dom0_args="console=hvc0 earlyprintk=xen rdinit=/init quiet fo.scenario=$SCENARIO fo.timeout=$dom0_timeout"
+	# Scenario parameters ride on the same command line (a comma would
+	# end the multiboot module string).
+	case ${FO_LAB_DOM0_ARGS:-} in *,*) die "FO_LAB_DOM0_ARGS must not contain commas" ;; esac
+	[ -z "${FO_LAB_DOM0_ARGS:-}" ] || dom0_args="$dom0_args $FO_LAB_DOM0_ARGS"
 	# One emulated machine per host at a time, across build trees too: two
 	# QEMUs on two cores stretch every timing the scenarios check.
 	local lock=${FO_LAB_LOCK:-/tmp/fo-lab.lock}
@@ -356,10 +387,11 @@ cmd_demo() {
 	local build=${FO_BUILD_DIR:-$REPO/build} rc=0
 	bash "$REPO/tests/deps.sh"
 	note "building failoverd into $build"
-	cmake -S "$REPO" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build.cmake.log" 2>&1 ||
-		{ cat "$build.cmake.log"; die "cmake failed"; }
-	cmake --build "$build" -j "$(nproc)" > "$build.build.log" 2>&1 ||
-		{ tail -40 "$build.build.log"; die "build failed"; }
+	mkdir -p "$build"
+	cmake -S "$REPO" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build/demo-cmake.log" 2>&1 ||
+		{ cat "$build/demo-cmake.log"; die "cmake failed"; }
+	cmake --build "$build" -j "$(nproc)" > "$build/demo-build.log" 2>&1 ||
+		{ tail -40 "$build/demo-build.log"; die "build failed"; }
 	( cmd_run demo --build-dir "$build" "$@" ) || rc=$?
 	echo
 	sed -n '/@@DEMO-BEGIN/,/@@DEMO-END/p' "$build/logs/demo.log" | sed '/@@DEMO-/d; s/\r$//'

@@ -5,8 +5,9 @@
 # Sourced by lab.sh for its helpers, or run directly:
 #
 #   mkimage.sh base OUT.cpio.gz KVER     dom0 base: busybox, Xen tools and libs,
-#                                        jq, stress-ng, dom0 kernel modules and
-#                                        the kernel the domUs boot
+#                                        jq, stress-ng, iperf3 (when installed),
+#                                        dom0 kernel modules and the kernel the
+#                                        domUs boot
 #   mkimage.sh domu OUT.cpio.gz KVER [FO_HEARTBEAT]
 #                                        domU: busybox, guest modules, /init, agent
 #
@@ -167,6 +168,12 @@ img_base() {
 			return 1
 		fi
 	done
+
+	# iperf3 (loopback network load for the benchmark) is optional: only
+	# tests/bench needs it, and it says so when it is missing.
+	if [ -x /usr/bin/iperf3 ]; then
+		img_copy_bin "$root" /usr/bin/iperf3
+	fi
 
 	img_copy_modules "$root" "$kver" $DOM0_MODULES
 	# The domUs boot the same kernel as dom0, as the plain ELF inside the

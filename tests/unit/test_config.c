@@ -99,6 +99,7 @@ static const struct bad_case {
 	{ "bad_socket_too_long", "daemon.control_socket" },
 	{ "bad_control_group_empty", "daemon.control_group" },
 	{ "bad_control_group_colon", "daemon.control_group" },
+	{ "bad_kernel_fast_path", "daemon.kernel_fast_path" },
 };
 
 /* A few messages checked whole, because operators read them. */
@@ -113,13 +114,15 @@ static const struct exact_case {
 	{ "bad_rt_priority_overflow",
 	  "daemon.rt_priority: must be between 1 and 99, got 4294967297" },
 	{ "bad_dup_key", "daemon.cpu: duplicate key" },
+	{ "bad_kernel_fast_path",
+	  "daemon.kernel_fast_path: must be one of \"auto\", \"on\", \"off\", got \"yes\"" },
 	{ "bad_domain_two_pairs",
 	  "pairs[1].standby: domain \"a0\" already belongs to pair \"p0\" (pairs[0])" },
 };
 
 static const char *good_cases[] = {
 	"good_minimal", "good_min_bounds", "good_max_bounds", "good_max_pairs",
-	"good_whole_float", "good_rebuild", "good_two_pairs",
+	"good_whole_float", "good_rebuild", "good_two_pairs", "good_kernel_fast_path",
 };
 
 static int load_case(const char *name, struct fo_config *c, char *err, size_t errlen)
@@ -223,6 +226,7 @@ static void test_good_cases(void)
 		CHECK(c.daemon.cpu == -1, "cpu %d", c.daemon.cpu);
 		CHECK(!c.daemon.require_rt, "require_rt");
 		CHECK(c.daemon.log_level == FO_LOG_INFO, "log level");
+		CHECK(c.daemon.kernel_fast_path == FO_KERNEL_FAST_PATH_AUTO, "kernel_fast_path default");
 		CHECK(c.pairs[0].grace_ms == c.pairs[0].timeout_ms, "grace default");
 		CHECK(c.pairs[0].fail_on_unhealthy, "fail_on_unhealthy default");
 		CHECK(c.pairs[0].on_failover == FO_ON_FAILOVER_KEEP_PAUSED, "on_failover default");
@@ -266,6 +270,11 @@ static void test_good_cases(void)
 	if (load_case("good_max_pairs", &c, err, sizeof(err)) == 0) {
 		CHECK(c.n_pairs == FO_MAX_PAIRS, "n_pairs %zu", c.n_pairs);
 		CHECK(strcmp(c.pairs[31].name, "p31") == 0, "%s", c.pairs[31].name);
+	}
+
+	if (load_case("good_kernel_fast_path", &c, err, sizeof(err)) == 0) {
+		CHECK(c.daemon.kernel_fast_path == FO_KERNEL_FAST_PATH_ON, "kernel_fast_path on");
+		CHECK(strcmp(fo_kernel_fast_path_name(c.daemon.kernel_fast_path), "on") == 0, "name");
 	}
 
 	if (load_case("good_whole_float", &c, err, sizeof(err)) == 0)
