@@ -1675,7 +1675,8 @@ static int write_markdown(const struct drill_run *run, bool plots)
 	fputs("# Failover drill: ", f);
 	md_put(f, o->pair);
 	fprintf(f, ", fault %s\n\n", o->fault);
-	fprintf(f, "%u of %u rounds run; deadline %s from the fault to the standby running.\n\n",
+	fprintf(f, "%u of %u rounds run; deadline %s from detection to the standby running "
+		   "(and fault to running within timeout + period + deadline).\n\n",
 		run->done, o->rounds, dl);
 
 	fputs("| phase | n | mean (us) | variance (us^2) | min (us) | max (us) |\n"
