@@ -30,13 +30,13 @@ set(CPACK_DEBIAN_FAILOVERD_PACKAGE_DEPENDS
 set(CPACK_DEBIAN_FAILOVERD_PACKAGE_SUGGESTS "python3, python3-matplotlib")
 # Maintainer scripts: systemd learns about the unit (daemon-reload) but the
 # package never enables or starts it; removal stops it first (stopping leaves
-# every domain as it is, KillMode=process).
+# every domain as it is, KillMode=process); purge drops `systemctl enable`'s link.
 set(fo_deb ${CMAKE_BINARY_DIR}/debian)
 file(WRITE ${fo_deb}/conffiles "/etc/failoverd/failoverd.json\n")
 set(fo_reload "if [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi\n")
 file(WRITE ${fo_deb}/postinst "#!/bin/sh\nset -e\nif [ \"$1\" = configure ]; then\n  ${fo_reload}fi\nexit 0\n")
 file(WRITE ${fo_deb}/prerm "#!/bin/sh\nset -e\nif [ \"$1\" = remove ] && [ -d /run/systemd/system ]; then\n  systemctl stop failoverd.service || true\nfi\nexit 0\n")
-file(WRITE ${fo_deb}/postrm "#!/bin/sh\nset -e\ncase \"$1\" in remove|purge)\n  ${fo_reload};;\nesac\nexit 0\n")
+file(WRITE ${fo_deb}/postrm "#!/bin/sh\nset -e\ncase \"$1\" in\nremove)\n  ${fo_reload};;\npurge)\n  rm -f /etc/systemd/system/multi-user.target.wants/failoverd.service\n  ${fo_reload};;\nesac\nexit 0\n")
 set(CPACK_DEBIAN_FAILOVERD_PACKAGE_CONTROL_EXTRA
   "${fo_deb}/conffiles;${fo_deb}/postinst;${fo_deb}/prerm;${fo_deb}/postrm")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
