@@ -1,0 +1,644 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench-ctl - drives failoverd's switch path N times from one resident
+ * process (no process spawn per round) and records the daemon's own phase
+ * timestamps for each switch.
+ *
+ *   --mode manual   {"cmd":"switchover","pair":P} on the control socket;
+ *                   the client times send -> reply (the reply is sent once
+ *                   the standby runs), then waits, on a second connection
+ *                   following the event stream, for the switchover event
+ *                   (published once the new active heartbeated) and the
+ *                   pair's "armed" event (the old active is the standby).
+ *   --mode fault    writes "stop-heartbeat" into the active's
+ *                   data/failover/control key (the agent stops its sequence
+ *                   but stays alive), waits for the heartbeat-timeout
+ *                   switchover event, then restores the pair: "none" into
+ *                   the old active's key and {"cmd":"arm"} (failoverd adopts
+ *                   what Xen says: the running member is the active).
+ *   --mode follow   only record: every event failoverd holds and publishes
+ *                   goes to --events until SIGTERM (the whole run's log,
+ *                   so that switches no round caused can be counted).
+ *
+ * Usage: bench-ctl -s SOCKET --mode manual|fault -p PAIR -n N [--gap-ms G]
+ *                  [--rt PRIO] [--cpu C] [--max-s S] [--events FILE]
+ *        bench-ctl -s SOCKET --mode follow --events FILE
+ *   --max-s   stop after S seconds even if fewer than N rounds were done
+ *             (the rows say how many); keeps a loaded run inside its budget
+ *   --events  append every event seen on the stream, one CSV row each:
+ *             id,time_ns,pair,kind,fault,result,from,to,message
+ *             (commas in the message become ';')
+ * Output on stdout, CSV with a header line (see BENCH_CSV_HEADER); empty
+ * fields did not apply or did not happen. Times: *_ns measured here
+ * (CLOCK_MONOTONIC), *_us the daemon's phases_us (microseconds after the
+ * fault; for a manual switchover, after the request arrived).
+ * Exit 0 when at least one round succeeded, 1 otherwise.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <xenstore.h>
+
+#include "bench_util.h"
+
+#define BENCH_CSV_HEADER                                                                              \
+	"i,mode,from,to,result,fault,request_ns,event_after_inject_ns,seen_ns,rearm_ns,detected_us,"  \
+	"decided_us,pause_issued_us,pause_done_us,unpause_issued_us,unpause_done_us,first_heartbeat_us," \
+	"event_id"
+
+/* A failed round is retried after a restore; this many in a row ends the run. */
+#define BENCH_MAX_ERRORS 5
+#define BENCH_EVENT_TIMEOUT_MS 15000
+#define BENCH_ARMED_TIMEOUT_MS 15000
+
+static const char *const bench_phases[] = { "detected",	 "decided",	   "pause_issued",   "pause_done",
+					    "unpause_issued", "unpause_done", "first_heartbeat" };
+#define BENCH_N_PHASES (sizeof(bench_phases) / sizeof(bench_phases[0]))
+
+enum bench_mode { BENCH_MANUAL, BENCH_FAULT, BENCH_FOLLOW };
+
+static volatile sig_atomic_t bench_stop;
+
+static void bench_on_term(int sig)
+{
+	(void)sig;
+	bench_stop = 1;
+}
+
+/* One connection to the control socket, with its partial input line. */
+struct bench_conn {
+	int fd;
+	char *buf;
+	size_t len, cap;
+};
+
+struct bench_ctx {
+	const char *sock_path;
+	const char *pair;
+	enum bench_mode mode;
+	struct bench_conn ctl, follow;
+	struct xs_handle *xs;
+	FILE *events;
+	double last_event_id; /* newest event id seen on the stream */
+};
+
+/* The state of our pair, from {"cmd":"status"}. */
+struct bench_pair {
+	char state[16];
+	char active[64], standby[64];
+	int active_domid, standby_domid;
+};
+
+/* One switch, as the event stream reported it. */
+struct bench_switch {
+	double id;
+	int64_t time_ns;
+	char from[64], to[64], result[16], fault[32];
+	bool have_phase[BENCH_N_PHASES];
+	double phase_us[BENCH_N_PHASES];
+};
+
+static int bench_connect(const char *path, struct bench_conn *c)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	c->fd = -1;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	c->fd = fd;
+	return 0;
+}
+
+static int bench_send(struct bench_conn *c, const char *line)
+{
+	size_t len = strlen(line), off = 0;
+
+	while (off < len) {
+		ssize_t w = write(c->fd, line + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * The next line from c, parsed; waits at most timeout_ms (< 0: forever).
+ * -ETIMEDOUT, -EPIPE when the daemon closed, -EBADMSG on a line that is
+ * not JSON.
+ */
+static int bench_read_json(struct bench_conn *c, int timeout_ms, cJSON **ret)
+{
+	int64_t end = bench_now_ns() + (int64_t)timeout_ms * 1000000;
+
+	for (;;) {
+		char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
+
+		if (nl) {
+			size_t n = (size_t)(nl - c->buf);
+			cJSON *j;
+
+			*nl = '\0';
+			j = cJSON_Parse(c->buf);
+			memmove(c->buf, nl + 1, c->len - n - 1);
+			c->len -= n + 1;
+			if (!j)
+				return -EBADMSG;
+			*ret = j;
+			return 0;
+		}
+		if (c->cap - c->len < 65536) {
+			size_t cap = c->cap ? c->cap * 2 : 262144;
+			char *b = realloc(c->buf, cap);
+			if (!b)
+				return -ENOMEM;
+			c->buf = b;
+			c->cap = cap;
+		}
+		if (timeout_ms >= 0) {
+			struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+			int64_t left = (end - bench_now_ns()) / 1000000;
+			int r;
+
+			if (left <= 0)
+				return -ETIMEDOUT;
+			r = poll(&pfd, 1, (int)left);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				return -errno;
+			if (r == 0)
+				return -ETIMEDOUT;
+		}
+		ssize_t got = read(c->fd, c->buf + c->len, c->cap - c->len - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		if (got == 0)
+			return -EPIPE;
+		c->len += (size_t)got;
+	}
+}
+
+/* One request on the control connection, its reply in *ret. */
+static int bench_request(struct bench_ctx *x, const char *line, cJSON **ret)
+{
+	int r = bench_send(&x->ctl, line);
+
+	return r < 0 ? r : bench_read_json(&x->ctl, BENCH_EVENT_TIMEOUT_MS, ret);
+}
+
+static const char *jstr(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static double jnum(const cJSON *o, const char *key, double dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+static int bench_status(struct bench_ctx *x, struct bench_pair *ret)
+{
+	cJSON *reply = NULL, *pairs, *p;
+	int rc = -ENOENT, r;
+
+	r = bench_request(x, "{\"cmd\":\"status\"}\n", &reply);
+	if (r < 0)
+		return r;
+	pairs = cJSON_GetObjectItemCaseSensitive(reply, "pairs");
+	cJSON_ArrayForEach(p, pairs)
+	{
+		if (strcmp(jstr(p, "name"), x->pair) != 0)
+			continue;
+		snprintf(ret->state, sizeof(ret->state), "%s", jstr(p, "state"));
+		snprintf(ret->active, sizeof(ret->active), "%s", jstr(p, "active"));
+		snprintf(ret->standby, sizeof(ret->standby), "%s", jstr(p, "standby"));
+		ret->active_domid = (int)jnum(p, "active_domid", -1);
+		ret->standby_domid = (int)jnum(p, "standby_domid", -1);
+		rc = 0;
+	}
+	cJSON_Delete(reply);
+	return rc;
+}
+
+/* Every event read from the stream goes through here: logged, and the
+ * newest id remembered (a round only accepts events newer than its start). */
+static void bench_note_event(struct bench_ctx *x, const cJSON *ev)
+{
+	double id = jnum(ev, "id", 0);
+	char msg[256];
+
+	if (id > x->last_event_id)
+		x->last_event_id = id;
+	if (!x->events)
+		return;
+	snprintf(msg, sizeof(msg), "%s", jstr(ev, "message"));
+	for (char *c = msg; *c; c++)
+		if (*c == ',' || *c == '\n' || *c == '\r')
+			*c = ';';
+	fprintf(x->events, "%.0f,%.0f,%s,%s,%s,%s,%s,%s,%s\n", id, jnum(ev, "time_ns", 0), jstr(ev, "pair"),
+		jstr(ev, "kind"), jstr(ev, "fault"), jstr(ev, "result"), jstr(ev, "from"), jstr(ev, "to"), msg);
+	fflush(x->events);
+}
+
+/*
+ * Read the stream until an event of KIND for our pair with an id above
+ * after_id; a switch is copied into *sw when sw is given.
+ */
+static int bench_wait_event(struct bench_ctx *x, const char *kind, double after_id, int timeout_ms,
+			    struct bench_switch *sw)
+{
+	int64_t end = bench_now_ns() + (int64_t)timeout_ms * 1000000;
+
+	for (;;) {
+		int left = (int)((end - bench_now_ns()) / 1000000);
+		cJSON *line = NULL, *ev, *ph;
+		int r;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = bench_read_json(&x->follow, left, &line);
+		if (r == -EBADMSG)
+			continue;
+		if (r < 0)
+			return r;
+		ev = cJSON_GetObjectItemCaseSensitive(line, "event");
+		if (!cJSON_IsObject(ev)) {
+			cJSON_Delete(line);
+			continue;
+		}
+		bench_note_event(x, ev);
+		if (strcmp(jstr(ev, "pair"), x->pair) != 0 || strcmp(jstr(ev, "kind"), kind) != 0 ||
+		    jnum(ev, "id", 0) <= after_id) {
+			cJSON_Delete(line);
+			continue;
+		}
+		if (sw) {
+			memset(sw, 0, sizeof(*sw));
+			sw->id = jnum(ev, "id", 0);
+			sw->time_ns = (int64_t)jnum(ev, "time_ns", 0);
+			snprintf(sw->from, sizeof(sw->from), "%s", jstr(ev, "from"));
+			snprintf(sw->to, sizeof(sw->to), "%s", jstr(ev, "to"));
+			snprintf(sw->result, sizeof(sw->result), "%s", jstr(ev, "result"));
+			snprintf(sw->fault, sizeof(sw->fault), "%s", jstr(ev, "fault"));
+			ph = cJSON_GetObjectItemCaseSensitive(ev, "phases_us");
+			for (size_t i = 0; i < BENCH_N_PHASES; i++) {
+				const cJSON *v = cJSON_GetObjectItemCaseSensitive(ph, bench_phases[i]);
+				sw->have_phase[i] = cJSON_IsNumber(v);
+				sw->phase_us[i] = sw->have_phase[i] ? v->valuedouble : 0;
+			}
+		}
+		cJSON_Delete(line);
+		return 0;
+	}
+}
+
+static int bench_xs_control(struct bench_ctx *x, int domid, const char *cmd)
+{
+	char path[96];
+
+	if (domid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/local/domain/%d/data/failover/control", domid);
+	return xs_write(x->xs, XBT_NULL, path, cmd, strlen(cmd)) ? 0 : -errno;
+}
+
+static int bench_arm(struct bench_ctx *x)
+{
+	char req[160];
+	cJSON *reply = NULL;
+	int r;
+
+	snprintf(req, sizeof(req), "{\"cmd\":\"arm\",\"pair\":\"%s\"}\n", x->pair);
+	r = bench_request(x, req, &reply);
+	if (r < 0)
+		return r;
+	r = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "ok")) ? 0 : -EIO;
+	cJSON_Delete(reply);
+	return r;
+}
+
+/* Until the pair is ARMED; a pair left DEGRADED or DISARMED (by a spurious
+ * failover under load, or an earlier failed round) is restored first. */
+static int bench_ensure_armed(struct bench_ctx *x, struct bench_pair *ret)
+{
+	int64_t end = bench_now_ns() + (int64_t)BENCH_ARMED_TIMEOUT_MS * 1000000;
+	bool restored = false;
+	int r;
+
+	for (;;) {
+		r = bench_status(x, ret);
+		if (r < 0)
+			return r;
+		if (!strcmp(ret->state, "ARMED"))
+			return 0;
+		if (!restored && (!strcmp(ret->state, "DEGRADED") || !strcmp(ret->state, "DISARMED"))) {
+			fprintf(stderr, "bench-ctl: pair %s is %s; restoring\n", x->pair, ret->state);
+			bench_xs_control(x, ret->active_domid, "none");
+			bench_xs_control(x, ret->standby_domid, "none");
+			r = bench_arm(x);
+			if (r < 0)
+				return r;
+			restored = true;
+			continue;
+		}
+		if (bench_now_ns() > end)
+			return -ETIMEDOUT;
+		bench_sleep_ms(20);
+	}
+}
+
+static void bench_print_row(long i, enum bench_mode mode, const char *from, const char *to,
+			    const struct bench_switch *sw, const char *result, int64_t request_ns,
+			    int64_t after_inject_ns, int64_t seen_ns, int64_t rearm_ns)
+{
+	printf("%ld,%s,%s,%s,%s,%s,", i, mode == BENCH_MANUAL ? "manual" : "fault", from, to, result,
+	       sw ? sw->fault : "");
+	request_ns >= 0 ? printf("%" PRId64 ",", request_ns) : printf(",");
+	mode == BENCH_FAULT && sw ? printf("%" PRId64 ",", after_inject_ns) : printf(",");
+	seen_ns >= 0 ? printf("%" PRId64 ",", seen_ns) : printf(",");
+	rearm_ns >= 0 ? printf("%" PRId64 ",", rearm_ns) : printf(",");
+	for (size_t k = 0; k < BENCH_N_PHASES; k++) {
+		if (sw && sw->have_phase[k])
+			printf("%.0f,", sw->phase_us[k]);
+		else
+			printf(",");
+	}
+	sw ? printf("%.0f\n", sw->id) : printf("\n");
+	fflush(stdout);
+}
+
+/* One round; 0 when it produced a sample. */
+static int bench_round(struct bench_ctx *x, long i)
+{
+	struct bench_pair st;
+	struct bench_switch sw;
+	char req[160], why[64] = "";
+	cJSON *reply = NULL;
+	int64_t t0, t1 = 0, t_seen, t_armed, request_ns = -1;
+	double start_id;
+	int r;
+
+	r = bench_ensure_armed(x, &st);
+	if (r < 0) {
+		fprintf(stderr, "bench-ctl: round %ld: pair %s not ARMED: %s\n", i, x->pair, strerror(-r));
+		bench_print_row(i, x->mode, "", "", NULL, "not-armed", -1, 0, -1, -1);
+		return r;
+	}
+	start_id = x->last_event_id;
+	t0 = bench_now_ns();
+	if (x->mode == BENCH_MANUAL) {
+		snprintf(req, sizeof(req), "{\"cmd\":\"switchover\",\"pair\":\"%s\"}\n", x->pair);
+		r = bench_request(x, req, &reply);
+		t1 = bench_now_ns();
+		if (r == 0 && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "ok"))) {
+			fprintf(stderr, "bench-ctl: switchover refused: %s\n", jstr(reply, "error"));
+			r = -EIO;
+		}
+		cJSON_Delete(reply);
+		request_ns = t1 - t0;
+	} else {
+		r = bench_xs_control(x, st.active_domid, "stop-heartbeat");
+	}
+	if (r < 0) {
+		snprintf(why, sizeof(why), "request-failed");
+		goto failed;
+	}
+	/* Published once the new active heartbeated: the switch is complete. */
+	r = bench_wait_event(x, "switchover", start_id, BENCH_EVENT_TIMEOUT_MS, &sw);
+	t_seen = bench_now_ns();
+	if (r < 0) {
+		snprintf(why, sizeof(why), "no-event");
+		goto failed;
+	}
+	if (x->mode == BENCH_MANUAL) {
+		r = bench_wait_event(x, "armed", sw.id, BENCH_ARMED_TIMEOUT_MS, NULL);
+	} else {
+		/* The old active is paused with its agent still told to stop:
+		 * clear that first, so it heartbeats when it next runs. */
+		bench_xs_control(x, st.active_domid, "none");
+		r = bench_arm(x);
+		if (r == 0)
+			r = bench_ensure_armed(x, &st);
+	}
+	t_armed = bench_now_ns();
+	if (r < 0) {
+		fprintf(stderr, "bench-ctl: round %ld: pair %s not re-ARMED: %s\n", i, x->pair, strerror(-r));
+		snprintf(why, sizeof(why), "not-rearmed");
+		bench_print_row(i, x->mode, sw.from, sw.to, &sw, why, request_ns, sw.time_ns - t0, t_seen - t0, -1);
+		return r;
+	}
+	bench_print_row(i, x->mode, sw.from, sw.to, &sw, sw.result, request_ns, sw.time_ns - t0, t_seen - t0,
+			t_armed - t_seen);
+	return strcmp(sw.result, "ok") == 0 ? 0 : -EIO;
+
+failed:
+	fprintf(stderr, "bench-ctl: round %ld (%s): %s\n", i, why, strerror(-r));
+	bench_print_row(i, x->mode, st.active, st.standby, NULL, why, request_ns, 0, -1, -1);
+	if (x->mode == BENCH_FAULT)
+		bench_xs_control(x, st.active_domid, "none");
+	return r;
+}
+
+/* --mode follow: record every event until SIGTERM. */
+static int bench_follow(struct bench_ctx *x)
+{
+	while (!bench_stop) {
+		cJSON *line = NULL, *ev;
+		int r = bench_read_json(&x->follow, 500, &line);
+
+		if (r == -ETIMEDOUT || r == -EBADMSG || r == -EINTR)
+			continue;
+		if (r < 0)
+			return r;
+		ev = cJSON_GetObjectItemCaseSensitive(line, "event");
+		if (cJSON_IsObject(ev))
+			bench_note_event(x, ev);
+		cJSON_Delete(line);
+	}
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: bench-ctl -s SOCKET --mode manual|fault -p PAIR -n N [--gap-ms G] [--rt PRIO] "
+			"[--cpu C] [--max-s S] [--events FILE]\n"
+			"       bench-ctl -s SOCKET --mode follow --events FILE\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "mode", required_argument, NULL, 'm' }, { "gap-ms", required_argument, NULL, 'g' },
+		{ "rt", required_argument, NULL, 'r' },   { "cpu", required_argument, NULL, 'c' },
+		{ "max-s", required_argument, NULL, 'M' }, { "events", required_argument, NULL, 'e' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bench_ctx x = { .sock_path = "/run/failoverd/control.sock", .mode = BENCH_MANUAL,
+			       .ctl = { .fd = -1 }, .follow = { .fd = -1 } };
+	long n = 0, gap_ms = 20, prio = 0, cpu = -1, max_s = 0;
+	const char *events_path = NULL;
+	cJSON *reply = NULL;
+	int64_t t_start;
+	long ok = 0, errors_in_row = 0;
+	int c, r, rc = 1;
+
+	while ((c = getopt_long(argc, argv, "s:p:n:", lo, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			x.sock_path = optarg;
+			break;
+		case 'p':
+			x.pair = optarg;
+			break;
+		case 'm':
+			if (!strcmp(optarg, "manual"))
+				x.mode = BENCH_MANUAL;
+			else if (!strcmp(optarg, "fault"))
+				x.mode = BENCH_FAULT;
+			else if (!strcmp(optarg, "follow"))
+				x.mode = BENCH_FOLLOW;
+			else
+				usage();
+			break;
+		case 'n':
+			if (bench_parse_int(optarg, 1, 1000000, &n))
+				usage();
+			break;
+		case 'g':
+			if (bench_parse_int(optarg, 0, 60000, &gap_ms))
+				usage();
+			break;
+		case 'r':
+			if (bench_parse_int(optarg, 0, 99, &prio))
+				usage();
+			break;
+		case 'c':
+			if (bench_parse_int(optarg, -1, 1023, &cpu))
+				usage();
+			break;
+		case 'M':
+			if (bench_parse_int(optarg, 0, 86400, &max_s))
+				usage();
+			break;
+		case 'e':
+			events_path = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc || (x.mode == BENCH_FOLLOW ? !events_path : !x.pair || n < 1))
+		usage();
+	signal(SIGPIPE, SIG_IGN);
+	{
+		struct sigaction sa = { .sa_handler = bench_on_term };
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+	}
+
+	if (events_path && !(x.events = fopen(events_path, "a"))) {
+		fprintf(stderr, "bench-ctl: %s: %s\n", events_path, strerror(errno));
+		goto out;
+	}
+	x.xs = xs_open(0);
+	if (!x.xs) {
+		fprintf(stderr, "bench-ctl: cannot open xenstore: %s\n", strerror(errno));
+		goto out;
+	}
+	if ((r = bench_connect(x.sock_path, &x.ctl)) < 0 || (r = bench_connect(x.sock_path, &x.follow)) < 0) {
+		fprintf(stderr, "bench-ctl: cannot connect to %s: %s\n", x.sock_path, strerror(-r));
+		goto out;
+	}
+	/* The follow request's own reply is the event history: only the
+	 * newest id matters (rounds accept newer events only). */
+	r = bench_send(&x.follow, "{\"cmd\":\"events\",\"follow\":true}\n");
+	if (r == 0)
+		r = bench_read_json(&x.follow, BENCH_EVENT_TIMEOUT_MS, &reply);
+	if (r < 0) {
+		fprintf(stderr, "bench-ctl: events follow: %s\n", strerror(-r));
+		goto out;
+	}
+	{
+		const cJSON *ev;
+		cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(reply, "events"))
+		{
+			if (x.mode == BENCH_FOLLOW)
+				bench_note_event(&x, ev); /* the history before we connected */
+			else if (jnum(ev, "id", 0) > x.last_event_id)
+				x.last_event_id = jnum(ev, "id", 0);
+		}
+	}
+	cJSON_Delete(reply);
+	if (x.mode == BENCH_FOLLOW) {
+		r = bench_follow(&x);
+		if (r < 0)
+			fprintf(stderr, "bench-ctl: follow: %s\n", strerror(-r));
+		rc = r < 0 ? 1 : 0;
+		goto out;
+	}
+	if (bench_rt_setup((int)prio, (int)cpu) < 0)
+		goto out;
+
+	printf("%s\n", BENCH_CSV_HEADER);
+	t_start = bench_now_ns();
+	for (long i = 0; i < n; i++) {
+		if (max_s && bench_now_ns() - t_start > max_s * 1000000000LL) {
+			fprintf(stderr, "bench-ctl: --max-s %ld reached after %ld rounds\n", max_s, i);
+			break;
+		}
+		if (bench_round(&x, i) == 0) {
+			ok++;
+			errors_in_row = 0;
+		} else if (++errors_in_row >= BENCH_MAX_ERRORS) {
+			fprintf(stderr, "bench-ctl: %d failed rounds in a row; giving up\n", BENCH_MAX_ERRORS);
+			break;
+		}
+		if (gap_ms)
+			bench_sleep_ms((unsigned)gap_ms);
+	}
+	fprintf(stderr, "bench-ctl: %s %s: %ld of %ld rounds ok\n", x.mode == BENCH_MANUAL ? "manual" : "fault", x.pair,
+		ok, n);
+	rc = ok > 0 ? 0 : 1;
+out:
+	fflush(stdout);
+	if (x.events)
+		fclose(x.events);
+	if (x.ctl.fd >= 0)
+		close(x.ctl.fd);
+	if (x.follow.fd >= 0)
+		close(x.follow.fd);
+	free(x.ctl.buf);
+	free(x.follow.buf);
+	if (x.xs)
+		xs_close(x.xs);
+	return rc;
+}

@@ -1,0 +1,150 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# bench.sh - the switch-latency benchmark on real Xen (the lab: Xen 4.17 in
+# QEMU/TCG): failoverd's switch against `xl pause`/`xl unpause` and the bare
+# libxenctrl hypercalls, idle and under dom0 load, in one boot.
+#
+#   tests/bench/bench.sh [--n N] [--label L] [--smoke] [OPTIONS]
+#       --n N            switches per path and condition (default 200)
+#       --nfault M       heartbeat-loss rounds per pair and condition (default 50)
+#       --label L        results go to tests/bench/results/<date>-<label>.* (default "full")
+#       --conds LIST     conditions, ':'-separated, of idle, cpu, io (default idle:cpu:io)
+#       --smoke          N=20, nfault=10, idle only, results under <build>/bench-results,
+#                        and fail unless the JSON holds samples and a summary (ctest xen_bench_smoke)
+#       --build-dir DIR  the CMake build tree (default $FO_BUILD_DIR or <repo>/build); built if needed
+#       --out DIR        where the results go (default tests/bench/results)
+#       --max-s S        cap on each path and condition, seconds (default 300)
+#       --dom0-weight W  experiment: Domain-0's credit2 weight during the run (default Xen's 256)
+#       --timeout S      wall-clock limit for the boot (default: computed from the above)
+#       --from-log LOG   do not boot: analyse the serial log of an earlier run
+#       -v               stream the serial console
+#
+# Writes <out>/<date>-<label>.json (raw samples, summary, load commands,
+# versions), <out>/<date>-<label>.md (tables, ratios, targets, analysis) and
+# <out>/<date>-<label>-{cdf-<cond>,scatter}.png. Exit 0 when the lab run
+# passed and the results were written (targets missed are reported, not
+# failed: this is a measurement).
+set -euo pipefail
+
+BENCH_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$BENCH_SRC/../.." && pwd)
+# Debian's python3 has matplotlib; a pyenv one on PATH may not.
+PYTHON=${PYTHON:-/usr/bin/python3}
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+
+usage() {
+	sed -n '4,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	exit 2
+}
+
+N=200
+NFAULT=50
+LABEL=""
+CONDS=idle:cpu:io
+SMOKE=0
+BUILD_DIR=${FO_BUILD_DIR:-$REPO/build}
+OUT=""
+MAXS=300
+WEIGHT=""
+TIMEOUT=""
+FROM_LOG=""
+VERBOSE=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--n) N=$2; shift 2 ;;
+	--nfault) NFAULT=$2; shift 2 ;;
+	--label) LABEL=$2; shift 2 ;;
+	--conds) CONDS=$2; shift 2 ;;
+	--smoke) SMOKE=1; shift ;;
+	--build-dir) BUILD_DIR=$2; shift 2 ;;
+	--out) OUT=$2; shift 2 ;;
+	--max-s) MAXS=$2; shift 2 ;;
+	--dom0-weight) WEIGHT=$2; shift 2 ;;
+	--timeout) TIMEOUT=$2; shift 2 ;;
+	--from-log) FROM_LOG=$2; shift 2 ;;
+	-v|--verbose) VERBOSE=(-v); shift ;;
+	-h|--help) usage ;;
+	*) die "unknown option $1 (--help)" ;;
+	esac
+done
+if [ $SMOKE = 1 ]; then
+	N=20 NFAULT=10 CONDS=idle MAXS=120
+	LABEL=${LABEL:-smoke}
+fi
+LABEL=${LABEL:-full}
+for v in "$N" "$NFAULT" "$MAXS" ${WEIGHT:+"$WEIGHT"}; do
+	case $v in ''|*[!0-9]*) die "--n, --nfault and --max-s take numbers" ;; esac
+done
+case $LABEL in ''|*[!A-Za-z0-9._-]*) die "--label: letters, digits, . _ - only" ;; esac
+case $CONDS in ''|*[!a-z:]*) die "--conds: e.g. idle:cpu:io" ;; esac
+mkdir -p "$BUILD_DIR"
+BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
+if [ -z "$OUT" ]; then
+	[ $SMOKE = 1 ] && OUT=$BUILD_DIR/bench-results || OUT=$BENCH_SRC/results
+fi
+mkdir -p "$OUT"
+
+# The drivers: from the CMake tree when tests/bench is part of it, else
+# compiled here (the same sources, the same flags that matter).
+bench_tool() {
+	local name=$1 libs=$2 out
+	if [ -x "$BUILD_DIR/tests/bench/$name" ]; then
+		echo "$BUILD_DIR/tests/bench/$name"
+		return 0
+	fi
+	out=$BUILD_DIR/bench-tools/$name
+	mkdir -p "$BUILD_DIR/bench-tools"
+	if [ ! -x "$out" ] || [ "$BENCH_SRC/$name.c" -nt "$out" ] || [ "$BENCH_SRC/bench_util.h" -nt "$out" ]; then
+		# shellcheck disable=SC2086
+		gcc -std=gnu11 -O2 -Wall -Wextra -D_GNU_SOURCE -o "$out" "$BENCH_SRC/$name.c" $libs >&2 ||
+			die "cannot build $name"
+	fi
+	echo "$out"
+}
+
+LOG=$BUILD_DIR/logs/bench.log
+LAB_RC=0
+if [ -z "$FROM_LOG" ]; then
+	# Build what the lab boots (failoverd, failoverctl, fo-heartbeat, the
+	# lab tools); configure first when the tree is new.
+	if [ ! -f "$BUILD_DIR/build.ninja" ] && [ ! -f "$BUILD_DIR/Makefile" ]; then
+		echo "bench: configuring $BUILD_DIR"
+		cmake -S "$REPO" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$BUILD_DIR/bench-cmake.log" 2>&1 ||
+			{ tail -30 "$BUILD_DIR/bench-cmake.log"; die "cmake failed"; }
+	fi
+	cmake --build "$BUILD_DIR" > "$BUILD_DIR/bench-build.log" 2>&1 ||
+		{ tail -30 "$BUILD_DIR/bench-build.log"; die "build failed"; }
+	BARE=$(bench_tool bench-bare "-lxenctrl -lxenstore")
+	CTL=$(bench_tool bench-ctl "-lxenstore -lcjson")
+	# A boot is ~60 s plus the domains; each path and condition is capped
+	# at MAXS; the packing and the poweroff need a little more.
+	n_conds=$(echo "$CONDS" | tr ':' '\n' | grep -c .)
+	TIMEOUT=${TIMEOUT:-$((180 + n_conds * 5 * MAXS / 2 + 60))}
+	echo "bench: n=$N nfault=$NFAULT conds=$CONDS label=$LABEL, boot timeout ${TIMEOUT}s"
+	# The emulated machine's timing depends on the host's: keep its load.
+	load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+	set +e
+	FO_LAB_DOM0_ARGS="fo.bench.n=$N fo.bench.nfault=$NFAULT fo.bench.conds=$CONDS fo.bench.maxs=$MAXS${WEIGHT:+ fo.bench.dom0weight=$WEIGHT}" \
+		FO_LAB_EXTRA_BINS="$BARE $CTL" \
+		"$REPO/tests/lab/lab.sh" run bench --build-dir "$BUILD_DIR" --timeout "$TIMEOUT" "${VERBOSE[@]}"
+	LAB_RC=$?
+	set -e
+	printf '{"cpus":%s,"loadavg_before":"%s","loadavg_after":"%s","kernel":"%s","qemu":"%s"}\n' \
+		"$(nproc)" "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(uname -r)" \
+		"$(qemu-system-x86_64 --version | head -1)" > "$BUILD_DIR/logs/bench-host.json"
+	[ $LAB_RC = 0 ] || echo "bench: the lab run failed (rc=$LAB_RC); analysing whatever reached the log"
+else
+	LOG=$FROM_LOG
+fi
+
+check=()
+[ $SMOKE = 1 ] && check=(--check)
+host=()
+[ -f "$(dirname "$LOG")/bench-host.json" ] && host=(--host-info "$(dirname "$LOG")/bench-host.json")
+"$PYTHON" "$BENCH_SRC/analyze.py" --log "$LOG" --out "$OUT" --label "$LABEL" "${check[@]}" "${host[@]}" || exit 1
+exit $LAB_RC

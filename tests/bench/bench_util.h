@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_util.h - what both benchmark drivers (bench-bare, bench-ctl) need:
+ * a monotonic clock, and the same real-time treatment failoverd gives
+ * itself (io/rt.c), so that a driver measuring "the hypercall" is not
+ * measuring the scheduler instead.
+ */
+#ifndef FO_BENCH_UTIL_H
+#define FO_BENCH_UTIL_H
+
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC, the clock failoverd stamps its phases with. */
+static inline int64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * The CPU's time-stamp counter: a second clock to cross-check intervals
+ * measured with CLOCK_MONOTONIC. dom0's Linux reads time through Xen's
+ * pvclock and, without a TSC that Xen calls stable (never under QEMU/TCG),
+ * clamps every reading to the newest one any vCPU returned; the raw TSC of
+ * one pinned CPU has no such clamp. 0 where there is no TSC.
+ */
+static inline uint64_t bench_tsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#else
+	return 0;
+#endif
+}
+
+static inline void bench_sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/*
+ * Pin to CPU cpu (< 0: leave), lock memory and go SCHED_FIFO prio (0: stay
+ * SCHED_OTHER). SCHED_RESET_ON_FORK: a spawned child (xl) must run as an
+ * ordinary process, as it would from an operator's shell. Returns 0 or
+ * -errno; prints what failed, since a benchmark that silently ran without
+ * its priority would report the wrong thing.
+ */
+static inline int bench_rt_setup(int prio, int cpu)
+{
+	struct sched_param sp = { .sched_priority = prio };
+
+	if (cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0) {
+			fprintf(stderr, "bench: cannot pin to CPU %d: %s\n", cpu, strerror(errno));
+			return -errno;
+		}
+	}
+	if (prio <= 0)
+		return 0;
+	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+		fprintf(stderr, "bench: mlockall: %s (continuing)\n", strerror(errno));
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0) {
+		fprintf(stderr, "bench: SCHED_FIFO %d: %s\n", prio, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static inline int bench_parse_int(const char *s, long min, long max, long *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+#endif

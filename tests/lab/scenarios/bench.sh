@@ -1,0 +1,291 @@
+#!/bin/sh
+# bench: the switch-latency benchmark of tests/bench (run it with
+# tests/bench/bench.sh, which sets the parameters and reads the results).
+# Not a pass/fail check of failoverd: PASS means every path produced its
+# samples and they reached the host intact; the targets are judged there.
+#
+# Two pairs, both in one failoverd: h10 (agent period 10 ms, timeout 40 ms)
+# carries the xl, bare and manual paths and the 10 ms heartbeat loss; h5
+# (5 ms / 20 ms) the 5 ms heartbeat loss. For each condition (idle, dom0
+# CPU load, dom0 I/O + network load), in this order:
+#   xl      bench-bare --mode xl    (h10 disarmed: `xl pause` + `xl unpause`)
+#   bare    bench-bare --mode bare  (h10 disarmed: xc_domain_pause/unpause)
+#   manual  bench-ctl --mode manual (h10 re-armed: {"cmd":"switchover"})
+#   fault10 bench-ctl --mode fault  (h10: stop-heartbeat, wait, restore)
+#   fault5  bench-ctl --mode fault  (h5)
+# The results (CSV per path and condition, the exact load commands, the
+# versions) leave dom0 as a base64 gzip tar between @@FO-BLOB-BEGIN/END on
+# the console.
+#
+# Kernel command line (all optional): fo.bench.n=N (switches per path, 200)
+# fo.bench.nfault=M (heartbeat-loss rounds per pair, 50)
+# fo.bench.conds=idle:cpu:io  fo.bench.gap=MS (between switches, 10)
+# fo.bench.maxs=S (cap per path and condition, seconds, 300)
+# fo.bench.dom0weight=W (credit2 weight of Domain-0, default: Xen's 256)
+# needs: failoverd failoverctl fo-heartbeat
+. /lab/scenarios/common.sh
+
+BN=200
+BNF=50
+BCONDS=idle:cpu:io
+BGAP=10
+BMAXS=300
+BWEIGHT=""
+for tok in $(cat /proc/cmdline); do
+	case $tok in
+	fo.bench.n=*) BN=${tok#*=} ;;
+	fo.bench.nfault=*) BNF=${tok#*=} ;;
+	fo.bench.conds=*) BCONDS=${tok#*=} ;;
+	fo.bench.gap=*) BGAP=${tok#*=} ;;
+	fo.bench.maxs=*) BMAXS=${tok#*=} ;;
+	fo.bench.dom0weight=*) BWEIGHT=${tok#*=} ;;
+	esac
+done
+
+# failoverd's real-time settings (and those of the drivers that must be
+# compared with it): SCHED_FIFO 80 pinned to one dom0 CPU (chosen below).
+# The load and `xl` stay SCHED_OTHER.
+FOD_PRIO=80
+CTL_PRIO=70
+OUT=$LAB/bench
+mkdir -p $OUT
+
+require_bin bench-bare bench-ctl stress-ng jq
+have_agent || fail "the domU image has no fo-heartbeat"
+NCPU=$(nproc)
+
+# clock_check TAG: read CLOCK_MONOTONIC on every dom0 CPU at once for 2 s
+# (bench-bare --mode clock) into clock-TAG.csv. Under TCG the vCPUs' Xen
+# clocks drift apart and Linux's pvclock holds the lagging one still until
+# it catches up, so intervals timed there read 0; the benchmark pins
+# failoverd and its drivers to the CPU whose clock never stalls.
+clock_check() {
+	local c pids=""
+	for c in $(seq 0 $((NCPU - 1))); do
+		bench-bare --mode clock -n 2000 --cpu $c > $LAB/clock-$1-$c.csv 2>&1 &
+		pids="$pids $!"
+	done
+	wait $pids
+	{
+		echo "cpu,reads,stalled,longest_stall,max_step_ns,tsc_per_us,tsc_backwards"
+		for c in $(seq 0 $((NCPU - 1))); do
+			tail -n 1 $LAB/clock-$1-$c.csv
+		done
+	} > $OUT/clock-$1.csv
+	log "clock check $1: $(tail -n +2 $OUT/clock-$1.csv | tr '\n' ' ')"
+}
+clock_check start
+# The CPU with the fewest stalled readings (the first on a tie).
+FOD_CPU=$(tail -n +2 $OUT/clock-start.csv | sort -t, -k3,3n -k1,1n | head -n 1 | cut -d, -f1)
+log "measuring on dom0 CPU $FOD_CPU"
+
+# ---- the pairs and the daemon ---------------------------------------------
+
+FO_PERIOD_MS=10
+create_dom h10-a
+create_dom h10-b
+FO_PERIOD_MS=5
+create_dom h5-a
+create_dom h5-b
+create_wait
+for d in h10-a h10-b h5-a h5-b; do
+	wait_agent $d 90 || fail "agent of $d not ready within 90 s"
+done
+
+cat > $FO_CONFIG <<EOF
+{
+  "daemon": {"control_socket": "$FO_SOCK", "log_level": "info",
+             "rt_priority": $FOD_PRIO, "cpu": $FOD_CPU, "require_rt": true},
+  "pairs": [
+    {"name": "h10", "active": "h10-a", "standby": "h10-b",
+     "heartbeat": {"period_ms": 10, "timeout_ms": 40, "grace_ms": 2000}, "deadline_ms": 100},
+    {"name": "h5", "active": "h5-a", "standby": "h5-b",
+     "heartbeat": {"period_ms": 5, "timeout_ms": 20, "grace_ms": 2000}, "deadline_ms": 100}
+  ]
+}
+EOF
+cp $FO_CONFIG $OUT/failoverd.json
+# arm_pair PAIR TIMEOUT_S: until PAIR is ARMED. With 20-40 ms timeouts an
+# emulated guest that stalls (a busy host) fails over by itself and leaves
+# the pair DEGRADED: clear both agents' drill keys and re-arm (failoverd
+# adopts: the running member is the active). The results count these.
+arm_pair() {
+	local end=$(($(date +%s) + $2)) st m
+	while [ "$(date +%s)" -le $end ]; do
+		st=$(pair_field $1 state)
+		case $st in
+		ARMED) return 0 ;;
+		DEGRADED|DISARMED)
+			log "pair $1 is $st; re-arming"
+			for m in $1-a $1-b; do
+				xenstore-write "$(xs_dom_path $m data/failover/control)" none 2>/dev/null
+			done
+			fctl arm $1 > /dev/null
+			;;
+		esac
+		usleep 200000
+	done
+	return 1
+}
+
+start_failoverd $FO_CONFIG
+# The whole run's event log (history included), to count the switches
+# that no round caused.
+bench-ctl -s $FO_SOCK --mode follow --events $OUT/events-all.csv 2> $LAB/follow.err &
+FOLLOW_PID=$!
+arm_pair h10 120 || fail "h10 not ARMED: $(status_json)"
+arm_pair h5 120 || fail "h5 not ARMED: $(status_json)"
+grep -m1 'real-time:' $LAB/failoverd.log > $OUT/failoverd-rt.txt
+# An experiment knob: does a heavier dom0 keep its vCPU when the standby
+# wakes? (credit2 lets a woken vCPU with more credit preempt the running one.)
+if [ -n "$BWEIGHT" ]; then
+	xl sched-credit2 -d Domain-0 -w "$BWEIGHT" || fail "cannot set Domain-0's weight to $BWEIGHT"
+fi
+xl sched-credit2 > $OUT/sched-credit2.txt 2>&1
+log "failoverd: $(cat $OUT/failoverd-rt.txt)"
+
+# ---- what ran, for the record ----------------------------------------------
+
+{
+	echo "n=$BN"
+	echo "nfault=$BNF"
+	echo "conds=$BCONDS"
+	echo "gap_ms=$BGAP"
+	echo "max_s=$BMAXS"
+	echo "dom0_weight=${BWEIGHT:-default}"
+	echo "dom0_cpus=$NCPU"
+	echo "failoverd_prio=$FOD_PRIO"
+	echo "failoverd_cpu=$FOD_CPU"
+	echo "measure_cpu=$FOD_CPU"
+	echo "ctl_prio=$CTL_PRIO"
+	echo "kernel=$(uname -r)"
+	echo "kernel_version=$(uname -v)"
+	echo "stress_ng=$(stress-ng --version 2>&1 | head -1)"
+	echo "iperf3=$(iperf3 --version 2>&1 | head -1)"
+} > $OUT/params.txt
+xl info > $OUT/xl-info.txt 2>&1
+cp /lab/manifest $OUT/manifest.txt
+: > $OUT/loads.txt
+: > $OUT/steps.txt
+
+# ---- load ------------------------------------------------------------------
+
+LOAD_PIDS=""
+# start_load COND: start the load of COND in the background (SCHED_OTHER,
+# inherited from this shell) and write the exact commands to loads.txt.
+start_load() {
+	local c=$1
+	LOAD_PIDS=""
+	case $c in
+	idle)
+		echo "idle	(no load)" >> $OUT/loads.txt
+		;;
+	cpu)
+		set -- stress-ng --cpu "$NCPU" --timeout 3600s --quiet
+		echo "cpu	$*" >> $OUT/loads.txt
+		"$@" > $LAB/stress-$c.log 2>&1 &
+		LOAD_PIDS=$!
+		;;
+	io)
+		# A tmpfs is dom0's only writable "disk"; iperf3 over loopback
+		# adds the network stack's softirq work and socket copies.
+		mkdir -p /run/bench-io
+		grep -q ' /run/bench-io ' /proc/mounts || mount -t tmpfs -o size=256m tmpfs /run/bench-io
+		ip link set lo up
+		command -v iperf3 >/dev/null || fail "iperf3 is not in the lab image (apt-get install iperf3; tests/lab/lab.sh deps)"
+		echo "io	mount -t tmpfs -o size=256m tmpfs /run/bench-io" >> $OUT/loads.txt
+		set -- stress-ng --hdd 1 --hdd-bytes 64m --io 1 --temp-path /run/bench-io --timeout 3600s --quiet
+		echo "io	$*" >> $OUT/loads.txt
+		"$@" > $LAB/stress-$c.log 2>&1 &
+		LOAD_PIDS=$!
+		set -- iperf3 -s -p 5201
+		echo "io	$*" >> $OUT/loads.txt
+		"$@" > $LAB/iperf3-s.log 2>&1 &
+		LOAD_PIDS="$LOAD_PIDS $!"
+		sleep 1
+		set -- iperf3 -c 127.0.0.1 -p 5201 -t 3600 -i 0
+		echo "io	$*" >> $OUT/loads.txt
+		"$@" > $LAB/iperf3-c.log 2>&1 &
+		LOAD_PIDS="$LOAD_PIDS $!"
+		;;
+	*)
+		fail "unknown condition $c (idle, cpu, io)"
+		;;
+	esac
+	log "load $c: pids ${LOAD_PIDS:-none}"
+}
+
+stop_load() {
+	local p
+	for p in $LOAD_PIDS; do
+		kill $p 2>/dev/null
+	done
+	for p in $LOAD_PIDS; do
+		wait $p 2>/dev/null
+	done
+	# (stress-ng stops and reaps its workers on SIGTERM before it exits.)
+	LOAD_PIDS=""
+	sleep 1
+}
+
+# step NAME COND CMD...: run one path, keep its CSV and stderr, say how
+# long it took and how many samples it produced.
+step() {
+	local name=$1 c=$2 t0 rc rows
+	shift 2
+	t0=$(now_us)
+	"$@" > $OUT/$name-$c.csv 2> $OUT/$name-$c.err
+	rc=$?
+	rows=$(($(wc -l < $OUT/$name-$c.csv) - 1))
+	echo "$name	$c	rc=$rc	rows=$rows	ms=$(us_to_ms $(fo-labtime since $t0))	start_us=$t0	end_us=$(now_us)" >> $OUT/steps.txt
+	log "step $name/$c: rc=$rc rows=$rows in $(us_to_ms $(fo-labtime since $t0)) ms: $(tail -n 1 $OUT/$name-$c.err)"
+	metric "${name}_${c}_rows" $rows
+}
+
+# ---- the paths, per condition --------------------------------------------
+
+T_ALL=$(now_us)
+for c in $(echo $BCONDS | tr ':' ' '); do
+	start_load $c
+	# Let the load reach its steady state before the first sample.
+	sleep 3
+	clock_check $c
+	fctl disarm h10 > /dev/null || fail "disarm h10 failed"
+	step xl $c bench-bare --mode xl -n $BN --gap-ms $BGAP --max-s $BMAXS h10-a h10-b
+	step bare $c bench-bare --mode bare -n $BN --gap-ms $BGAP --max-s $BMAXS --rt $FOD_PRIO --cpu $FOD_CPU h10-a h10-b
+	fctl arm h10 > /dev/null || fail "arm h10 failed"
+	arm_pair h10 60 || fail "h10 not ARMED after the xl/bare paths: $(status_json)"
+	step manual $c bench-ctl -s $FO_SOCK --mode manual -p h10 -n $BN --gap-ms $BGAP --max-s $BMAXS \
+		--rt $CTL_PRIO --cpu $FOD_CPU
+	step fault10 $c bench-ctl -s $FO_SOCK --mode fault -p h10 -n $BNF --gap-ms 50 --max-s $BMAXS \
+		--rt $CTL_PRIO --cpu $FOD_CPU
+	step fault5 $c bench-ctl -s $FO_SOCK --mode fault -p h5 -n $BNF --gap-ms 50 --max-s $BMAXS \
+		--rt $CTL_PRIO --cpu $FOD_CPU
+	stop_load
+done
+metric bench_total_ms $(us_to_ms $(fo-labtime since $T_ALL)) ms
+kill -TERM $FOLLOW_PID 2>/dev/null
+wait $FOLLOW_PID 2>/dev/null
+fctl metrics > $OUT/failoverd-metrics.txt 2>&1
+status_json > $OUT/status-final.json
+tail -n 200 $LAB/failoverd.log > $OUT/failoverd-log-tail.txt
+
+# ---- ship the results --------------------------------------------------------
+
+tar czf $LAB/bench.tgz -C $OUT . || fail "cannot pack the results"
+sum=$(sha256sum $LAB/bench.tgz | cut -d' ' -f1)
+bytes=$(wc -c < $LAB/bench.tgz)
+log "results: $bytes bytes, sha256 $sum"
+printf '@@FO-BLOB-BEGIN {"name":"bench.tgz","bytes":%s,"sha256":"%s"}\n' "$bytes" "$sum"
+# Paced: Xen drops console characters when its serial buffer fills.
+base64 -w 96 $LAB/bench.tgz |
+	awk '{ printf "@@FO-B64 %d %s\n", NR, $0; if (NR % 40 == 0) { fflush(); system("usleep 40000") } }'
+printf '@@FO-BLOB-END {"name":"bench.tgz","lines":%s}\n' "$(base64 -w 96 $LAB/bench.tgz | wc -l)"
+
+# Every path must have produced samples; how good they are is the host's call.
+for c in $(echo $BCONDS | tr ':' ' '); do
+	for name in xl bare manual fault10 fault5; do
+		[ "$(($(wc -l < $OUT/$name-$c.csv) - 1))" -gt 0 ] || fail "no samples for $name/$c: $(tail -n 3 $OUT/$name-$c.err)"
+	done
+done
+pass "benchmark done: n=$BN nfault=$BNF conds=$BCONDS in $(us_to_ms $(fo-labtime since $T_ALL)) ms"
