@@ -1,0 +1,169 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# mkroot.sh - the systemd lab's dom0 root: a Debian 12 system (mmdebstrap,
+# minbase + systemd + Debian's Xen tools) as an ext4 image, cached.
+#
+#   mkroot.sh CACHE_DIR     print the image's path, building it when its key
+#                           is not cached (sourced by sd-lab.sh as well)
+#
+# What the image holds (nothing from this project's build: the .debs and
+# the test tools arrive per run on a second disk, see sd-lab.sh):
+#   - mmdebstrap --variant=minbase bookworm with systemd-sysv, udev, kmod,
+#     xen-utils-4.17 (at the host's version: the host's hypervisor boots it
+#     and the project's .deb is linked against the host's libraries), the
+#     failoverd .deb's Depends, jq and procps for the scenarios;
+#   - /lib/modules/KVER of the kernel the lab boots (same package version),
+#     minus sound/graphics/media/wireless/infiniband, depmod'ed;
+#   - /boot/vmlinux: that kernel as a plain ELF for the PV domUs (see the
+#     busybox lab's mkimage.sh: libxenguest would un-xz a bzImage on the
+#     emulated CPU at every `xl create`);
+#   - guest/fo-sd-runner(.service): the oneshot that runs a scenario after
+#     boot and powers off; a serial getty on hvc0 and an empty root password.
+#
+# Key: the host versions of the Xen and kernel packages, the package list,
+# and the hashes of this script, guest/* and ../mkimage.sh. Security updates
+# on the mirror alone do not rebuild it (the pinned Xen version does).
+set -euo pipefail
+
+SD_SRC=${SD_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
+LAB_SRC=${LAB_SRC:-$(cd "$SD_SRC/.." && pwd)}
+
+# The Debian packages of the root besides minbase. xen-utils-4.17 and its
+# versioned libraries are pinned to the host's versions (root_packages).
+SD_PACKAGES="systemd-sysv udev kmod mount e2fsprogs procps jq libcjson1 libsystemd0 xenstore-utils"
+SD_PINNED="xen-utils-4.17 xen-utils-common libxenmisc4.17"
+SD_SUITE=bookworm
+SD_SOURCES=${SD_SOURCES:-/etc/apt/sources.list.d/debian.sources}
+SD_IMG_SIZE=${SD_IMG_SIZE:-2G}
+# Irrelevant to a virtual dom0; saves ~130 MB of image.
+SD_MODULE_PRUNE="kernel/sound kernel/drivers/gpu kernel/drivers/media kernel/drivers/net/wireless
+ kernel/drivers/infiniband kernel/net/wireless kernel/net/mac80211 kernel/net/bluetooth"
+
+sd_die() {
+	echo "sd-lab: $*" >&2
+	exit 1
+}
+
+sd_note() {
+	echo "sd-lab: $*" >&2
+}
+
+# The kernel the lab boots: FO_LAB_KERNEL or the newest /boot/vmlinuz-*
+# whose image and xen-privcmd module come from the same package version
+# (the busybox lab's rule, lab.sh pick_kernel). Sets KVER KPKG KPKG_VERSION.
+sd_pick_kernel() {
+	local img kv m pimg pmod
+	for img in ${FO_LAB_KERNEL:+/boot/vmlinuz-$FO_LAB_KERNEL} $(ls /boot/vmlinuz-* 2>/dev/null | sort -V -r); do
+		[ -f "$img" ] || continue
+		kv=${img#/boot/vmlinuz-}
+		m=$(find "/lib/modules/$kv" -name 'xen-privcmd.ko*' 2>/dev/null | head -1)
+		[ -n "$m" ] || continue
+		pimg=$(dpkg -S "$img" 2>/dev/null | cut -d: -f1 | head -1)
+		pmod=$(dpkg -S "$m" 2>/dev/null | cut -d: -f1 | head -1)
+		[ -n "$pimg" ] && [ "$pimg" = "$pmod" ] || continue
+		KVER=$kv KPKG=$pimg
+		KPKG_VERSION=$(dpkg-query -W -f '${Version}' "$pimg")
+		return 0
+	done
+	sd_die "no /boot/vmlinuz-* with matching Xen modules (install linux-image-amd64)"
+}
+
+# "pkg=version" for the pinned packages, from the host.
+sd_pins() {
+	local p v out=""
+	for p in $SD_PINNED; do
+		v=$(dpkg-query -W -f '${Version}' "$p" 2>/dev/null) ||
+			sd_die "$p is not installed on the host (tests/lab/lab.sh deps)"
+		out="$out $p=$v"
+	done
+	echo "$out"
+}
+
+sd_root_key() {
+	{
+		echo "kernel=$KVER $KPKG=$KPKG_VERSION"
+		echo "packages=$SD_PACKAGES pins=$(sd_pins) suite=$SD_SUITE size=$SD_IMG_SIZE prune=$SD_MODULE_PRUNE"
+		sha256sum "$SD_SRC/mkroot.sh" "$SD_SRC"/guest/* "$LAB_SRC/mkimage.sh" | cut -d' ' -f1
+	} | sha256sum | cut -c1-16
+}
+
+sd_build_root() {
+	local out=$1 tmp root m
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/fo-sd-root.XXXXXX")
+	root=$tmp/root
+	command -v mmdebstrap >/dev/null || sd_die "mmdebstrap missing: apt-get install mmdebstrap"
+	sd_note "mmdebstrap $SD_SUITE (minbase +$(sd_pins) $SD_PACKAGES)"
+	# shellcheck disable=SC2046
+	mmdebstrap --quiet --mode=root --variant=minbase \
+		--include="$(echo $SD_PACKAGES $(sd_pins) | tr ' ' ,)" \
+		--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+		--dpkgopt='path-exclude=/usr/share/doc/*' \
+		"$SD_SUITE" "$root" "$SD_SOURCES" >&2 || { rm -rf "$tmp"; sd_die "mmdebstrap failed"; }
+
+	# Same Xen as the host: the project's .deb is built against it.
+	for m in $(sd_pins); do
+		[ "$(chroot "$root" dpkg-query -W -f '${Version}' "${m%%=*}")" = "${m#*=}" ] ||
+			{ rm -rf "$tmp"; sd_die "root has another ${m%%=*} than the host's ${m#*=}"; }
+	done
+
+	# The lab kernel's modules (xen.service modprobes xenfs, evtchn, gntdev).
+	mkdir -p "$root/usr/lib/modules"
+	(cd /lib/modules && tar -cf - --exclude=build --exclude=source "$KVER") | tar -xf - -C "$root/usr/lib/modules"
+	for m in $SD_MODULE_PRUNE; do
+		rm -rf "${root:?}/usr/lib/modules/$KVER/$m"
+	done
+	depmod -b "$root" "$KVER"
+	# shellcheck source=../mkimage.sh
+	(. "$LAB_SRC/mkimage.sh" && img_extract_vmlinux "/boot/vmlinuz-$KVER" "$root/boot/vmlinux")
+	echo "$KVER" > "$root/etc/fo-lab-kernel"
+
+	# A console to debug with: serial getty on hvc0, root without password.
+	echo dom0 > "$root/etc/hostname"
+	sed -i 's/^root:[^:]*:/root::/' "$root/etc/shadow"
+	printf '/dev/vda / ext4 rw,noatime 0 0\n' > "$root/etc/fstab"
+	# The journal stays in RAM: nothing to fsck or flush, faster under TCG.
+	mkdir -p "$root/etc/systemd/journald.conf.d"
+	printf '[Journal]\nStorage=volatile\n' > "$root/etc/systemd/journald.conf.d/fo-lab.conf"
+	install -m 0755 "$SD_SRC/guest/fo-sd-runner" "$root/usr/local/sbin/fo-sd-runner"
+	install -m 0644 "$SD_SRC/guest/fo-sd-runner.service" "$root/etc/systemd/system/fo-sd-runner.service"
+	systemctl --root="$root" enable fo-sd-runner.service serial-getty@hvc0.service >&2
+	# Timers and the xendomains save/restore have no business in a test
+	# boot (xendomains would try to save the pair's domains at poweroff).
+	systemctl --root="$root" mask apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
+		fstrim.timer e2scrub_reap.service xendomains.service getty@tty1.service >&2
+	systemctl --root="$root" set-default multi-user.target >&2
+
+	rm -f "$out.tmp"
+	truncate -s "$SD_IMG_SIZE" "$out.tmp"
+	mke2fs -q -t ext4 -L fo-dom0 -d "$root" "$out.tmp"
+	mv "$out.tmp" "$out"
+	rm -rf "$tmp"
+}
+
+# sd_ensure_root CACHE_DIR: sets ROOT_IMG (built if missing), old keys removed.
+sd_ensure_root() {
+	local cache=$1 key
+	sd_pick_kernel
+	key=$(sd_root_key)
+	mkdir -p "$cache"
+	ROOT_IMG=$cache/sd-root-$key.img
+	(
+		flock 9
+		if [ -s "$ROOT_IMG" ]; then
+			sd_note "root image cached: $(basename "$ROOT_IMG")"
+		else
+			local t0=$SECONDS
+			sd_note "building the Debian root image (kernel $KVER)"
+			sd_build_root "$ROOT_IMG"
+			find "$cache" -name 'sd-root-*.img' ! -name "$(basename "$ROOT_IMG")" -delete
+			sd_note "root image built in $((SECONDS - t0)) s: $(du -h "$ROOT_IMG" | cut -f1) used"
+		fi
+	) 9> "$cache/.sd-lock"
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	[ $# -eq 1 ] || { echo "usage: $0 CACHE_DIR" >&2; exit 2; }
+	sd_ensure_root "$1"
+	echo "$ROOT_IMG"
+fi
