@@ -366,6 +366,10 @@ def markdown(res):
       f"N = {res['params'].get('n')} switches per path (heartbeat loss: {res['params'].get('nfault')} rounds "
       f"per pair), all in one boot, {res.get('wall', '?')}.")
     w("")
+    pins, weight = res["params"].get("pinned", "0"), res["params"].get("dom0_weight", "default")
+    if not pins.startswith("0") or weight != "default":
+        w(f"**Experiment settings**: pinning {pins}; Domain-0 credit2 weight {weight}.")
+        w("")
     w("Paths (same pair h10-a <-> h10-b, alternating): **xl** = `xl pause A` then `xl unpause B`, each "
       "spawned from a resident driver and timed spawn -> exit (SCHED_OTHER); **bare** = "
       "`xc_domain_pause()` / `xc_domain_unpause()` from a resident process (SCHED_FIFO 80, same CPU as "

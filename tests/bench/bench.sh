@@ -16,6 +16,7 @@
 #       --out DIR        where the results go (default tests/bench/results)
 #       --max-s S        cap on each path and condition, seconds (default 300)
 #       --dom0-weight W  experiment: Domain-0's credit2 weight during the run (default Xen's 256)
+#       --pin            experiment: dom0 vCPU i on pCPU i, the domUs only on the other pCPU(s)
 #       --timeout S      wall-clock limit for the boot (default: computed from the above)
 #       --from-log LOG   do not boot: analyse the serial log of an earlier run
 #       -v               stream the serial console
@@ -38,7 +39,7 @@ die() {
 }
 
 usage() {
-	sed -n '4,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '4,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -51,6 +52,7 @@ BUILD_DIR=${FO_BUILD_DIR:-$REPO/build}
 OUT=""
 MAXS=300
 WEIGHT=""
+PIN=0
 TIMEOUT=""
 FROM_LOG=""
 VERBOSE=()
@@ -65,6 +67,7 @@ while [ $# -gt 0 ]; do
 	--out) OUT=$2; shift 2 ;;
 	--max-s) MAXS=$2; shift 2 ;;
 	--dom0-weight) WEIGHT=$2; shift 2 ;;
+	--pin) PIN=1; shift ;;
 	--timeout) TIMEOUT=$2; shift 2 ;;
 	--from-log) FROM_LOG=$2; shift 2 ;;
 	-v|--verbose) VERBOSE=(-v); shift ;;
@@ -129,7 +132,7 @@ if [ -z "$FROM_LOG" ]; then
 	# The emulated machine's timing depends on the host's: keep its load.
 	load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 	set +e
-	FO_LAB_DOM0_ARGS="fo.bench.n=$N fo.bench.nfault=$NFAULT fo.bench.conds=$CONDS fo.bench.maxs=$MAXS${WEIGHT:+ fo.bench.dom0weight=$WEIGHT}" \
+	FO_LAB_DOM0_ARGS="fo.bench.n=$N fo.bench.nfault=$NFAULT fo.bench.conds=$CONDS fo.bench.maxs=$MAXS${WEIGHT:+ fo.bench.dom0weight=$WEIGHT} fo.bench.pin=$PIN" \
 		FO_LAB_EXTRA_BINS="$BARE $CTL" \
 		"$REPO/tests/lab/lab.sh" run bench --build-dir "$BUILD_DIR" --timeout "$TIMEOUT" "${VERBOSE[@]}"
 	LAB_RC=$?

@@ -22,6 +22,8 @@
 # fo.bench.conds=idle:cpu:io  fo.bench.gap=MS (between switches, 10)
 # fo.bench.maxs=S (cap per path and condition, seconds, 300)
 # fo.bench.dom0weight=W (credit2 weight of Domain-0, default: Xen's 256)
+# fo.bench.pin=1 (dom0 vCPU i on pCPU i, every domU on the pCPU that is not
+# failoverd's: the standby's vCPU can never preempt the daemon's)
 # needs: failoverd failoverctl fo-heartbeat
 . /lab/scenarios/common.sh
 
@@ -31,6 +33,7 @@ BCONDS=idle:cpu:io
 BGAP=10
 BMAXS=300
 BWEIGHT=""
+BPIN=0
 for tok in $(cat /proc/cmdline); do
 	case $tok in
 	fo.bench.n=*) BN=${tok#*=} ;;
@@ -39,6 +42,7 @@ for tok in $(cat /proc/cmdline); do
 	fo.bench.gap=*) BGAP=${tok#*=} ;;
 	fo.bench.maxs=*) BMAXS=${tok#*=} ;;
 	fo.bench.dom0weight=*) BWEIGHT=${tok#*=} ;;
+	fo.bench.pin=*) BPIN=${tok#*=} ;;
 	esac
 done
 
@@ -78,6 +82,15 @@ clock_check start
 # The CPU with the fewest stalled readings (the first on a tie).
 FOD_CPU=$(tail -n +2 $OUT/clock-start.csv | sort -t, -k3,3n -k1,1n | head -n 1 | cut -d, -f1)
 log "measuring on dom0 CPU $FOD_CPU"
+if [ "$BPIN" = 1 ]; then
+	# An experiment knob: keep the guests off the pCPU under failoverd.
+	for c in $(seq 0 $((NCPU - 1))); do
+		xl vcpu-pin Domain-0 $c $c || fail "cannot pin Domain-0 vCPU $c"
+	done
+	DOMU_PCPUS=$(seq 0 $((NCPU - 1)) | grep -vx "$FOD_CPU" | tr '\n' ',' | sed 's/,$//')
+	XL_EXTRA="cpus = \"$DOMU_PCPUS\""
+	log "dom0 vCPUs pinned 1:1, domUs on pCPU(s) $DOMU_PCPUS"
+fi
 
 # ---- the pairs and the daemon ---------------------------------------------
 
@@ -153,6 +166,7 @@ log "failoverd: $(cat $OUT/failoverd-rt.txt)"
 	echo "gap_ms=$BGAP"
 	echo "max_s=$BMAXS"
 	echo "dom0_weight=${BWEIGHT:-default}"
+	echo "pinned=$BPIN${DOMU_PCPUS:+ (domUs on pCPU $DOMU_PCPUS, dom0 vCPU i on pCPU i)}"
 	echo "dom0_cpus=$NCPU"
 	echo "failoverd_prio=$FOD_PRIO"
 	echo "failoverd_cpu=$FOD_CPU"
