@@ -122,6 +122,10 @@ sd_build_root() {
 	echo dom0 > "$root/etc/hostname"
 	sed -i 's/^root:[^:]*:/root::/' "$root/etc/shadow"
 	printf '/dev/vda / ext4 rw,noatime 0 0\n' > "$root/etc/fstab"
+	# Guest consoles to /var/log/xen/console/guest-NAME.log (the debug dump
+	# tails them), as the busybox lab's xenconsoled does.
+	mkdir -p "$root/var/log/xen/console"
+	echo 'XENCONSOLED_ARGS="--log=guest --log-dir=/var/log/xen/console"' >> "$root/etc/default/xen"
 	# The journal stays in RAM: nothing to fsck or flush, faster under TCG.
 	mkdir -p "$root/etc/systemd/journald.conf.d"
 	printf '[Journal]\nStorage=volatile\n' > "$root/etc/systemd/journald.conf.d/fo-lab.conf"

@@ -3,49 +3,66 @@
 # failoverd` returns only once the pair is ARMED (Type=notify, READY=1 sent
 # when no pair is ARMING), `systemctl status` shows the STATUS= line, and the
 # unit starts after xen.service (the xenstored that Debian's xen script runs).
-# The daemon is started while the agents are still booting, so it spends a
-# while in ARMING (~1 s: `enable` itself costs ~8 s under emulation): the unit
-# must stay "activating" all that time; the daemon's "armed" event time
-# settles it strictly. Then stop, start (adoption), dpkg -r and dpkg -P leave
-# the domains alone and clean up after themselves.
+# Arming is held on purpose: the standby is created with a 1 % CPU cap, so
+# its agent cannot boot and heartbeat, and the pair waits in ARMING (the
+# first-boot path: the standby runs until it heartbeats once, then it is
+# paused). HOLD_S seconds into "activating" the scenario lifts the cap. The
+# unit must not be active before that, and the daemon's "armed" event time
+# settles it strictly. Then stop, start (adoption), dpkg -r and dpkg -P
+# leave the domains alone and clean up.
 . /lab/scenarios/sd-common.sh
 
+HOLD_S=${HOLD_S:-5}
+
 sd_install
-WAIT_AGENTS=0
-sd_pairs sd
+create_dom sd-a
+XL_EXTRA="cap = 1"
+create_dom sd-b
+XL_EXTRA=""
+create_wait
+wait_agent sd-a 60 || fail "agent of sd-a not ready within 60 s"
 sd_config sd
 
-# `enable --now` in the background, and watch the unit and the pair
-# together meanwhile: every sample where the unit is already active must
-# show the pair ARMED, and enable --now must return only then.
+# `enable --now` in the background; watch the unit and the pair meanwhile.
 T_START=$(now_us)
 systemctl enable --now $UNIT > $LAB/enable.log 2>&1 &
 EN_PID=$!
-seen_activating=0 seen_arming=0 end=$(($(date +%s) + 150))
+seen_arming=0 t_hold="" t_release="" end=$(($(date +%s) + 150))
 while :; do
 	[ "$(date +%s)" -le $end ] || fail "failoverd not active 150 s after start: $(prop ActiveState)/$(prop SubState)"
 	st=$(prop ActiveState)
 	ps=$(pair_field sd state)
 	case $st in
-	activating) seen_activating=$((seen_activating + 1))
-		[ "$ps" = ARMING ] && seen_arming=$((seen_arming + 1))
-		# (enable --now may have returned since: only if it became active)
+	activating)
+		if [ "$ps" = ARMING ]; then
+			seen_arming=$((seen_arming + 1))
+			[ -n "$t_hold" ] || { t_hold=$(now_us); log "unit activating, sd ARMING: holding ${HOLD_S} s"; }
+		fi
+		# enable --now may have returned since only if the unit became active
 		kill -0 $EN_PID 2>/dev/null || [ "$(prop ActiveState)" = active ] || { cat $LAB/enable.log
 			fail "systemctl enable --now returned while the unit was $(prop ActiveState)"; } ;;
 	active) break ;;
-	failed|inactive) fail "failoverd went $st while starting: $(systemctl status --no-pager $UNIT | tail -n 20)" ;;
+	# inactive: the start job is not queued yet (enable reloads systemd first)
+	inactive) [ -z "$t_hold" ] || fail "failoverd went inactive while starting: $(systemctl status --no-pager $UNIT | tail -n 20)" ;;
+	failed) fail "failoverd failed while starting: $(systemctl status --no-pager $UNIT | tail -n 20)" ;;
 	esac
-	[ "$ps" = ARMED ] || [ "$st" != active ] || fail "unit active while pair sd is '$ps'"
+	[ "$st" != active ] || [ -n "$t_release" ] || fail "unit active while the standby was still held (sd '$ps')"
+	if [ -n "$t_hold" ] && [ -z "$t_release" ] && [ $(fo-labtime since $t_hold) -ge $((HOLD_S * 1000000)) ]; then
+		t_release=$(now_us)
+		xl sched-credit2 -d sd-b -c 0 || fail "cannot lift sd-b's CPU cap"
+		log "sd-b's cap lifted after $seen_arming samples activating/ARMING"
+	fi
 	usleep 100000
 done
 ps=$(pair_field sd state)
 START_MS=$(us_to_ms $(fo-labtime since $T_START))
 wait $EN_PID || { cat $LAB/enable.log; fail "systemctl enable --now failoverd failed"; }
-log "active after $START_MS ms; pair sd $ps; $seen_activating samples activating, $seen_arming of them with sd ARMING"
+log "active after $START_MS ms; pair sd $ps; $seen_arming samples activating with sd ARMING"
 metric start_to_active_ms "$START_MS" ms
 metric samples_activating_arming "$seen_arming"
+[ -n "$t_release" ] || fail "the unit became active before the hold began (sd never seen ARMING while activating)"
 [ "$ps" = ARMED ] || fail "failoverd became active with pair sd '$ps', not ARMED"
-[ "$seen_arming" -gt 0 ] || fail "never saw the unit activating while sd was ARMING (the start did not wait for arming?)"
+metric release_to_active_ms $(us_to_ms $(fo-labtime since $t_release)) ms
 
 # systemd's view: the STATUS= text, in `show` and in `status`.
 stext=$(prop StatusText)
@@ -85,9 +102,13 @@ log "xen.service active at $xen_up us, failoverd started at $fo_begin us, active
 armed_ns=$(events_json | jq -rs '[.[] | select(.kind == "armed" and .pair == "sd")] | first | .time_ns // empty')
 exec_us=$(prop ExecMainStartTimestampMonotonic)
 [ -n "$armed_ns" ] || fail "failoverd recorded no 'armed' event for sd"
+armed_msg=$(events_json | jq -rs '[.[] | select(.kind == "armed" and .pair == "sd")] | first | .message')
+log "armed: $armed_msg"
+case $armed_msg in *"standby heartbeated, then paused"*) ;; *) fail "sd armed by another path than the standby's first heartbeat: $armed_msg" ;; esac
 log "exec at $exec_us us, sd armed at $((armed_ns / 1000)) us, unit active at $fo_active us"
 [ "$exec_us" -lt $((armed_ns / 1000)) ] && [ $((armed_ns / 1000)) -le "$fo_active" ] ||
 	fail "unit active at $fo_active us but sd armed at $((armed_ns / 1000)) us (exec $exec_us us)"
+[ $((armed_ns / 1000)) -ge "$t_release" ] || fail "sd armed at $((armed_ns / 1000)) us, before its standby was released at $t_release us"
 metric exec_to_armed_ms $(((armed_ns / 1000 - exec_us) / 1000)) ms
 [ "$xen_up" -gt 0 ] && [ "$fo_begin" -gt "$xen_up" ] || fail "failoverd started ($fo_begin) before xen.service was up ($xen_up)"
 xs_pid=$(pgrep -x oxenstored || pgrep -x xenstored)
