@@ -131,6 +131,11 @@ static void cmd_check(int fd, uint32_t a, uint32_t b)
 		      req.phases.unpause_issued_ns <= req.phases.unpause_done_ns &&
 		      now_ns() >= req.phases.unpause_done_ns && now_ns() - req.phases.pause_issued_ns < 1000000000u,
 	      "phase timestamps ordered, CLOCK_MONOTONIC");
+	/* Let B run long enough for the lab's observer (which samples every
+	 * ~0.3 ms but can stall for several ms under emulation) to see it:
+	 * switching straight back left B running for microseconds and the
+	 * observer sometimes never saw it start at all. */
+	usleep(50000);
 	r = do_switch(fd, b, a, &req);
 	check(r == 0 && dom_state(fd, a) == FO_SWITCH_DOM_RUNNING && dom_state(fd, b) == FO_SWITCH_DOM_PAUSED,
 	      "SWITCH B->A");
