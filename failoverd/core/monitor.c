@@ -12,6 +12,12 @@
 void fo_hb_reset(struct fo_hb_tracker *t)
 {
 	t->have_seq = false;
+	t->progressed = false;
+}
+
+void fo_hb_require_progress(struct fo_hb_tracker *t)
+{
+	t->progressed = false;
 }
 
 enum fo_hb_verdict fo_hb_observe(struct fo_hb_tracker *t, const struct fo_hb_page *p, uint64_t now_ns,
@@ -33,23 +39,33 @@ enum fo_hb_verdict fo_hb_observe(struct fo_hb_tracker *t, const struct fo_hb_pag
 		return FO_HB_INVALID;
 	}
 
-	if (t->have_seq && p->boot_id == t->boot_id) {
-		if (p->sequence == t->sequence) {
-			t->stale++;
-			return FO_HB_STALE;
-		}
-		if (p->sequence < t->sequence || p->sequence - t->sequence > FO_HB_MAX_SEQ_JUMP) {
-			*why = p->sequence < t->sequence ? "sequence went backwards" : "sequence jumped too far";
-			t->invalid++;
-			return FO_HB_INVALID;
-		}
-	} else if (t->have_seq) {
-		t->restarts++; /* new agent instance: its sequence starts over */
+	if (!t->have_seq || p->boot_id != t->boot_id) {
+		/* A baseline, not progress: this page may have been written long
+		 * ago by an agent that has stopped since. A new boot_id (agent
+		 * restarted, its sequence starts over) also proves nothing yet, or
+		 * a guest flipping boot_id could look alive without ever counting. */
+		if (t->have_seq)
+			t->restarts++;
+		t->have_seq = true;
+		t->progressed = false;
+		t->sequence = p->sequence;
+		t->boot_id = p->boot_id;
+		t->app_status = p->app_status;
+		t->flags = p->flags;
+		return FO_HB_BASELINE;
+	}
+	if (p->sequence == t->sequence) {
+		t->stale++;
+		return FO_HB_STALE;
+	}
+	if (p->sequence < t->sequence || p->sequence - t->sequence > FO_HB_MAX_SEQ_JUMP) {
+		*why = p->sequence < t->sequence ? "sequence went backwards" : "sequence jumped too far";
+		t->invalid++;
+		return FO_HB_INVALID;
 	}
 
-	t->have_seq = true;
+	t->progressed = true;
 	t->sequence = p->sequence;
-	t->boot_id = p->boot_id;
 	t->app_status = p->app_status;
 	t->flags = p->flags;
 	t->last_progress_ns = now_ns;

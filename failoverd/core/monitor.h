@@ -3,7 +3,10 @@
  * monitor.h - what a member's heartbeat says, decided from untrusted input.
  *
  * The guest writes the page; we get a private copy per notification. Only a
- * sequence number that moved forward is progress. Garbage (bad magic,
+ * sequence number that moved forward is progress. The first valid page after
+ * the channel attaches (or of a new agent instance) is only a baseline: a
+ * stopped agent leaves a valid page behind, and reading it once must not
+ * make a dead member look alive. Garbage (bad magic,
  * unknown ABI, absurd period, unknown status) is never progress, is counted
  * and, rate-limited, logged by the caller.
  */
@@ -17,6 +20,7 @@
 
 struct fo_hb_tracker {
 	bool have_seq;          /* seen one valid page since the channel attached */
+	bool progressed;        /* ...and its sequence moved forward since then */
 	uint64_t sequence;      /* last accepted sequence */
 	uint64_t boot_id;       /* agent instance of `sequence` */
 	uint64_t last_progress_ns;
@@ -30,6 +34,7 @@ struct fo_hb_tracker {
 
 enum fo_hb_verdict {
 	FO_HB_PROGRESS = 0,  /* sequence moved forward: the member is alive */
+	FO_HB_BASELINE,      /* first valid page of this channel or agent instance: not yet alive */
 	FO_HB_STALE,         /* valid page, no progress (duplicate notify, stopped agent) */
 	FO_HB_INVALID,       /* garbage: treated like a missed heartbeat */
 };
@@ -40,5 +45,9 @@ enum fo_hb_verdict fo_hb_observe(struct fo_hb_tracker *t, const struct fo_hb_pag
 
 /* Forget the sequence (a new channel attached: the agent may have restarted). */
 void fo_hb_reset(struct fo_hb_tracker *t);
+
+/* Keep the last sequence as the baseline, but ask for progress beyond it
+ * again (the member was paused and has just been unpaused). */
+void fo_hb_require_progress(struct fo_hb_tracker *t);
 
 #endif

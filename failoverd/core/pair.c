@@ -169,8 +169,12 @@ static void refresh_member(struct fo_pair *p, struct fo_member *m)
 		fo_hb_reset(&m->hb);
 	}
 	m->state = FO_DOM_GONE;
-	if (hv->ops->lookup(hv, m->name, &domid) < 0)
+	if (hv->ops->lookup(hv, m->name, &domid) < 0) {
+		m->looked_up = true;
 		return;
+	}
+	m->fresh = m->looked_up;
+	m->looked_up = true;
 	m->domid = domid;
 	if (hv->ops->get_state(hv, domid, &m->state) < 0)
 		m->state = FO_DOM_GONE;
@@ -204,13 +208,14 @@ static void arm_active_deadline(struct fo_pair *p)
 	uint64_t now = now_ns(p);
 	uint64_t at = now + MS(p->cfg.timeout_ms > p->cfg.grace_ms ? p->cfg.timeout_ms : p->cfg.grace_ms);
 
-	if (a->hb.have_seq && a->hb.last_progress_ns + MS(p->cfg.timeout_ms) > now)
+	if (a->hb.progressed && a->hb.last_progress_ns + MS(p->cfg.timeout_ms) > now)
 		at = a->hb.last_progress_ns + MS(p->cfg.timeout_ms);
 	set_deadline(a, FO_DL_HEARTBEAT, at);
 }
 
 static void become_armed(struct fo_pair *p, const char *how)
 {
+	p->m[0].fresh = p->m[1].fresh = false;
 	set_deadline(fo_pair_standby(p), FO_DL_NONE, 0);
 	arm_active_deadline(p);
 	become(p, FO_PAIR_ARMED, "%s", how);
@@ -226,6 +231,18 @@ static bool fence_member(struct fo_pair *p, struct fo_member *m)
 	if (r < 0)
 		fo_err("pair %s: could not pause %s (domain %u): %s", p->cfg.name, m->name, m->domid, strerror(-r));
 	return r == 0;
+}
+
+/* ARMING: the standby must prove itself (heartbeat progress) within
+ * FO_ARM_WAIT_NS; meanwhile the active is watched as usual. */
+static void wait_for_standby(struct fo_pair *p, const char *what)
+{
+	struct fo_member *s = fo_pair_standby(p);
+
+	if (s->deadline_kind != FO_DL_ARM_WAIT)
+		set_deadline(s, FO_DL_ARM_WAIT, now_ns(p) + FO_ARM_WAIT_NS);
+	arm_active_deadline(p);
+	become(p, FO_PAIR_ARMING, "standby %s %s", s->name, what);
 }
 
 /* ARMING: decide from what the hypervisor says. Never unpauses. */
@@ -256,6 +273,14 @@ static void arming_evaluate(struct fo_pair *p)
 			publish_roles(p);
 			return;
 		}
+		if (m[!r].fresh) {
+			/* It appeared while we watched: paused because libxl is
+			 * still building it, not because anyone verified it. It
+			 * will be unpaused by its creator; then it must heartbeat
+			 * like a first-boot standby before we pause it. */
+			wait_for_standby(p, "created while arming; waiting for it to run and heartbeat");
+			return;
+		}
 		/* One running, one paused: adopt. A paused standby cannot show
 		 * a heartbeat; it was verified by whoever paused it (us, before
 		 * a restart), so we trust it rather than unpause to check. */
@@ -266,8 +291,9 @@ static void arming_evaluate(struct fo_pair *p)
 
 	if (run0 && run1) {
 		struct fo_member *s = fo_pair_standby(p);
-		/* First boot: the standby runs until its agent heartbeats once. */
-		if (s->hb.have_seq) {
+		/* First boot: the standby runs until its agent's sequence moves
+		 * (a page left by a stopped agent is not enough). */
+		if (s->hb.progressed) {
 			if (!fence_member(p, s)) {
 				become(p, FO_PAIR_DEGRADED, "could not pause standby %s", s->name);
 				return;
@@ -276,10 +302,7 @@ static void arming_evaluate(struct fo_pair *p)
 			become_armed(p, "standby heartbeated, then paused");
 			return;
 		}
-		if (s->deadline_kind != FO_DL_ARM_WAIT)
-			set_deadline(s, FO_DL_ARM_WAIT, now_ns(p) + FO_ARM_WAIT_NS);
-		arm_active_deadline(p);
-		become(p, FO_PAIR_ARMING, "waiting for standby %s to heartbeat before pausing it", s->name);
+		wait_for_standby(p, "waiting for it to heartbeat before pausing it");
 		return;
 	}
 
@@ -523,9 +546,10 @@ static int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fau
 	p->switch_event_id = e->id;
 	p->switch_was_fault = fault != FO_FAULT_MANUAL;
 	from->usable = !p->switch_was_fault;
-	/* The new active's tracker starts over: its last sequence is from
-	 * before it was paused, and only a new one proves it runs. */
-	fo_hb_reset(&to->hb);
+	/* Only a sequence beyond the one it had before it was paused proves
+	 * the new active runs; the old one stays as the baseline so that the
+	 * first beat after the unpause already counts. */
+	fo_hb_require_progress(&to->hb);
 	set_deadline(to, FO_DL_GRACE, e->phase_ns[FO_PHASE_UNPAUSE_DONE] + MS(p->cfg.grace_ms));
 	publish_roles(p);
 	if (p->switch_was_fault)
@@ -559,7 +583,7 @@ void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *p
 				m->name, m->domid, why);
 		return;
 	}
-	if (v == FO_HB_STALE)
+	if (v == FO_HB_STALE || v == FO_HB_BASELINE)
 		return;
 
 	if (idx == p->active) {

@@ -61,6 +61,10 @@ struct fo_member {
 	enum fo_dom_state state;    /* last seen */
 	bool usable;                /* verified: can take over (heartbeated, did not fail) */
 	bool agent_attached;
+	bool looked_up;             /* we have asked the hypervisor for it at least once */
+	bool fresh;                 /* appeared after we saw it absent: it may still be under
+	                             * construction (libxl builds domains paused and unpauses
+	                             * them last), so being paused proves nothing */
 	struct fo_hb_tracker hb;
 	uint64_t deadline_ns;       /* 0 = none */
 	enum fo_deadline_kind deadline_kind;

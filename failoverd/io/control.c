@@ -206,7 +206,7 @@ static cJSON *status_json(struct fo_control *c)
 			cJSON_AddNullToObject(po, "last_switch_us");
 			cJSON_AddNullToObject(po, "last_switch_age_s");
 		}
-		if (a->hb.have_seq)
+		if (a->hb.progressed)
 			cJSON_AddNumberToObject(po, "heartbeat_age_ms",
 						(double)((now - a->hb.last_progress_ns) / 1000000ull));
 		else

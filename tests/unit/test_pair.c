@@ -77,12 +77,20 @@ static void live(struct fx *f, uint64_t ms)
 	}
 }
 
+/* A member's agent proves it runs: the first page we see is only a
+ * baseline, the second (sequence moved forward) is progress. */
+static void prove(struct fx *f, fo_domid_t d)
+{
+	fo_sim_heartbeat(f->hv, d);
+	fo_sim_heartbeat(f->hv, d);
+}
+
 /* First boot: both running, standby heartbeats, gets paused: ARMED. */
 static void fx_armed(struct fx *f)
 {
 	fx_setup(f, FO_DOM_RUNNING, FO_DOM_RUNNING);
-	fo_sim_heartbeat(f->hv, f->a);
-	fo_sim_heartbeat(f->hv, f->b);
+	prove(f, f->a);
+	prove(f, f->b);
 	fo_sim_guard(f->hv, f->a, f->b);
 	fo_sim_clear_calls(f->hv);
 }
@@ -123,8 +131,13 @@ static void test_arm_first_boot(void)
 	fx_setup(&f, FO_DOM_RUNNING, FO_DOM_RUNNING);
 	CHECK(f.p->state == FO_PAIR_ARMING, "state %s", fo_pair_state_name(f.p->state));
 	CHECK(fo_sim_watched(f.hv, f.a) && fo_sim_watched(f.hv, f.b), "members watched");
-	fo_sim_heartbeat(f.hv, f.a);
+	prove(&f, f.a);
 	CHECK(f.p->state == FO_PAIR_ARMING, "active heartbeat alone does not arm");
+	fo_sim_heartbeat(f.hv, f.b);
+	/* A stopped agent leaves a valid page behind: one page is no proof. */
+	CHECK(f.p->state == FO_PAIR_ARMING, "the standby's first page alone does not arm: %s",
+	      fo_pair_state_name(f.p->state));
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "standby not paused on a baseline page");
 	fo_sim_heartbeat(f.hv, f.b);
 	CHECK(f.p->state == FO_PAIR_ARMED, "state %s", fo_pair_state_name(f.p->state));
 	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "standby paused after its heartbeat");
@@ -202,8 +215,36 @@ static void test_adopt_member_missing_or_dead(void)
 	/* It appears (xl create): @introduceDomain -> domains_changed. */
 	f.b = fo_sim_add_domain(f.hv, "brake-b", FO_DOM_RUNNING);
 	fo_sim_set_state(f.hv, f.b, FO_DOM_RUNNING, true);
-	fo_sim_heartbeat(f.hv, f.b);
+	prove(&f, f.b);
 	CHECK(f.p->state == FO_PAIR_ARMED, "armed once it exists and heartbeats: %s", fo_pair_state_name(f.p->state));
+	fx_free(&f);
+
+	/* It appears paused: libxl builds a domain paused and unpauses it
+	 * last. Adopting it as a verified paused standby would let libxl's
+	 * unpause run it beside the active; it must prove itself first. */
+	fx_setup(&f, FO_DOM_RUNNING, FO_DOM_GONE);
+	f.b = fo_sim_add_domain(f.hv, "brake-b", FO_DOM_PAUSED);
+	fo_sim_set_state(f.hv, f.b, FO_DOM_PAUSED, true);
+	CHECK(f.p->state == FO_PAIR_ARMING, "a standby created while arming is not adopted paused: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(!f.p->m[1].usable, "and is not usable");
+	CHECK(fo_pair_request_switchover(f.p, (char[128]){ 0 }, 128) < 0, "no switchover to it");
+	fo_sim_clear_calls(f.hv);
+	fo_sim_set_state(f.hv, f.b, FO_DOM_RUNNING, false); /* libxl's unpause: no xenstore event */
+	fo_sim_heartbeat(f.hv, f.b);
+	CHECK(f.p->state == FO_PAIR_ARMING && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING,
+	      "its first page is a baseline: still arming");
+	fo_sim_heartbeat(f.hv, f.b);
+	CHECK(f.p->state == FO_PAIR_ARMED && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED,
+	      "it heartbeated, then was paused: %s", fo_pair_state_name(f.p->state));
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, f.b) == 0 && count_calls(&f, FO_SIM_UNPAUSE, f.a) == 0,
+	      "arming never unpauses");
+	fx_free(&f);
+
+	/* The same domain paused at daemon start (restart) is adopted. */
+	fx_setup(&f, FO_DOM_RUNNING, FO_DOM_PAUSED);
+	CHECK(f.p->state == FO_PAIR_ARMED, "paused standby found at start is adopted: %s",
+	      fo_pair_state_name(f.p->state));
 	fx_free(&f);
 }
 
@@ -490,6 +531,21 @@ static void test_hostile_pages(void)
 	CHECK(e && e->phase_ns[FO_PHASE_DETECTED] - start <= 50 * MS, "on time despite the storm");
 	fx_free(&f);
 
+	/* A guest flipping its boot id looks like an agent restarting every
+	 * ms: each new instance is only a baseline, never progress. */
+	fx_armed(&f);
+	start = fo_sim_now(f.hv);
+	for (int i = 0; i < 80 && f.p->state == FO_PAIR_ARMED; i++) {
+		pg = good;
+		pg.boot_id = 1 + (i & 1);
+		fo_sim_raw_page(f.hv, f.a, &pg);
+		advance(&f, 1);
+	}
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && e->fault == FO_FAULT_HEARTBEAT_TIMEOUT, "boot-id flipping is no heartbeat");
+	CHECK(f.p->m[0].hb.restarts >= 20, "restarts counted: %llu", (unsigned long long)f.p->m[0].hb.restarts);
+	fx_free(&f);
+
 	/* A sequence that leaps ahead is not believed. */
 	fx_armed(&f);
 	pg = good;
@@ -527,7 +583,7 @@ static void test_unhealthy(void)
 	sim_base_config(&cfg);
 	cfg.pairs[0].fail_on_unhealthy = false;
 	fx_setup_cfg(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING);
-	fo_sim_heartbeat(f.hv, f.b);
+	prove(&f, f.b);
 	fo_sim_heartbeat_status(f.hv, f.a, FO_HB_APP_UNHEALTHY);
 	CHECK(f.p->state == FO_PAIR_ARMED, "ignored when fail_on_unhealthy is false");
 	fx_free(&f);
@@ -626,7 +682,7 @@ static void test_policies(void)
 	sim_base_config(&cfg);
 	cfg.pairs[0].on_failover = FO_ON_FAILOVER_DESTROY;
 	fx_setup_cfg(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING);
-	fo_sim_heartbeat(f.hv, f.b);
+	prove(&f, f.b);
 	advance(&f, 60);
 	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_GONE, "destroy policy destroyed the failed member");
 	fo_sim_heartbeat(f.hv, f.b);
@@ -635,13 +691,16 @@ static void test_policies(void)
 
 	cfg.pairs[0].on_failover = FO_ON_FAILOVER_REBUILD;
 	fx_setup_cfg(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING);
-	fo_sim_heartbeat(f.hv, f.b);
+	prove(&f, f.b);
 	fo_sim_guard(f.hv, f.a, f.b);
 	advance(&f, 60);
 	fo_sim_heartbeat(f.hv, f.b);
 	CHECK(f.p->state == FO_PAIR_REBUILDING, "rebuilding: %s", f.p->reason);
 	fo_domid_t rebuilt = f.p->m[0].domid;
 	CHECK(rebuilt != FO_DOMID_INVALID && rebuilt != f.a, "re-created with a new domid");
+	fo_sim_heartbeat(f.hv, rebuilt);
+	CHECK(f.p->state == FO_PAIR_REBUILDING && fo_sim_state(f.hv, rebuilt) == FO_DOM_RUNNING,
+	      "one page of the rebuilt member is no proof: %s", fo_pair_state_name(f.p->state));
 	fo_sim_heartbeat(f.hv, rebuilt);
 	CHECK(f.p->state == FO_PAIR_ARMED, "armed with the rebuilt standby: %s", fo_pair_state_name(f.p->state));
 	CHECK(fo_sim_state(f.hv, rebuilt) == FO_DOM_PAUSED, "rebuilt standby paused");
@@ -650,7 +709,7 @@ static void test_policies(void)
 
 	/* Rebuild that cannot create the domain: DEGRADED with the reason. */
 	fx_setup_cfg(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING);
-	fo_sim_heartbeat(f.hv, f.b);
+	prove(&f, f.b);
 	fo_sim_fail(f.hv, FO_SIM_CREATE, FO_SIM_ANY_DOMAIN, -ENOMEM, 1);
 	advance(&f, 60);
 	fo_sim_heartbeat(f.hv, f.b);
