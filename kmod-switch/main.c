@@ -164,6 +164,13 @@ static struct miscdevice fo_switch_dev = {
 	.mode = 0600,
 };
 
+/* Only for the lab: load with another interface version than the one built
+ * in, to see the hypervisor refuse it and the module refuse to load. A
+ * version the hypervisor accepts changes nothing. */
+static unsigned int test_domctl_interface_version;
+module_param(test_domctl_interface_version, uint, 0400);
+MODULE_PARM_DESC(test_domctl_interface_version, "testing only: domctl interface version to probe with");
+
 static int __init fo_switch_init(void)
 {
 	u32 st;
@@ -174,11 +181,21 @@ static int __init fo_switch_init(void)
 	/* Ask for dom0's own state once: a hypervisor whose domctl interface
 	 * is not the one compiled in answers -EACCES, and it is better to
 	 * refuse to load than to fail the first switch. */
+	if (test_domctl_interface_version)
+		fo_domctl_interface_version = test_domctl_interface_version;
 	r = fo_dom_get_state(0, &st);
+	if (r == -EACCES) {
+		pr_err("the hypervisor refuses domctl interface version 0x%x (0x%x from %s at build time): "
+		       "rebuild the module against this Xen's headers; not loading\n",
+		       fo_domctl_interface_version, FO_DOMCTL_INTERFACE_VERSION, FO_XEN_DOMCTL_H);
+		return -EPROTO;
+	}
 	if (r < 0) {
-		pr_err("XEN_DOMCTL_getdomaininfo failed (%d): is this Xen 4.17 (domctl interface 0x15)?\n", r);
+		pr_err("XEN_DOMCTL_getdomaininfo for dom0 failed (%d); not loading\n", r);
 		return -ENODEV;
 	}
+	pr_info("domctl interface 0x%x (from %s) accepted by the hypervisor\n", fo_domctl_interface_version,
+		FO_XEN_DOMCTL_H);
 
 	r = fo_pairs_init();
 	if (r < 0)

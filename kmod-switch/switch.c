@@ -4,9 +4,10 @@
  *
  * Linux has no copy of Xen's domctl.h (the interface is versioned and
  * private to the toolstack), so the few fields used here are declared below
- * for Xen 4.17, XEN_DOMCTL_INTERFACE_VERSION 0x15. A hypervisor with another
- * version answers every domctl with -EACCES, which surfaces at the first
- * GETSTATE, before anything is paused.
+ * for Xen 4.17's layout. The interface version itself is read from the Xen
+ * headers at build time (Kbuild: FO_DOMCTL_INTERFACE_VERSION). A hypervisor
+ * with another version answers every domctl with -EACCES; main.c asks once
+ * at load and refuses to load on that answer.
  *
  * The op lives on the caller's stack: dom0 is a PV guest, so Xen reads it
  * through dom0's own page tables and a (vmapped) kernel stack address is as
@@ -26,7 +27,16 @@
 
 #include "switch.h"
 
-#define FO_DOMCTL_INTERFACE_VERSION 0x15u
+#ifndef FO_DOMCTL_INTERFACE_VERSION
+#error "FO_DOMCTL_INTERFACE_VERSION comes from Kbuild (Xen's domctl.h)"
+#endif
+/* The struct layouts below are 4.17's (0x15); a header of another version
+ * needs them checked, not just the number changed. */
+static_assert(FO_DOMCTL_INTERFACE_VERSION == 0x15u, "domctl layouts here are Xen 4.17's (interface 0x15)");
+
+/* What every domctl carries. Only the lab changes it (main.c's module
+ * parameter), to prove that a mismatch is refused at load. */
+unsigned int fo_domctl_interface_version = FO_DOMCTL_INTERFACE_VERSION;
 #define FO_DOMCTL_pausedomain   3u
 #define FO_DOMCTL_unpausedomain 4u
 #define FO_DOMCTL_getdomaininfo 5u
@@ -65,7 +75,7 @@ static_assert(sizeof(struct fo_domctl) == 144);
 static int domctl(struct fo_domctl *op, u32 cmd, u32 domid)
 {
 	op->cmd = cmd;
-	op->interface_version = FO_DOMCTL_INTERFACE_VERSION;
+	op->interface_version = fo_domctl_interface_version;
 	op->domain = (u16)domid;
 	/* Xen's errno values are Linux's for everything a domctl returns. */
 	return _hypercall1(int, domctl, op);

@@ -20,6 +20,9 @@ static inline bool fo_domid_is_guest(u32 domid)
 	return domid != 0 && domid < FO_DOMID_FIRST_RESERVED;
 }
 
+/* XEN_DOMCTL_INTERFACE_VERSION every domctl carries (Xen's headers at build time). */
+extern unsigned int fo_domctl_interface_version;
+
 int fo_dom_pause(u32 domid);
 int fo_dom_unpause(u32 domid);
 /* 0 and *ret_state (FO_SWITCH_DOM_GONE if no such domain), or -errno. */

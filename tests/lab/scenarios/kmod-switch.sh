@@ -1,5 +1,6 @@
 #!/bin/sh
-# kmod-switch: /dev/fo_switch on real Xen, without failoverd. insmod with a
+# kmod-switch: /dev/fo_switch on real Xen, without failoverd. A probe with
+# a wrong domctl interface version is refused at load; insmod with a
 # clean kernel log; fo-switch-test's refusals table and a SWITCH there and
 # back (observer on: never both running); ARM on the active's heartbeat
 # channel, stop the heartbeat, the kernel switches within the timeout;
@@ -25,7 +26,21 @@ A=$(domid k-a)
 B=$(domid k-b)
 log "k-a is dom$A (running), k-b is dom$B (paused)"
 
+# ---- the load-time interface check: another domctl version is refused ----
+# (built-in 0x15 from libxen-dev's domctl.h; the hypervisor answers any
+# other with -EACCES; busybox insmod tries twice, both must fail.)
+if insmod /lab/kmod/fo_switch.ko test_domctl_interface_version=0x14 2> $LAB/badifv.err; then
+	rmmod fo_switch
+	fail "fo_switch.ko loaded although it probed with domctl interface 0x14"
+fi
+[ -c /dev/fo_switch ] && fail "/dev/fo_switch exists after a refused load"
+dmesg | grep -q 'refuses domctl interface version 0x14 (0x15 from /usr/include/xen/domctl.h' ||
+	fail "no clear refusal in the kernel log: $(dmesg | grep fo_switch | tail -n 2)"
+dmesg | grep 'refuses domctl' | tail -n 1
+
 load_kmod
+dmesg | grep -q 'domctl interface 0x15 (from /usr/include/xen/domctl.h) accepted' ||
+	fail "the module did not log the interface version it was built with"
 
 # ---- refusals, single calls, SWITCH there and back ----
 start_observer k
