@@ -2,6 +2,8 @@
 #include "notify.h"
 
 #include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-journal.h>
 
@@ -39,24 +41,39 @@ void fo_notify_stopping(void)
 	sd_notify(0, "STOPPING=1");
 }
 
+/* One structured entry per event. A phase the event never reached (an
+ * aborted switch has no unpause) is left out rather than written as -1,
+ * like the control API's null: a query for the field then finds nothing. */
 void fo_notify_journal_event(const struct fo_event *e, const char *line)
 {
-	char phases[FO_PHASE_COUNT][48];
+	char fields[16 + FO_PHASE_COUNT][1100]; /* MESSAGE: the daemon's line is < 1024 */
+	struct iovec iov[16 + FO_PHASE_COUNT];
+	int n = 0;
 
-	for (int p = 0; p < FO_PHASE_COUNT; p++) {
+#define FIELD(...) snprintf(fields[n], sizeof(fields[n]), __VA_ARGS__), n++
+	FIELD("MESSAGE=%s", line);
+	FIELD("PRIORITY=%d", e->result == FO_RESULT_OK || e->result == FO_RESULT_INFO ? 5 : 3);
+	FIELD("SYSLOG_IDENTIFIER=failoverd");
+	FIELD("FAILOVERD_EVENT_ID=%llu", (unsigned long long)e->id);
+	FIELD("FAILOVERD_KIND=%s", fo_event_kind_name(e->kind));
+	FIELD("FAILOVERD_PAIR=%s", e->pair);
+	FIELD("FAILOVERD_FAULT=%s", fo_fault_name(e->fault));
+	FIELD("FAILOVERD_FROM=%s", e->from);
+	FIELD("FAILOVERD_TO=%s", e->to);
+	FIELD("FAILOVERD_RESULT=%s", fo_event_result_name(e->result));
+	FIELD("FAILOVERD_DEADLINE_MS=%u", e->deadline_ms);
+	for (int p = FO_PHASE_DETECTED; p < FO_PHASE_COUNT; p++) {
 		int64_t us = fo_event_phase_us(e, p);
-		snprintf(phases[p], sizeof(phases[p]), "FAILOVERD_%s_US=%lld", fo_phase_name(p), (long long)us);
-		for (char *c = phases[p]; *c && *c != '='; c++)
+		if (us < 0)
+			continue;
+		int k = snprintf(fields[n], sizeof(fields[n]), "FAILOVERD_%s_US=%lld", fo_phase_name(p), (long long)us);
+		for (char *c = fields[n]; c < fields[n] + k && *c != '='; c++)
 			if (*c >= 'a' && *c <= 'z')
 				*c = (char)(*c - 'a' + 'A');
+		n++;
 	}
-	sd_journal_send("MESSAGE=%s", line, "PRIORITY=%d", e->result == FO_RESULT_OK || e->result == FO_RESULT_INFO ? 5 : 3,
-			"SYSLOG_IDENTIFIER=failoverd", "FAILOVERD_EVENT_ID=%llu", (unsigned long long)e->id,
-			"FAILOVERD_KIND=%s", fo_event_kind_name(e->kind), "FAILOVERD_PAIR=%s", e->pair,
-			"FAILOVERD_FAULT=%s", fo_fault_name(e->fault), "FAILOVERD_FROM=%s", e->from,
-			"FAILOVERD_TO=%s", e->to, "FAILOVERD_RESULT=%s", fo_event_result_name(e->result),
-			"FAILOVERD_DEADLINE_MS=%u", e->deadline_ms, "%s", phases[FO_PHASE_DETECTED],
-			"%s", phases[FO_PHASE_DECIDED], "%s", phases[FO_PHASE_PAUSE_ISSUED], "%s",
-			phases[FO_PHASE_PAUSE_DONE], "%s", phases[FO_PHASE_UNPAUSE_ISSUED], "%s",
-			phases[FO_PHASE_UNPAUSE_DONE], "%s", phases[FO_PHASE_FIRST_HEARTBEAT], NULL);
+#undef FIELD
+	for (int i = 0; i < n; i++)
+		iov[i] = (struct iovec){ .iov_base = fields[i], .iov_len = strlen(fields[i]) };
+	sd_journal_sendv(iov, n);
 }

@@ -80,6 +80,22 @@ jlog | grep -q 'ready: sd ARMED' || fail "no 'ready: sd ARMED' line in failoverd
 jlog | grep -q 'real-time: SCHED_FIFO yes (priority 80)' || fail "no 'real-time: SCHED_FIFO yes (priority 80)' line"
 chrt -p "$(prop MainPID)" | tee $LAB/chrt.txt
 grep -q 'SCHED_FIFO' $LAB/chrt.txt && grep -q 'priority: 80' $LAB/chrt.txt || fail "MainPID is not SCHED_FIFO 80"
+# Locked memory and the configured CPU, from /proc (what the kernel applied,
+# not what the daemon says it asked for).
+mpid=$(prop MainPID)
+vmlck=$(awk '/^VmLck:/ { print $2 }' /proc/$mpid/status)
+cpus=$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/$mpid/status)
+log "MainPID $mpid: VmLck ${vmlck} kB, Cpus_allowed_list $cpus"
+metric vmlck_kb "$vmlck" kB
+[ "${vmlck:-0}" -gt 1000 ] || fail "MainPID has ${vmlck:-no} kB locked: mlockall did not take"
+[ "$cpus" = 1 ] || fail "MainPID may run on CPUs '$cpus', configured cpu: 1"
+# The hardening, as systemd scores it (0 = locked down, 10 = exposed).
+systemd-analyze security --no-pager $UNIT > $LAB/security.txt 2>&1
+tail -n 1 $LAB/security.txt
+score=$(sed -n 's/.*Overall exposure level for [^:]*: *\([0-9.]*\).*/\1/p' $LAB/security.txt)
+[ -n "$score" ] || fail "systemd-analyze security printed no score: $(tail -n 3 $LAB/security.txt)"
+metric security_exposure "$score"
+grep -E '^ *✗' $LAB/security.txt | head -n 40
 warn=$(journalctl -b _SYSTEMD_UNIT=$UNIT -p warning --no-pager -o cat)
 [ -z "$warn" ] || fail "failoverd logged warnings: $warn"
 # Watchdog armed: the unit's WatchdogSec reached the daemon.

@@ -67,4 +67,17 @@ stop_observer
 [ "$(obs_changes sd-a)" = 0 ] || fail "observer saw sd-a change state across the watchdog restart"
 [ "$(obs_changes sd-b)" = 0 ] || fail "observer saw sd-b change state across the watchdog restart"
 exactly_one_running sd
-pass "watchdog: fired $fired_ms ms after SIGSTOP, daemon gone after $kill_ms ms, active again after $restart_ms ms, pair adopted with no switch"
+
+# The restarted service still fails over: a drill through failoverctl,
+# its timeline checked against deadline_ms by failoverctl itself.
+start_observer sd
+fctl drill sd --fault heartbeat-loss > $LAB/drill.txt 2>&1
+rc=$?
+cat $LAB/drill.txt
+stop_observer
+[ $rc = 0 ] || fail "drill after the watchdog restart did not PASS (exit $rc): $(tail -n 3 $LAB/drill.txt)"
+[ "$(pair_field sd active)" = sd-b ] || fail "drill: active is $(pair_field sd active), expected sd-b"
+n=$(journalctl -b --no-pager -o cat FAILOVERD_KIND=drill | wc -l)
+[ "$n" -ge 1 ] || fail "no drill entry in the journal"
+exactly_one_running sd
+pass "watchdog: fired $fired_ms ms after SIGSTOP, daemon gone after $kill_ms ms, active again after $restart_ms ms, pair adopted with no switch; drill PASS after the restart"
