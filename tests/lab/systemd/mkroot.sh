@@ -49,14 +49,20 @@ sd_note() {
 	echo "sd-lab: $*" >&2
 }
 
-# The kernel the lab boots: FO_LAB_KERNEL or the newest /boot/vmlinuz-*
-# whose image and xen-privcmd module come from the same package version
-# (the busybox lab's rule, lab.sh pick_kernel). Sets KVER KPKG KPKG_VERSION.
+# The kernel the lab boots: FO_LAB_KERNEL or the newest stock (not
+# PREEMPT_RT: linux-image-rt-amd64 is installed for the busybox lab's rt
+# runs and sorts first) /boot/vmlinuz-* whose image and xen-privcmd module
+# come from the same package version (the busybox lab's rule, lab.sh
+# pick_kernel). Sets KVER KPKG KPKG_VERSION.
 sd_pick_kernel() {
 	local img kv m pimg pmod
 	for img in ${FO_LAB_KERNEL:+/boot/vmlinuz-$FO_LAB_KERNEL} $(ls /boot/vmlinuz-* 2>/dev/null | sort -V -r); do
 		[ -f "$img" ] || continue
 		kv=${img#/boot/vmlinuz-}
+		if [ -z "${FO_LAB_KERNEL:-}" ]; then
+			grep -qs '^CONFIG_PREEMPT_RT=y' "/boot/config-$kv" && continue
+			case $kv in *-rt-*) continue ;; esac
+		fi
 		m=$(find "/lib/modules/$kv" -name 'xen-privcmd.ko*' 2>/dev/null | head -1)
 		[ -n "$m" ] || continue
 		pimg=$(dpkg -S "$img" 2>/dev/null | cut -d: -f1 | head -1)
