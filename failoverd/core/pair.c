@@ -629,6 +629,17 @@ void fo_pair_on_agent(struct fo_pair *p, int idx, int err, const char *reason)
 	struct fo_member *m = &p->m[idx];
 
 	m->agent_attached = err == 0;
+	/* A channel just attached to an active that has shown no progress yet
+	 * (the daemon adopted the pair at start): its first page is only a
+	 * baseline (monitor.h), so it gets timeout_ms plus one period from now.
+	 * Without this, an adoption deadline of now + timeout_ms, most of it
+	 * spent reading the agent's keys (~0.3 s under emulation), failed over
+	 * a healthy active. A dead agent still misses the extended deadline. */
+	if (err == 0 && idx == p->active && !m->hb.progressed && m->deadline_kind == FO_DL_HEARTBEAT) {
+		uint64_t at = now_ns(p) + MS(p->cfg.timeout_ms + p->cfg.period_ms);
+		if (at > m->deadline_ns)
+			set_deadline(m, FO_DL_HEARTBEAT, at);
+	}
 	if (err < 0 && fo_ratelimit_ok(&m->garbage_rl, now_ns(p)))
 		fo_warn("pair %s: heartbeat channel of %s (domain %u) refused: %s", p->cfg.name, m->name, m->domid,
 			reason);

@@ -182,6 +182,39 @@ static void test_adopt_running_and_paused(void)
 	fx_free(&f);
 }
 
+/* After a restart the adopted active's channel attaches late (reading the
+ * agent's keys takes most of timeout_ms under emulation) and its first page
+ * is only a baseline: it gets timeout + period from the attach, no less,
+ * and a dead agent (stale page) still fails over within that. */
+static void test_adopt_late_channel(void)
+{
+	struct fx f;
+
+	fx_setup(&f, FO_DOM_RUNNING, FO_DOM_PAUSED);
+	CHECK(f.p->state == FO_PAIR_ARMED, "adopted: %s", fo_pair_state_name(f.p->state));
+	advance(&f, 45); /* timeout is 50 ms */
+	fo_sim_agent_event(f.hv, f.a, 0, NULL);
+	advance(&f, 10);
+	fo_sim_heartbeat(f.hv, f.a); /* baseline, 55 ms after adoption */
+	advance(&f, 10);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->stats.switches == 0,
+	      "healthy active with a late channel not failed over: %s", fo_pair_state_name(f.p->state));
+	fo_sim_heartbeat(f.hv, f.a); /* progress */
+	live(&f, 200);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->stats.switches == 0, "stays armed");
+	fx_free(&f);
+
+	/* Same start, but the agent is dead: one stale page and nothing more. */
+	fx_setup(&f, FO_DOM_RUNNING, FO_DOM_PAUSED);
+	advance(&f, 45);
+	fo_sim_agent_event(f.hv, f.a, 0, NULL);
+	fo_sim_heartbeat(f.hv, f.a);
+	advance(&f, 50 + 10 + 1);
+	const struct fo_event *e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && e->fault == FO_FAULT_HEARTBEAT_TIMEOUT, "dead agent failed over within timeout + period of the attach");
+	fx_free(&f);
+}
+
 static void test_adopt_both_paused(void)
 {
 	struct fx f;
@@ -803,6 +836,7 @@ int main(void)
 	RUN(test_arm_first_boot);
 	RUN(test_arm_standby_never_heartbeats);
 	RUN(test_adopt_running_and_paused);
+	RUN(test_adopt_late_channel);
 	RUN(test_adopt_both_paused);
 	RUN(test_adopt_member_missing_or_dead);
 	RUN(test_heartbeat_keeps_armed);
