@@ -175,7 +175,11 @@ static void on_signal(void *ctx, int fd, uint32_t events)
 		reload(d);
 		return;
 	}
-	fo_info("%s: stopping; the pairs stay as they are", strsignal((int)si.ssi_signo));
+	/* Pairs armed in the kernel module stay armed there: the module keeps
+	 * protecting them until a daemon adopts them again (issue #7's
+	 * safety property). `failoverctl disarm` first to give one back. */
+	fo_info("%s: stopping; the pairs stay as they are (those armed in the kernel module stay armed there)",
+		strsignal((int)si.ssi_signo));
 	d->quit = true;
 }
 

@@ -46,7 +46,8 @@ enum fo_event_result {
 
 /* Phase timestamps (CLOCK_MONOTONIC ns; 0 = did not happen). */
 enum fo_phase {
-	FO_PHASE_FAULT = 0,       /* fault happened (drill: injection; otherwise = detected) */
+	FO_PHASE_FAULT = 0,       /* fault happened (drill: injection; heartbeat loss: the deadline that
+	                           * expired, ours or the kernel module's; otherwise = detected) */
 	FO_PHASE_DETECTED,        /* daemon saw it */
 	FO_PHASE_DECIDED,         /* state machine chose to switch */
 	FO_PHASE_PAUSE_ISSUED,

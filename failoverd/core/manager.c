@@ -93,22 +93,65 @@ static void on_domain_created(void *ctx, const char *config_path, int err, const
 				fo_pair_on_created(&m->pairs[i], j, err, reason);
 }
 
+static void on_kernel_switched(void *ctx, const struct fo_hv_kevent *ev)
+{
+	struct fo_manager *m = ctx;
+
+	for (size_t i = 0; i < m->n_pairs; i++)
+		if (m->pairs[i].kernel_ok && m->pairs[i].kernel_id == ev->pair_id) {
+			fo_pair_on_kernel_event(&m->pairs[i], ev);
+			return;
+		}
+	fo_warn("the kernel module switched dom%u -> dom%u (%s) for pair id %u, which is no configured pair",
+		ev->active, ev->standby, ev->result == FO_HV_KSWITCH_OK ? "ok" : "failed", ev->pair_id);
+}
+
 struct fo_hv_callbacks fo_manager_hv_callbacks(struct fo_manager *m)
 {
 	return (struct fo_hv_callbacks){ .ctx = m,
 					 .heartbeat = on_heartbeat,
 					 .agent = on_agent,
 					 .domains_changed = on_domains_changed,
-					 .domain_created = on_domain_created };
+					 .domain_created = on_domain_created,
+					 .kernel_switched = on_kernel_switched };
+}
+
+/* Which pairs may be armed in the kernel: the backend must offer it, and
+ * the module's pair id (a hash of the name) must be unique among ours. A
+ * collision is left to failoverd alone, deterministically (config order),
+ * so that a restart finds the same pairs in the module. */
+static void assign_kernel_ids(struct fo_manager *m)
+{
+	bool capable = m->env.hv && m->env.hv->ops->kernel_arm && m->env.hv->ops->kernel_disarm &&
+		       m->env.hv->ops->kernel_adopt && m->env.hv->ops->kernel_poll_events;
+
+	for (size_t i = 0; i < m->n_pairs; i++) {
+		struct fo_pair *p = &m->pairs[i];
+
+		p->kernel_id = fo_pair_kernel_id(p->cfg.name);
+		p->kernel_ok = capable;
+		for (size_t j = 0; j < i && capable; j++)
+			if (m->pairs[j].kernel_id == p->kernel_id) {
+				p->kernel_ok = false;
+				fo_warn("pair %s: its kernel pair id %u is that of pair %s; it is not armed in the kernel module",
+					p->cfg.name, p->kernel_id, m->pairs[j].cfg.name);
+			}
+	}
 }
 
 void fo_manager_attach_hv(struct fo_manager *m, struct fo_hv *hv)
 {
 	m->env.hv = hv;
+	assign_kernel_ids(m);
 }
 
 void fo_manager_start(struct fo_manager *m)
 {
+	/* Switches the module did while no daemon ran come first: arming
+	 * must know that the member Xen shows paused failed, rather than
+	 * adopt it as a verified standby. */
+	if (m->env.hv->ops->kernel_poll_events)
+		m->env.hv->ops->kernel_poll_events(m->env.hv);
 	for (size_t i = 0; i < m->n_pairs; i++)
 		fo_pair_arm(&m->pairs[i]);
 }
@@ -181,7 +224,9 @@ void fo_manager_reload(struct fo_manager *m, const struct fo_config *cfg)
 	for (size_t i = 0; i < m->n_pairs; i++) {
 		if (kept[i])
 			continue;
-		fo_info("reload: pair %s removed; its domains are left as they are", m->pairs[i].cfg.name);
+		fo_info("reload: pair %s %s; its domains are left as they are", m->pairs[i].cfg.name,
+			m->pairs[i].kernel_armed ? "removed (and disarmed in the kernel module)" : "removed");
+		fo_pair_kernel_release(&m->pairs[i]);
 		for (int j = 0; j < 2; j++)
 			if (m->pairs[i].m[j].domid != FO_DOMID_INVALID)
 				m->env.hv->ops->unwatch_member(m->env.hv, m->pairs[i].m[j].domid);
@@ -189,6 +234,7 @@ void fo_manager_reload(struct fo_manager *m, const struct fo_config *cfg)
 	memcpy(m->pairs, next, sizeof(next[0]) * cfg->n_pairs);
 	m->n_pairs = cfg->n_pairs;
 	m->cfg = *cfg;
+	assign_kernel_ids(m);
 	for (size_t i = 0; i < m->n_pairs; i++)
 		if (m->pairs[i].state == FO_PAIR_ARMING)
 			fo_pair_arm(&m->pairs[i]);

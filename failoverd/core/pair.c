@@ -38,6 +38,33 @@
  * (killed mid-switch) ends DEGRADED, waiting for an operator: resuming a
  * half-done switch without knowing which member failed could restart the
  * faulty one.
+ *
+ * Kernel-armed mode (the backend has kernel_arm: kmod-switch is loaded). One
+ * owner per pair: an ARMED pair is also ARMed in the module, which then
+ * alone switches it on heartbeat loss (from a kernel thread, no wake-up of
+ * ours). We keep watching: domain state, the page (the backend polls it for
+ * us, the module holds the event channel), and the module's events, which
+ * we record as our own switch (kernel phase timestamps, path "kernel") and
+ * follow with the usual post-switch logic (grace, first heartbeat,
+ * on_failover, re-ARM with roles swapped once ARMED again).
+ *
+ *   - Our own switches (domain crashed/destroyed, unhealthy, manual, drills)
+ *     first take the pair back: DISARM. EALREADY / ENOENT-with-an-event mean
+ *     the module switched (or is switching) first: we do nothing and adopt
+ *     its event. Only after a DISARM that succeeded do we pause/unpause.
+ *     The module refuses unpause and SWITCH of an armed pair's members
+ *     (EBUSY), so a stale view of ours can never start a second member.
+ *   - Our heartbeat deadline becomes a backstop (timeout + timeout/2 +
+ *     period): when it fires we ask the module. Firing/just switched: wait
+ *     for its event. Still hearing notifications while the page's sequence
+ *     does not move (something only we can see): take it back and switch.
+ *     Its deadline long past and not firing: take it back and switch.
+ *   - Leaving ARMED for DEGRADED / DISARMED / REBUILDING disarms it there.
+ *   - Daemon stop or crash leaves it armed: the module keeps protecting the
+ *     pair while we restart. A restarted daemon first reads the events
+ *     queued meanwhile (before arming anything), then asks the module
+ *     (PAIRINFO by the pair's id, a hash of its name) and adopts an armed
+ *     pair's roles from it; the module never unpauses anything for us.
  */
 #include "pair.h"
 
@@ -54,6 +81,19 @@
 #define FO_ARM_WAIT_NS (120ull * 1000000000ull)
 
 #define MS(x) ((uint64_t)(x) * 1000000ull)
+
+/* A switch the module did while no daemon ran is adopted at start, before
+ * the new active's agent is attached: its first heartbeat may take this
+ * much longer than grace_ms (xenstore read, grant map, bind; seconds under
+ * the lab's emulation). */
+#define FO_ATTACH_GRACE_NS (10000ull * 1000000ull)
+
+/* A failed kernel ARM is retried no more often than this. */
+#define FO_KERNEL_RETRY_NS (1000ull * 1000000ull)
+
+static void kernel_try_arm(struct fo_pair *p);
+static void kernel_release(struct fo_pair *p);
+static void arm_active_deadline_if_armed(struct fo_pair *p);
 
 static uint64_t now_ns(struct fo_pair *p)
 {
@@ -127,6 +167,9 @@ static void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...
 	vsnprintf(p->reason, sizeof(p->reason), fmt, ap);
 	va_end(ap);
 	p->state = s;
+	/* The module must not switch a pair we consider unprotected. */
+	if (p->kernel_armed && (s == FO_PAIR_DEGRADED || s == FO_PAIR_DISARMED || s == FO_PAIR_REBUILDING))
+		kernel_release(p);
 	if (old == s && s != FO_PAIR_DEGRADED)
 		return;
 	switch (s) {
@@ -200,17 +243,36 @@ static void publish_roles(struct fo_pair *p)
 		hv->ops->set_role(hv, fo_pair_standby(p)->domid, "standby");
 }
 
+/* How long after its last progress the active's deadline fires. While the
+ * module has the pair, it is the module that reacts at timeout_ms; ours is
+ * a later backstop so that a heartbeat loss finds the module already
+ * switching, not a race with it (see the top of this file). */
+static uint64_t hb_timeout_ns(const struct fo_pair *p)
+{
+	uint64_t t = MS(p->cfg.timeout_ms);
+
+	return p->kernel_armed ? t + MS(p->cfg.timeout_ms / 2 + p->cfg.period_ms) : t;
+}
+
 /* The active must heartbeat within timeout_ms of its last progress (or of
  * now, if it has not heartbeated since we started watching it). */
 static void arm_active_deadline(struct fo_pair *p)
 {
 	struct fo_member *a = fo_pair_active(p);
 	uint64_t now = now_ns(p);
-	uint64_t at = now + MS(p->cfg.timeout_ms > p->cfg.grace_ms ? p->cfg.timeout_ms : p->cfg.grace_ms);
+	uint64_t t = hb_timeout_ns(p);
+	uint64_t at = now + (t > MS(p->cfg.grace_ms) ? t : MS(p->cfg.grace_ms));
 
-	if (a->hb.progressed && a->hb.last_progress_ns + MS(p->cfg.timeout_ms) > now)
-		at = a->hb.last_progress_ns + MS(p->cfg.timeout_ms);
+	if (a->hb.progressed && a->hb.last_progress_ns + t > now)
+		at = a->hb.last_progress_ns + t;
 	set_deadline(a, FO_DL_HEARTBEAT, at);
+}
+
+/* The deadline follows who owns the pair (hb_timeout_ns). */
+static void arm_active_deadline_if_armed(struct fo_pair *p)
+{
+	if (p->state == FO_PAIR_ARMED)
+		arm_active_deadline(p);
 }
 
 static void become_armed(struct fo_pair *p, const char *how)
@@ -220,6 +282,7 @@ static void become_armed(struct fo_pair *p, const char *how)
 	arm_active_deadline(p);
 	become(p, FO_PAIR_ARMED, "%s", how);
 	publish_roles(p);
+	kernel_try_arm(p);
 }
 
 /* Fence a member outside a switchover (arming, a standby started behind our
@@ -231,6 +294,343 @@ static bool fence_member(struct fo_pair *p, struct fo_member *m)
 	if (r < 0)
 		fo_err("pair %s: could not pause %s (domain %u): %s", p->cfg.name, m->name, m->domid, strerror(-r));
 	return r == 0;
+}
+
+/* ---- kernel-armed mode (see the top of this file) ---- */
+
+static void arming_evaluate(struct fo_pair *p);
+static int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_outcome *outp,
+			enum fo_fault fault, bool drill);
+static void start_rebuild(struct fo_pair *p, int idx);
+
+uint32_t fo_pair_kernel_id(const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = (h ^ *c) * 16777619u;
+	return h;
+}
+
+/* ARMED and the module can have it: hand it over. Failures leave the pair
+ * ours (we switch it ourselves, as without the module) and are retried. */
+static void kernel_try_arm(struct fo_pair *p)
+{
+	struct fo_hv *hv = p->env->hv;
+	struct fo_member *a = fo_pair_active(p), *s = fo_pair_standby(p);
+	uint64_t now = now_ns(p);
+	int r;
+
+	if (!p->kernel_ok || p->kernel_armed || p->state != FO_PAIR_ARMED || now < p->kernel_retry_ns)
+		return;
+	if (a->domid == FO_DOMID_INVALID || s->domid == FO_DOMID_INVALID)
+		return;
+	r = hv->ops->kernel_arm(hv, p->kernel_id, a->domid, s->domid, p->cfg.timeout_ms, p->cfg.period_ms);
+	if (r == 0) {
+		p->kernel_armed = true;
+		p->kernel_firing = false;
+		arm_active_deadline(p); /* now the backstop */
+		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		       "armed in the kernel module (pair id %u): it switches %s -> %s on heartbeat loss", p->kernel_id,
+		       a->name, s->name);
+		return;
+	}
+	p->kernel_retry_ns = now + FO_KERNEL_RETRY_NS;
+	/* -ENOENT: the active's agent is not attached yet (no port to hand
+	 * over); the next heartbeat retries. Anything else is worth a line. */
+	if (r != -ENOENT && fo_ratelimit_ok(&a->garbage_rl, now))
+		fo_warn("pair %s: cannot arm in the kernel module (pair id %u, dom%u -> dom%u): %s; failoverd switches it itself",
+			p->cfg.name, p->kernel_id, a->domid, s->domid, strerror(-r));
+}
+
+/* Take the pair back from the module. */
+static void kernel_release(struct fo_pair *p)
+{
+	struct fo_hv *hv = p->env->hv;
+	int r = hv->ops->kernel_disarm(hv, p->kernel_id);
+
+	if (r == -EALREADY) {
+		p->kernel_firing = true; /* its event follows and is adopted */
+		return;
+	}
+	if (r < 0 && r != -ENOENT)
+		fo_err("pair %s: cannot disarm it in the kernel module: %s", p->cfg.name, strerror(-r));
+	/* ENOENT: it fired (its event, if any, is read from the loop and
+	 * adopted in whatever state we are in) or was disarmed by hand. */
+	p->kernel_armed = false;
+	p->kernel_firing = false;
+	arm_active_deadline_if_armed(p);
+}
+
+void fo_pair_kernel_release(struct fo_pair *p)
+{
+	if (p->kernel_armed && !p->kernel_firing)
+		kernel_release(p);
+}
+
+/*
+ * Before a switch of our own: 0 if the pair is ours (never was the
+ * module's, or DISARM succeeded, or the module lost it without switching);
+ * -EALREADY if the module switched or is switching it (its event has been
+ * or will be adopted: do nothing); another -errno if the module would not
+ * say (it keeps the pair).
+ */
+static int take_from_kernel(struct fo_pair *p)
+{
+	struct fo_hv *hv = p->env->hv;
+	uint64_t seen = p->kernel_switches;
+	int r;
+
+	if (!p->kernel_armed)
+		return 0;
+	if (p->kernel_firing)
+		return -EALREADY;
+	r = hv->ops->kernel_disarm(hv, p->kernel_id);
+	if (r == 0) {
+		p->kernel_armed = false;
+		return 0;
+	}
+	if (r == -EALREADY) {
+		p->kernel_firing = true;
+		return -EALREADY;
+	}
+	if (r != -ENOENT)
+		return r;
+	/* Not armed any more: it fired, and its event may be queued. Read it
+	 * now; adopting it changes our state. (The module queues the event a
+	 * moment after it forgets the pair: if it is not there yet, our own
+	 * switch below goes the same way, A -> B, and changes nothing; the
+	 * late event is then recognised as already done.) */
+	hv->ops->kernel_poll_events(hv);
+	if (p->kernel_switches != seen)
+		return -EALREADY;
+	p->kernel_armed = false;
+	p->kernel_firing = false;
+	return 0;
+}
+
+/*
+ * Our heartbeat deadline passed while the module has the pair: true if we
+ * must switch it ourselves (the module gave it up or cannot see the fault),
+ * false if the module is on it (a new deadline is set).
+ */
+static bool kernel_backstop(struct fo_pair *p, uint64_t now)
+{
+	struct fo_hv *hv = p->env->hv;
+	struct fo_member *a = fo_pair_active(p);
+	uint64_t seen = p->kernel_switches;
+	struct fo_hv_karm k;
+	int r;
+
+	if (p->kernel_firing) {
+		set_deadline(a, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
+		return false;
+	}
+	r = hv->ops->kernel_adopt(hv, p->kernel_id, p->cfg.period_ms, &k);
+	if (r == -ENOENT) {
+		hv->ops->kernel_poll_events(hv);
+		if (p->kernel_switches != seen)
+			return false; /* adopted its switch */
+		p->kernel_armed = false;
+		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		       "the kernel module no longer has the pair armed (disarmed outside failoverd); failoverd switches it");
+		return true;
+	}
+	if (r < 0) {
+		record(p, FO_EV_INFO, FO_RESULT_INFO, "cannot ask the kernel module about the pair: %s; it stays armed there",
+		       strerror(-r));
+		set_deadline(a, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
+		return false;
+	}
+	if (k.firing) {
+		p->kernel_firing = true;
+		set_deadline(a, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
+		return false;
+	}
+	if (now < k.deadline_ns) {
+		/* The module hears the agent notify, so it will not act, but the
+		 * sequence on the page has not moved: a fault only we can see. */
+		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		       "active %s notifies the kernel module but its heartbeat sequence does not move; failoverd takes the pair back",
+		       a->name);
+		return true;
+	}
+	if (now < k.deadline_ns + MS(p->cfg.timeout_ms)) {
+		set_deadline(a, FO_DL_HEARTBEAT, k.deadline_ns + MS(p->cfg.timeout_ms));
+		return false;
+	}
+	record(p, FO_EV_INFO, FO_RESULT_INFO,
+	       "the kernel module has not switched %llu ms after its deadline; failoverd takes the pair back",
+	       (unsigned long long)((now - k.deadline_ns) / 1000000ull));
+	return true;
+}
+
+/* Record the module's switch as ours and go on from there. m[ai] was the
+ * active, m[si] the standby. */
+static void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int ai)
+{
+	struct fo_event *old = (struct fo_event *)fo_event_ring_find(p->env->ring, p->switch_event_id);
+	bool drill = p->drill_active && p->drill_event_id == 0;
+	struct fo_switch_outcome out = { .from_state = ev->active_state, .to_state = ev->standby_state };
+	uint64_t det = ev->detected_ns ? ev->detected_ns : now_ns(p);
+	struct fo_event *e;
+
+	if (old && old->pending)
+		old->pending = false;
+	p->switch_event_id = 0;
+	p->kernel_armed = false;
+	p->kernel_firing = false;
+	p->active = ai;
+
+	e = fo_event_ring_claim(p->env->ring, det);
+	e->kind = drill ? FO_EV_DRILL : FO_EV_SWITCHOVER;
+	e->fault = FO_FAULT_HEARTBEAT_TIMEOUT; /* the only thing the module reacts to */
+	e->deadline_ms = p->cfg.deadline_ms;
+	e->budget_ms = p->cfg.timeout_ms + p->cfg.period_ms + p->cfg.deadline_ms;
+	e->pending = true;
+	memcpy(e->pair, p->cfg.name, sizeof(e->pair));
+	memcpy(e->from, p->m[ai].name, sizeof(e->from));
+	memcpy(e->to, p->m[!ai].name, sizeof(e->to));
+	/* The module detects and decides in one step (its hrtimer); its times
+	 * are CLOCK_MONOTONIC like ours. */
+	e->phase_ns[FO_PHASE_FAULT] = drill ? p->drill_inject_ns : ev->deadline_ns && ev->deadline_ns <= det ? ev->deadline_ns : det;
+	e->phase_ns[FO_PHASE_DETECTED] = det;
+	e->phase_ns[FO_PHASE_DECIDED] = det;
+	e->phase_ns[FO_PHASE_PAUSE_ISSUED] = ev->pause_issued_ns;
+	e->phase_ns[FO_PHASE_PAUSE_DONE] = ev->pause_done_ns;
+	e->phase_ns[FO_PHASE_UNPAUSE_ISSUED] = ev->unpause_issued_ns;
+	e->phase_ns[FO_PHASE_UNPAUSE_DONE] = ev->unpause_done_ns;
+	snprintf(e->path, sizeof(e->path), "kernel");
+	snprintf(e->message, sizeof(e->message),
+		 "switched by the kernel module: no notification for %llu ms (%llu while armed)%s",
+		 (unsigned long long)((det - ev->last_notify_ns) / 1000000ull),
+		 (unsigned long long)ev->notifications, ev->refenced ? "; old active ran again and was paused again" : "");
+	switch (ev->result) {
+	case FO_HV_KSWITCH_OK:
+		out.result = FO_RESULT_OK;
+		break;
+	case FO_HV_KSWITCH_FAILED:
+		out.result = FO_RESULT_FAILED;
+		out.why = "standby could not be started";
+		break;
+	default:
+		out.result = FO_RESULT_ABORTED;
+		out.why = "could not confirm the active is paused; standby left paused";
+		break;
+	}
+	p->state = FO_PAIR_SWITCHING;
+	after_switch(p, e, &out, FO_FAULT_HEARTBEAT_TIMEOUT, drill);
+}
+
+void fo_pair_on_kernel_event(struct fo_pair *p, const struct fo_hv_kevent *ev)
+{
+	int ai = fo_pair_member_by_domid(p, ev->active), si = fo_pair_member_by_domid(p, ev->standby);
+
+	if (p->state == FO_PAIR_ARMING && (ai < 0 || si < 0 || p->m[0].domid == FO_DOMID_INVALID ||
+					   p->m[1].domid == FO_DOMID_INVALID)) {
+		/* Read before our members are known (a restart reads what the
+		 * module queued before arming anything): applied by arming. */
+		p->kevent = *ev;
+		p->kevent_stored = true;
+		return;
+	}
+	if (ai < 0 || si < 0 || ai == si) {
+		fo_warn("pair %s: the kernel module reports a switch dom%u -> dom%u under its id %u, but those are not its members; ignored",
+			p->cfg.name, ev->active, ev->standby, ev->pair_id);
+		return;
+	}
+	p->kernel_switches++;
+	if (p->active == si) {
+		/* We already have m[si] as the active: our own switch went the
+		 * same way (DISARM said ENOENT before the event was queued) or
+		 * arming adopted the outcome. m[ai] failed all the same. */
+		p->m[ai].usable = false;
+		if (p->kernel_firing && !p->kernel_armed)
+			p->kernel_firing = false;
+		record(p, FO_EV_INFO, FO_RESULT_INFO, "the kernel module switched %s -> %s as well (already done)",
+		       p->m[ai].name, p->m[si].name);
+		if (p->state == FO_PAIR_ARMED) {
+			if (p->cfg.on_failover == FO_ON_FAILOVER_REBUILD)
+				start_rebuild(p, ai);
+			else
+				become(p, FO_PAIR_DEGRADED, "no standby: %s failed (the kernel module switched away from it)",
+				       p->m[ai].name);
+		}
+		return;
+	}
+	if (p->state == FO_PAIR_ARMING) {
+		p->kevent = *ev;
+		p->kevent_stored = true;
+		arming_evaluate(p);
+		return;
+	}
+	kernel_adopt_switch(p, ev, ai);
+}
+
+/*
+ * ARMING with the module loaded: does the module have this pair armed (a
+ * daemon before us armed it)? Then its roles are the truth. Returns true if
+ * arming is decided here.
+ */
+static bool kernel_adopt_on_arming(struct fo_pair *p)
+{
+	struct fo_hv *hv = p->env->hv;
+	struct fo_hv_karm k;
+	struct fo_member *a, *s;
+	int ai, si, r;
+
+	r = hv->ops->kernel_adopt(hv, p->kernel_id, p->cfg.period_ms, &k);
+	if (r < 0) {
+		if (r != -ENOENT)
+			fo_warn("pair %s: cannot ask the kernel module about it: %s", p->cfg.name, strerror(-r));
+		p->kernel_armed = p->kernel_firing = false;
+		return false;
+	}
+	ai = fo_pair_member_by_domid(p, k.active);
+	si = fo_pair_member_by_domid(p, k.standby);
+	p->kernel_armed = true;
+	p->kernel_firing = false;
+	if (ai < 0 || si < 0 || ai == si) {
+		/* Our pair id, other domains: what an earlier config of this
+		 * name had. Ours is the config now. */
+		fo_warn("pair %s: the kernel module had its id %u armed with dom%u -> dom%u, not its members; disarming that",
+			p->cfg.name, p->kernel_id, k.active, k.standby);
+		kernel_release(p);
+		p->kernel_armed = p->kernel_firing = false;
+		return false;
+	}
+	p->active = ai;
+	a = &p->m[ai];
+	s = &p->m[si];
+	if (k.firing) {
+		p->kernel_firing = true;
+		become(p, FO_PAIR_ARMING, "the kernel module is switching %s -> %s; waiting for its event", a->name, s->name);
+		return true;
+	}
+	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_RUNNING) {
+		/* Never both: PAUSE is allowed on an armed pair. */
+		if (!fence_member(p, s)) {
+			become(p, FO_PAIR_DEGRADED, "could not pause standby %s", s->name);
+			return true;
+		}
+	}
+	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_PAUSED) {
+		s->usable = true;
+		become_armed(p, "adopted from the kernel module, which has it armed");
+		return true;
+	}
+	/* The module's active is not running: it will switch when its deadline
+	 * passes (a paused domain does not notify). Take the pair back and
+	 * decide from Xen's state, as any restart does. */
+	r = take_from_kernel(p);
+	if (r == -EALREADY) {
+		if (p->state == FO_PAIR_ARMING && p->kernel_firing)
+			become(p, FO_PAIR_ARMING, "the kernel module is switching %s -> %s; waiting for its event",
+			       a->name, s->name);
+		return true;
+	}
+	p->kernel_armed = p->kernel_firing = false;
+	return false;
 }
 
 /* ARMING: the standby must prove itself (heartbeat progress) within
@@ -258,6 +658,30 @@ static void arming_evaluate(struct fo_pair *p)
 			become(p, FO_PAIR_ARMING, "waiting for domain %s to exist", m[i].name);
 			return;
 		}
+
+	if (p->kevent_stored) {
+		struct fo_hv_kevent ev = p->kevent;
+		int ai = fo_pair_member_by_domid(p, ev.active), si = fo_pair_member_by_domid(p, ev.standby);
+
+		p->kevent_stored = false;
+		if (ai >= 0 && si >= 0 && ai != si) {
+			/* The module switched while no daemon watched (or just
+			 * now, while arming): that is how this pair got here. */
+			p->kernel_switches++;
+			kernel_adopt_switch(p, &ev, ai);
+			/* Its agent is not attached yet (we just started):
+			 * reading its keys, mapping, binding come before any
+			 * heartbeat can prove it runs. */
+			if (p->state == FO_PAIR_SWITCHING && fo_pair_active(p)->deadline_kind == FO_DL_GRACE)
+				set_deadline(fo_pair_active(p), FO_DL_GRACE,
+					     fo_pair_active(p)->deadline_ns + FO_ATTACH_GRACE_NS);
+			return;
+		}
+		fo_warn("pair %s: the kernel module reported a switch dom%u -> dom%u, not its members; ignored",
+			p->cfg.name, ev.active, ev.standby);
+	}
+	if (p->kernel_ok && kernel_adopt_on_arming(p))
+		return;
 
 	run0 = m[0].state == FO_DOM_RUNNING;
 	run1 = m[1].state == FO_DOM_RUNNING;
@@ -334,7 +758,15 @@ void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo
 
 void fo_pair_update_config(struct fo_pair *p, const struct fo_pair_config *cfg)
 {
+	bool rearm = p->kernel_armed && !p->kernel_firing && cfg->timeout_ms != p->cfg.timeout_ms;
+
 	p->cfg = *cfg;
+	if (rearm) {
+		/* The module has the old timeout: ARM it anew. */
+		kernel_release(p);
+		p->kernel_retry_ns = 0;
+		kernel_try_arm(p);
+	}
 	if (p->state == FO_PAIR_ARMED)
 		arm_active_deadline(p);
 }
@@ -469,9 +901,14 @@ static int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fau
 	struct fo_switch_outcome out;
 	bool drill = p->drill_active && p->drill_event_id == 0;
 	struct fo_event *e;
+	int r;
 
 	if (to->domid == FO_DOMID_INVALID || fo_dom_state_is_dead(to->state))
 		return -ENODEV;
+	/* One owner per pair: the module lets go first, or it already acted. */
+	r = take_from_kernel(p);
+	if (r < 0)
+		return r;
 
 	e = fo_event_ring_claim(p->env->ring, detected_ns);
 	e->kind = drill ? FO_EV_DRILL : FO_EV_SWITCHOVER;
@@ -492,11 +929,24 @@ static int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fau
 	/* ---- the standby runs (or we stopped safely); the rest can take time ---- */
 	if (p->env->hv->ops->switch_path)
 		snprintf(e->path, sizeof(e->path), "%s", p->env->hv->ops->switch_path(p->env->hv));
+	return after_switch(p, e, &out, fault, drill);
+}
+
+/* Everything after the fenced sequence, ours or the module's: `e` holds the
+ * phases, `out` how it ended. The pair's active is still the old one. */
+static int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_outcome *outp,
+			enum fo_fault fault, bool drill)
+{
+	struct fo_member *from = fo_pair_active(p), *to = fo_pair_standby(p);
+	struct fo_switch_outcome out = *outp;
+	uint64_t started;
+
 	from->state = out.from_state;
 	to->state = out.to_state;
 	e->result = out.result;
 	if (out.why)
-		snprintf(e->message, sizeof(e->message), "%s", out.why);
+		snprintf(e->message + strlen(e->message), sizeof(e->message) - strlen(e->message), "%s%s",
+			 e->message[0] ? "; " : "", out.why);
 	if (drill) {
 		p->drill_event_id = e->id;
 		snprintf(e->message + strlen(e->message), sizeof(e->message) - strlen(e->message), "%sdrill %s",
@@ -550,7 +1000,12 @@ static int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fau
 	 * the new active runs; the old one stays as the baseline so that the
 	 * first beat after the unpause already counts. */
 	fo_hb_require_progress(&to->hb);
-	set_deadline(to, FO_DL_GRACE, e->phase_ns[FO_PHASE_UNPAUSE_DONE] + MS(p->cfg.grace_ms));
+	/* From now at the earliest: a switch the module did while no daemon
+	 * ran is only learnt at restart. */
+	started = e->phase_ns[FO_PHASE_UNPAUSE_DONE];
+	if (started < now_ns(p))
+		started = now_ns(p);
+	set_deadline(to, FO_DL_GRACE, started + MS(p->cfg.grace_ms));
 	publish_roles(p);
 	if (p->switch_was_fault)
 		apply_on_failover(p, from);
@@ -558,11 +1013,18 @@ static int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fau
 }
 
 /* An automatic failover: a fault on the active. */
-static void fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t now)
+static void fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t now)
 {
-	if (begin_switchover(p, fault, now, now) == -ENODEV)
+	int r = begin_switchover(p, fault, fault_ns, now);
+
+	if (r == -ENODEV)
 		become(p, FO_PAIR_DEGRADED, "active %s failed (%s) and there is no standby to take over",
 		       fo_pair_active(p)->name, fo_fault_name(fault));
+	else if (r < 0 && r != -EALREADY)
+		/* The module still has the pair and would not give it back:
+		 * it stays the owner (it switches on heartbeat loss). */
+		record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s failed (%s) but the kernel module would not give the pair back: %s",
+		       fo_pair_active(p)->name, fo_fault_name(fault), strerror(-r));
 }
 
 static bool page_is_unhealthy(const struct fo_pair *p, const struct fo_member *m)
@@ -594,14 +1056,17 @@ void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *p
 			break;
 		case FO_PAIR_ARMED:
 			if (page_is_unhealthy(p, m)) {
-				fail_over(p, FO_FAULT_UNHEALTHY, now);
+				fail_over(p, FO_FAULT_UNHEALTHY, now, now);
 				return;
 			}
 			/* fall through */
 		default:
-			set_deadline(m, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
+			set_deadline(m, FO_DL_HEARTBEAT, now + hb_timeout_ns(p));
 			break;
 		}
+		/* A kernel ARM that failed (agent not attached yet) is retried. */
+		if (p->state == FO_PAIR_ARMED && !p->kernel_armed)
+			kernel_try_arm(p);
 		return;
 	}
 
@@ -640,6 +1105,16 @@ void fo_pair_on_agent(struct fo_pair *p, int idx, int err, const char *reason)
 		if (at > m->deadline_ns)
 			set_deadline(m, FO_DL_HEARTBEAT, at);
 	}
+	if (err == -ESTALE && idx == p->active && p->kernel_armed && !p->kernel_firing) {
+		/* The agent restarted with a new port while the module holds the
+		 * old one, which will never notify again: the module would fail
+		 * over a live agent. Hand it the new port (DISARM, ARM). */
+		fo_info("pair %s: %s; re-arming the kernel module on the new port", p->cfg.name, reason);
+		kernel_release(p);
+		p->kernel_retry_ns = 0;
+		kernel_try_arm(p);
+		return;
+	}
 	if (err < 0 && fo_ratelimit_ok(&m->garbage_rl, now_ns(p)))
 		fo_warn("pair %s: heartbeat channel of %s (domain %u) refused: %s", p->cfg.name, m->name, m->domid,
 			reason);
@@ -669,6 +1144,7 @@ void fo_pair_on_deadline(struct fo_pair *p, int idx)
 {
 	struct fo_member *m = &p->m[idx];
 	enum fo_deadline_kind kind = m->deadline_kind;
+	uint64_t due = m->deadline_ns; /* a heartbeat loss is a fault from here on */
 	uint64_t now = now_ns(p);
 
 	set_deadline(m, FO_DL_NONE, 0);
@@ -678,7 +1154,11 @@ void fo_pair_on_deadline(struct fo_pair *p, int idx)
 	case FO_DL_HEARTBEAT:
 		m->misses++;
 		if (idx == p->active && p->state == FO_PAIR_ARMED) {
-			fail_over(p, FO_FAULT_HEARTBEAT_TIMEOUT, now);
+			if (p->kernel_armed && !kernel_backstop(p, now))
+				return; /* the module has it */
+			/* The fault is the deadline, not our noticing it: the
+			 * timer's lateness counts, as it does for the module. */
+			fail_over(p, FO_FAULT_HEARTBEAT_TIMEOUT, due && due <= now ? due : now, now);
 			return;
 		}
 		/* Not armed: nothing to switch to, but say so once. */
@@ -743,7 +1223,7 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 	switch (p->state) {
 	case FO_PAIR_ARMED:
 		if (fo_dom_state_is_dead(a->state)) {
-			fail_over(p, fault_of_state(a->state), now);
+			fail_over(p, fault_of_state(a->state), now, now);
 			return;
 		}
 		if (fo_dom_state_is_dead(s->state)) {
@@ -794,11 +1274,22 @@ int fo_pair_request_switchover(struct fo_pair *p, char *err, size_t errlen)
 			 p->cfg.name, to->name, to->domid == FO_DOMID_INVALID ? "missing" : fo_dom_state_name(to->state));
 		return -ENODEV;
 	}
-	if (begin_switchover(p, FO_FAULT_MANUAL, now, now) < 0) {
+	switch (begin_switchover(p, FO_FAULT_MANUAL, now, now)) {
+	case 0:
+		return 0;
+	case -EALREADY:
+		snprintf(err, errlen, "pair %s: the kernel module switched it first (heartbeat loss); see `events`",
+			 p->cfg.name);
+		return -EALREADY;
+	case -ENODEV:
+	case -EIO:
 		snprintf(err, errlen, "pair %s: switchover failed: %s", p->cfg.name, p->reason);
 		return -EIO;
+	default:
+		snprintf(err, errlen, "pair %s: the kernel module would not give the pair back; nothing done",
+			 p->cfg.name);
+		return -EBUSY;
 	}
-	return 0;
 }
 
 int fo_pair_request_drill(struct fo_pair *p, enum fo_drill_kind kind, char *err, size_t errlen)
@@ -850,6 +1341,8 @@ int fo_pair_request_drill(struct fo_pair *p, enum fo_drill_kind kind, char *err,
 		break;
 	case FO_DRILL_MANUAL:
 		r = begin_switchover(p, FO_FAULT_MANUAL, p->drill_inject_ns, now_ns(p));
+		if (r == -EALREADY)
+			r = 0; /* the module switched first; its event is this drill's */
 		break;
 	default:
 		r = -EINVAL;

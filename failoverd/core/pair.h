@@ -104,6 +104,15 @@ struct fo_pair {
 	uint64_t drill_done_id;    /* event id to hand to the waiting client; 0 = not done */
 	/* rebuild in progress */
 	int rebuild_member;        /* index being rebuilt, -1 = none */
+	/* kernel-armed mode (hv kernel_arm): one owner per pair */
+	uint32_t kernel_id;        /* the module's pair id: a hash of the name, stable across restarts */
+	bool kernel_ok;            /* the backend can arm in the kernel and the id is unique */
+	bool kernel_armed;         /* the module owns heartbeat-loss switching of this pair */
+	bool kernel_firing;        /* DISARM said EALREADY: the module is switching, its event follows */
+	uint64_t kernel_retry_ns;  /* a failed ARM is retried no earlier than this */
+	uint64_t kernel_switches;  /* switches the module did for this pair */
+	bool kevent_stored;        /* an event read while ARMING, applied once members are known */
+	struct fo_hv_kevent kevent;
 };
 
 void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo_pair_env *env);
@@ -124,6 +133,14 @@ void fo_pair_on_domains_changed(struct fo_pair *p);
 /* Operator requests: 0 or -errno with a message in err. */
 int fo_pair_request_switchover(struct fo_pair *p, char *err, size_t errlen);
 int fo_pair_request_drill(struct fo_pair *p, enum fo_drill_kind kind, char *err, size_t errlen);
+
+/* The kernel module switched this pair (hv callback kernel_switched). */
+void fo_pair_on_kernel_event(struct fo_pair *p, const struct fo_hv_kevent *ev);
+/* Give the pair back from the kernel module, if it has it (pair removed,
+ * daemon told to forget it). */
+void fo_pair_kernel_release(struct fo_pair *p);
+/* FNV-1a of the pair name: the module's pair id, the same after a restart. */
+uint32_t fo_pair_kernel_id(const char *name);
 
 /* Apply a changed config to a live pair (same members): timings, policies. */
 void fo_pair_update_config(struct fo_pair *p, const struct fo_pair_config *cfg);

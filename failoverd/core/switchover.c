@@ -59,6 +59,17 @@ void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uin
 			out->why = "standby could not be started";
 			return;
 		}
+		if (r == -EBUSY) {
+			/* The module has this pair (or one of its domains) armed:
+			 * it alone may switch it. Doing the sequence here would
+			 * pause the active and then be refused the unpause. */
+			out->result = FO_RESULT_ABORTED;
+			out->from_state = FO_DOM_RUNNING;
+			out->why = "the kernel module owns this pair (EBUSY); nothing done";
+			hv->ops->get_state(hv, from, &out->from_state);
+			hv->ops->get_state(hv, to, &out->to_state);
+			return;
+		}
 		/* Anything else: the fast path did nothing; do it here. */
 	}
 

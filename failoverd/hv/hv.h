@@ -52,6 +52,38 @@ static inline bool fo_dom_state_is_dead(enum fo_dom_state s)
 }
 
 /*
+ * Kernel-armed mode (kmod-switch's ARM): the module owns a pair's heartbeat
+ * deadline and switches it itself. What the module says about an armed pair:
+ */
+struct fo_hv_karm {
+	fo_domid_t active, standby;
+	uint64_t timeout_ns;
+	uint64_t armed_ns, last_notify_ns, deadline_ns; /* CLOCK_MONOTONIC */
+	uint64_t notifications;                         /* since ARM */
+	bool firing;                                    /* deadline passed, switch running */
+};
+
+/* How a kernel switch ended (same meaning as the module's results). */
+enum fo_hv_kresult {
+	FO_HV_KSWITCH_OK = 0,      /* active fenced, standby confirmed running */
+	FO_HV_KSWITCH_ABORTED = 1, /* active not confirmed fenced: standby left alone (or both paused) */
+	FO_HV_KSWITCH_FAILED = 2,  /* active fenced, standby could not be started */
+};
+
+/* The kernel switched an armed pair (its deadline expired). Phase times are
+ * CLOCK_MONOTONIC, the clock now_ns() reads; 0 = phase not reached. */
+struct fo_hv_kevent {
+	uint32_t pair_id;
+	fo_domid_t active, standby;
+	enum fo_hv_kresult result;
+	int error;                 /* 0 or the -errno of the switch */
+	enum fo_dom_state active_state, standby_state;
+	bool refenced;             /* the old active ran again and was paused once more */
+	uint64_t last_notify_ns, deadline_ns, detected_ns, notifications;
+	uint64_t pause_issued_ns, pause_done_ns, unpause_issued_ns, unpause_done_ns;
+};
+
+/*
  * What the backend tells the daemon. Called from dispatch(), never from a
  * signal handler or another thread.
  */
@@ -69,6 +101,9 @@ struct fo_hv_callbacks {
 	/* A create() started earlier finished: the domain exists (err == 0) or
 	 * could not be built (err < 0, reason says why). */
 	void (*domain_created)(void *ctx, const char *config_path, int err, const char *reason);
+	/* The kernel module switched a pair it had armed (kernel_arm below);
+	 * delivered from dispatch() or kernel_poll_events(). May be NULL. */
+	void (*kernel_switched)(void *ctx, const struct fo_hv_kevent *ev);
 };
 
 struct fo_hv;
@@ -123,6 +158,47 @@ struct fo_hv_ops {
 	/* Which switch path this backend uses, for status and events ("xenctrl",
 	 * "kernel", "sim"). */
 	const char *(*switch_path)(struct fo_hv *hv);
+
+	/*
+	 * Optional (all NULL if absent): kernel-armed mode. One owner per pair:
+	 * while the module has a pair armed, it alone switches it on heartbeat
+	 * loss; unpause and switch_fenced of its members answer -EBUSY.
+	 *
+	 * kernel_arm: hand the active's heartbeat event channel over to the
+	 *   module and ARM the pair. The channel can be bound only once on
+	 *   dom0's side, so the backend first gives up its own binding (the
+	 *   page stays mapped and is read every poll_ms instead, so heartbeat()
+	 *   keeps coming), then ARMs; on failure it binds again. -ENOENT: the
+	 *   active's agent is not attached (no port yet); -EBUSY: the pair id
+	 *   or a member is armed already.
+	 * kernel_disarm: DISARM, and bind the channel again. 0; -ENOENT (not
+	 *   armed: it fired and its event is queued, or someone else disarmed
+	 *   it); -EALREADY (firing: the switch is running, its event follows).
+	 * kernel_adopt: is `pair_id` armed (PAIRINFO)? If so, the module holds
+	 *   the active's channel: the backend stops trying to bind it and
+	 *   reads its page every poll_ms. -ENOENT if not armed.
+	 * kernel_poll_events: deliver every queued kernel event now, through
+	 *   kernel_switched (a daemon that needs to know before it acts).
+	 */
+	int (*kernel_arm)(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
+			  uint32_t timeout_ms, uint32_t poll_ms);
+	int (*kernel_disarm)(struct fo_hv *hv, uint32_t pair_id);
+	int (*kernel_adopt)(struct fo_hv *hv, uint32_t pair_id, uint32_t poll_ms, struct fo_hv_karm *ret);
+	void (*kernel_poll_events)(struct fo_hv *hv);
+
+	/*
+	 * Optional, implemented by the Xen backend for the decorator above it:
+	 * give the member's heartbeat event channel up (unbind it, keep the
+	 * page mapped and read it every poll_ms), and take it back (bind it
+	 * again, stop polling). *port == 0: lend the current binding and
+	 * return its guest port (-ENOENT if no agent is attached); *port != 0:
+	 * the module already holds that port (adoption after a restart): only
+	 * stop binding it. While lent, an agent that publishes another port
+	 * (it restarted) is reported through cb.agent with -ESTALE: the module
+	 * holds a port that will never notify again.
+	 */
+	int (*lend_channel)(struct fo_hv *hv, fo_domid_t domid, uint32_t poll_ms, uint32_t *port);
+	void (*reclaim_channel)(struct fo_hv *hv, fo_domid_t domid);
 };
 
 /* Every backend's handle starts with this. */

@@ -13,6 +13,27 @@
  *                        and their dispatch (which calls the callbacks the
  *                        inner backend was created with: we share them)
  *
+ * Kernel-armed mode (kernel_arm/disarm/adopt, the device fd):
+ *
+ *   ARM      the module binds the active's heartbeat port itself, and a port
+ *            has one binding on dom0's side. So: the inner backend lends us
+ *            the channel (unbinds its own binding, keeps the page mapped and
+ *            reads it on a timer so the daemon still sees heartbeats), then
+ *            ARM; if ARM fails, the channel goes back at once.
+ *   DISARM   then the channel goes back to the inner backend (bound again).
+ *            EALREADY (the deadline expired, the switch is running): the
+ *            module still holds the port; it goes back when the event is read.
+ *   event    the module switched and unbound the port: read from the device
+ *            fd (we add it to the inner's fds), the channel goes back, and
+ *            cb.kernel_switched tells the daemon.
+ *   adopt    a restarted daemon asks PAIRINFO for each of its pairs; an armed
+ *            one keeps its channel in the kernel (the inner backend is told
+ *            not to bind it). Events queued while no daemon ran are read by
+ *            kernel_poll_events before any pair is armed.
+ *
+ * Which pair holds which channel is kept here (pair id -> active domid), so
+ * that an event or a DISARM gives back exactly what ARM took.
+ *
  * Why pause/unpause go through the device too: the module refuses to
  * unpause a member of a pair it owns (EBUSY, one owner per pair). That
  * guard only holds for calls that reach it.
@@ -32,6 +53,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "../core/log.h"
+
 #include "../../kmod-switch/uapi/fo_switch.h"
 #include "../core/config.h"
 #include "../core/events.h" /* the FO_PHASE_* switch_fenced fills */
@@ -45,12 +68,23 @@ _Static_assert(FO_SWITCH_DOM_RUNNING == (int)FO_DOM_RUNNING && FO_SWITCH_DOM_PAU
 /* Every member of every pair could be doomed at once. */
 #define KMOD_DOOMED_MAX (2 * FO_MAX_PAIRS)
 
+/* Pairs the module holds a channel for: at most one per pair, and the
+ * module's own limit is FO_SWITCH_MAX_SLOTS. */
+#define KMOD_LENT_MAX FO_SWITCH_MAX_SLOTS
+
+struct kmod_lent {
+	bool used;
+	uint32_t pair_id;
+	fo_domid_t domid; /* the member whose channel the module holds */
+};
+
 struct kmod_hv {
 	struct fo_hv base;
 	struct fo_hv *inner;
 	int fd;
 	fo_domid_t doomed[KMOD_DOOMED_MAX];
 	size_t n_doomed;
+	struct kmod_lent lent[KMOD_LENT_MAX];
 };
 
 static struct kmod_hv *to_kmod(struct fo_hv *hv) { return (struct kmod_hv *)hv; }
@@ -191,6 +225,165 @@ static int kmod_destroy(struct fo_hv *hv, fo_domid_t domid)
 	return r;
 }
 
+/* ---- kernel-armed mode ---- */
+
+static struct kmod_lent *lent_find(struct kmod_hv *k, uint32_t pair_id)
+{
+	for (size_t i = 0; i < KMOD_LENT_MAX; i++)
+		if (k->lent[i].used && k->lent[i].pair_id == pair_id)
+			return &k->lent[i];
+	return NULL;
+}
+
+static void lent_remember(struct kmod_hv *k, uint32_t pair_id, fo_domid_t domid)
+{
+	struct kmod_lent *l = lent_find(k, pair_id);
+
+	for (size_t i = 0; !l && i < KMOD_LENT_MAX; i++)
+		if (!k->lent[i].used)
+			l = &k->lent[i];
+	if (l)
+		*l = (struct kmod_lent){ .used = true, .pair_id = pair_id, .domid = domid };
+}
+
+/* The module no longer holds the pair's channel: bind it again. */
+static void lent_give_back(struct kmod_hv *k, uint32_t pair_id)
+{
+	struct kmod_lent *l = lent_find(k, pair_id);
+
+	if (!l)
+		return;
+	l->used = false;
+	if (k->inner->ops->reclaim_channel)
+		k->inner->ops->reclaim_channel(k->inner, l->domid);
+}
+
+static int kmod_kernel_arm(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
+			   uint32_t timeout_ms, uint32_t poll_ms)
+{
+	struct kmod_hv *k = to_kmod(hv);
+	struct fo_switch_arm a = { .pair_id = pair_id, .active = active, .standby = standby,
+				   .timeout_ns = (uint64_t)timeout_ms * 1000000ull };
+	uint32_t port = 0;
+	int r;
+
+	if (!k->inner->ops->lend_channel || !k->inner->ops->reclaim_channel)
+		return -EOPNOTSUPP;
+	if (doomed_has(k, active) || doomed_has(k, standby))
+		return -ESRCH;
+	/* Unbind ours first: the module's bind of the same port would get
+	 * EINVAL from Xen. A notification in the gap is lost, which costs
+	 * nothing: ARM starts the module's deadline at a full timeout. */
+	r = k->inner->ops->lend_channel(k->inner, active, poll_ms, &port);
+	if (r < 0)
+		return r;
+	a.port = port;
+	r = dev_ioctl(k, FO_SWITCH_IOC_ARM, &a);
+	if (r < 0) {
+		k->inner->ops->reclaim_channel(k->inner, active);
+		return r;
+	}
+	lent_remember(k, pair_id, active);
+	return 0;
+}
+
+static int kmod_kernel_disarm(struct fo_hv *hv, uint32_t pair_id)
+{
+	struct kmod_hv *k = to_kmod(hv);
+	uint32_t id = pair_id;
+	int r = dev_ioctl(k, FO_SWITCH_IOC_DISARM, &id);
+
+	/* ENOENT: not armed (any more): whatever fired has unbound the port.
+	 * EALREADY: the worker still holds it until its switch is done; the
+	 * channel goes back when its event is read. */
+	if (r == 0 || r == -ENOENT)
+		lent_give_back(k, pair_id);
+	return r;
+}
+
+static int kmod_kernel_adopt(struct fo_hv *hv, uint32_t pair_id, uint32_t poll_ms, struct fo_hv_karm *ret)
+{
+	struct kmod_hv *k = to_kmod(hv);
+	struct fo_switch_pair_info info = { .pair_id = pair_id };
+	int r = dev_ioctl(k, FO_SWITCH_IOC_PAIRINFO, &info);
+
+	if (r < 0)
+		return r;
+	if (!lent_find(k, pair_id) && k->inner->ops->lend_channel) {
+		/* Armed before we started (or by our earlier self): the module
+		 * holds the active's port; read its page instead of binding. */
+		uint32_t port = info.port;
+
+		k->inner->ops->lend_channel(k->inner, info.active, poll_ms, &port);
+		lent_remember(k, pair_id, info.active);
+	}
+	if (ret)
+		*ret = (struct fo_hv_karm){ .active = info.active,
+					    .standby = info.standby,
+					    .timeout_ns = info.timeout_ns,
+					    .armed_ns = info.armed_ns,
+					    .last_notify_ns = info.last_notify_ns,
+					    .deadline_ns = info.deadline_ns,
+					    .notifications = info.notifications,
+					    .firing = info.firing != 0 };
+	return 0;
+}
+
+static enum fo_hv_kresult kresult_from_dev(uint32_t r)
+{
+	return r == FO_SWITCH_OK ? FO_HV_KSWITCH_OK : r == FO_SWITCH_FAILED ? FO_HV_KSWITCH_FAILED : FO_HV_KSWITCH_ABORTED;
+}
+
+/* Read every whole event the module queued (the fd is non-blocking). */
+static void kmod_kernel_poll_events(struct fo_hv *hv)
+{
+	struct kmod_hv *k = to_kmod(hv);
+	struct fo_switch_event evs[8];
+
+	for (;;) {
+		ssize_t n = read(k->fd, evs, sizeof(evs));
+
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				fo_warn("kernel module: reading events from %s: %s", FO_SWITCH_DEVICE,
+					strerror(errno));
+			if (errno != EINTR)
+				return;
+			continue;
+		}
+		if (n == 0 || (size_t)n % sizeof(evs[0]))
+			return; /* the module returns whole records only */
+		for (size_t i = 0; i < (size_t)n / sizeof(evs[0]); i++) {
+			const struct fo_switch_event *e = &evs[i];
+			struct fo_hv_kevent ev = {
+				.pair_id = e->pair_id,
+				.active = e->active,
+				.standby = e->standby,
+				.result = kresult_from_dev(e->result),
+				.error = e->error,
+				.active_state = state_from_dev(e->active_state),
+				.standby_state = state_from_dev(e->standby_state),
+				.refenced = (e->flags & FO_SWITCH_F_REFENCED) != 0,
+				.last_notify_ns = e->last_notify_ns,
+				.deadline_ns = e->deadline_ns,
+				.detected_ns = e->detected_ns,
+				.notifications = e->notifications,
+				.pause_issued_ns = e->phases.pause_issued_ns,
+				.pause_done_ns = e->phases.pause_done_ns,
+				.unpause_issued_ns = e->phases.unpause_issued_ns,
+				.unpause_done_ns = e->phases.unpause_done_ns,
+			};
+
+			/* The worker unbound the port before queueing this. */
+			lent_give_back(k, e->pair_id);
+			if (hv->cb.kernel_switched)
+				hv->cb.kernel_switched(hv->cb.ctx, &ev);
+		}
+		if ((size_t)n < sizeof(evs))
+			return;
+	}
+}
+
 /* ---- everything else: the inner backend ---- */
 
 static uint64_t kmod_now_ns(struct fo_hv *hv)
@@ -243,8 +436,13 @@ static int kmod_agent_command(struct fo_hv *hv, fo_domid_t domid, const char *cm
 
 static size_t kmod_get_fds(struct fo_hv *hv, int *fds, size_t max)
 {
-	struct fo_hv *in = to_kmod(hv)->inner;
-	return in->ops->get_fds(in, fds, max);
+	struct kmod_hv *k = to_kmod(hv);
+	size_t n = k->inner->ops->get_fds(k->inner, fds, max);
+
+	/* The device: readable when the module queued a switch event. */
+	if (n < max)
+		fds[n++] = k->fd;
+	return n;
 }
 
 static bool kmod_fds_changed(struct fo_hv *hv)
@@ -255,8 +453,12 @@ static bool kmod_fds_changed(struct fo_hv *hv)
 
 static void kmod_dispatch(struct fo_hv *hv, int fd)
 {
-	struct fo_hv *in = to_kmod(hv)->inner;
-	in->ops->dispatch(in, fd);
+	struct kmod_hv *k = to_kmod(hv);
+
+	if (fd == k->fd)
+		kmod_kernel_poll_events(hv);
+	else
+		k->inner->ops->dispatch(k->inner, fd);
 }
 
 static void kmod_free(struct fo_hv *hv)
@@ -289,6 +491,10 @@ static const struct fo_hv_ops kmod_ops = {
 	.free = kmod_free,
 	.switch_fenced = kmod_switch_fenced,
 	.switch_path = kmod_switch_path,
+	.kernel_arm = kmod_kernel_arm,
+	.kernel_disarm = kmod_kernel_disarm,
+	.kernel_adopt = kmod_kernel_adopt,
+	.kernel_poll_events = kmod_kernel_poll_events,
 };
 
 int fo_hv_kmod_wrap(struct fo_hv *inner, const char *device, struct fo_hv **ret)
@@ -300,7 +506,8 @@ int fo_hv_kmod_wrap(struct fo_hv *inner, const char *device, struct fo_hv **ret)
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
-	k->fd = open(device ? device : FO_SWITCH_DEVICE, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	/* Non-blocking: events are read from the loop until EAGAIN. */
+	k->fd = open(device ? device : FO_SWITCH_DEVICE, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (k->fd < 0) {
 		rc = -errno;
 		goto fail;

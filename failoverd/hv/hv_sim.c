@@ -21,6 +21,8 @@
 
 #define SIM_MAX_DOMAINS 128
 #define SIM_MAX_GUARDS 32
+#define SIM_MAX_KPAIRS 16
+#define SIM_MAX_KEVENTS 64
 #define SIM_AGENT_PERIOD_NS (10ull * 1000000ull)
 
 struct sim_domain {
@@ -44,8 +46,23 @@ struct sim_fault {
 	fo_domid_t domid;
 };
 
+/* A pair armed in the simulated module. */
+struct sim_kpair {
+	bool used;
+	bool firing;
+	uint32_t id;
+	fo_domid_t active, standby;
+	uint64_t timeout_ns, armed_ns, last_notify_ns, deadline_ns, notifications;
+};
+
 struct fo_hv_sim {
 	struct fo_hv base;
+	bool kernel;
+	bool kernel_hold;
+	bool kernel_stall;
+	struct sim_kpair kpairs[SIM_MAX_KPAIRS];
+	struct fo_hv_kevent kevents[SIM_MAX_KEVENTS];
+	size_t n_kevents;
 	bool daemon_mode;
 	uint64_t clock_ns;
 	fo_domid_t next_domid;
@@ -192,6 +209,14 @@ static int sim_get_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *
 	return 0;
 }
 
+static struct sim_kpair *kpair_owning(struct fo_hv_sim *s, fo_domid_t domid)
+{
+	for (size_t i = 0; i < SIM_MAX_KPAIRS; i++)
+		if (s->kpairs[i].used && (s->kpairs[i].active == domid || s->kpairs[i].standby == domid))
+			return &s->kpairs[i];
+	return NULL;
+}
+
 static int change_run_state(struct fo_hv *hv, enum fo_sim_op op, fo_domid_t domid)
 {
 	struct fo_hv_sim *s = sim_of(hv);
@@ -200,6 +225,10 @@ static int change_run_state(struct fo_hv *hv, enum fo_sim_op op, fo_domid_t domi
 
 	if (r < 0)
 		return r;
+	if (op == FO_SIM_UNPAUSE && kpair_owning(s, domid)) {
+		set_result(s, -EBUSY); /* the module's one-owner guard */
+		return -EBUSY;
+	}
 	if (fo_dom_state_is_dead(d->state))
 		return 0; /* Xen pauses/unpauses a dead domain's count without effect */
 	if (op == FO_SIM_PAUSE && !d->pause_is_noop)
@@ -339,6 +368,164 @@ static void sim_dispatch(struct fo_hv *hv, int fd)
 	}
 }
 
+/* ---- the simulated kernel module ---- */
+
+static struct sim_kpair *kpair_find(struct fo_hv_sim *s, uint32_t id)
+{
+	for (size_t i = 0; i < SIM_MAX_KPAIRS; i++)
+		if (s->kpairs[i].used && s->kpairs[i].id == id)
+			return &s->kpairs[i];
+	return NULL;
+}
+
+static int kpair_arm(struct fo_hv_sim *s, uint32_t id, fo_domid_t active, fo_domid_t standby, uint32_t timeout_ms)
+{
+	struct sim_kpair *k = NULL;
+
+	if (active == standby || active == 0 || standby == 0 || timeout_ms == 0)
+		return -EINVAL;
+	if (!find_dom(s, active) || !find_dom(s, standby))
+		return -ESRCH;
+	if (kpair_find(s, id) || kpair_owning(s, active) || kpair_owning(s, standby))
+		return -EBUSY;
+	for (size_t i = 0; i < SIM_MAX_KPAIRS && !k; i++)
+		if (!s->kpairs[i].used)
+			k = &s->kpairs[i];
+	if (!k)
+		return -ENOSPC;
+	*k = (struct sim_kpair){ .used = true, .id = id, .active = active, .standby = standby,
+				 .timeout_ns = (uint64_t)timeout_ms * 1000000ull };
+	k->armed_ns = k->last_notify_ns = s->clock_ns;
+	k->deadline_ns = s->clock_ns + k->timeout_ns;
+	return 0;
+}
+
+static int sim_kernel_arm(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
+			  uint32_t timeout_ms, uint32_t poll_ms)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	struct sim_domain *d;
+	int r = enter(s, FO_SIM_KERNEL_ARM, active);
+
+	if (r < 0)
+		return r;
+	/* As hv_kmod.c: the active's channel must be attached to be lent. */
+	d = find_dom(s, active);
+	if (d && !d->watched)
+		r = -ENOENT;
+	if (r == 0)
+		r = kpair_arm(s, pair_id, active, standby, timeout_ms);
+	set_result(s, r);
+	return r;
+}
+
+static int sim_kernel_disarm(struct fo_hv *hv, uint32_t pair_id)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	struct sim_kpair *k;
+	int r = enter(s, FO_SIM_KERNEL_DISARM, FO_DOMID_INVALID);
+
+	if (r < 0)
+		return r;
+	k = kpair_find(s, pair_id);
+	if (!k)
+		r = -ENOENT;
+	else if (k->firing)
+		r = -EALREADY;
+	else
+		k->used = false;
+	set_result(s, r);
+	return r;
+}
+
+static int sim_kernel_adopt(struct fo_hv *hv, uint32_t pair_id, uint32_t poll_ms, struct fo_hv_karm *ret)
+{
+	struct sim_kpair *k = kpair_find(sim_of(hv), pair_id);
+
+	if (!k)
+		return -ENOENT;
+	if (ret)
+		*ret = (struct fo_hv_karm){ .active = k->active, .standby = k->standby, .timeout_ns = k->timeout_ns,
+					    .armed_ns = k->armed_ns, .last_notify_ns = k->last_notify_ns,
+					    .deadline_ns = k->deadline_ns, .notifications = k->notifications,
+					    .firing = k->firing };
+	return 0;
+}
+
+static void sim_kernel_poll_events(struct fo_hv *hv) { fo_sim_kernel_deliver(hv); }
+
+static enum fo_dom_state sim_state_of(struct fo_hv_sim *s, fo_domid_t domid)
+{
+	struct sim_domain *d = find_dom(s, domid);
+	return d ? d->state : FO_DOM_GONE;
+}
+
+/* kmod-switch's fo_switch_fenced, step for step, then the event. */
+static void kpair_fire(struct fo_hv_sim *s, struct sim_kpair *k)
+{
+	struct fo_hv_kevent ev = { .pair_id = k->id, .active = k->active, .standby = k->standby,
+				   .last_notify_ns = k->last_notify_ns, .deadline_ns = k->deadline_ns,
+				   .detected_ns = k->deadline_ns, .notifications = k->notifications };
+	struct sim_domain *a = find_dom(s, k->active), *b = find_dom(s, k->standby);
+
+	if (s->n_log < FO_SIM_LOG_MAX)
+		s->log[s->n_log++] = (struct fo_sim_call){ .op = FO_SIM_KERNEL_SWITCH, .domid = k->active,
+							   .at_ns = s->clock_ns };
+	k->used = false;
+	ev.pause_issued_ns = s->clock_ns;
+	if (a && !fo_dom_state_is_dead(a->state) && !a->pause_is_noop)
+		a->state = FO_DOM_PAUSED;
+	ev.active_state = sim_state_of(s, k->active);
+	if (!fo_dom_state_is_fenced(ev.active_state)) {
+		ev.result = FO_HV_KSWITCH_ABORTED;
+		ev.error = -EIO;
+		ev.standby_state = sim_state_of(s, k->standby);
+	} else {
+		ev.pause_done_ns = s->clock_ns;
+		ev.unpause_issued_ns = s->clock_ns;
+		if (b && b->state == FO_DOM_PAUSED) {
+			b->state = FO_DOM_RUNNING;
+			check_guards(s);
+		}
+		ev.standby_state = sim_state_of(s, k->standby);
+		if (ev.standby_state == FO_DOM_RUNNING) {
+			ev.unpause_done_ns = s->clock_ns;
+			ev.result = FO_HV_KSWITCH_OK;
+		} else {
+			ev.result = FO_HV_KSWITCH_FAILED;
+			ev.error = -EIO;
+		}
+	}
+	if (s->n_kevents < SIM_MAX_KEVENTS)
+		s->kevents[s->n_kevents++] = ev;
+}
+
+/* The module's hrtimer, on the virtual clock. */
+static void kernel_timers(struct fo_hv_sim *s)
+{
+	if (s->kernel_stall)
+		return;
+	for (size_t i = 0; i < SIM_MAX_KPAIRS; i++) {
+		struct sim_kpair *k = &s->kpairs[i];
+
+		if (!k->used || (!k->firing && s->clock_ns < k->deadline_ns))
+			continue;
+		k->firing = true;
+		if (!s->kernel_hold)
+			kpair_fire(s, k);
+	}
+}
+
+/* The guard on the switch: the real module's SWITCH refuses an armed
+ * pair's members; anything else falls back to the caller's sequence. */
+static int sim_switch_fenced(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uint64_t phase_ns[],
+			     enum fo_dom_state *ret_from_state, enum fo_dom_state *ret_to_state)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+
+	return kpair_owning(s, from) || kpair_owning(s, to) ? -EBUSY : -EOPNOTSUPP;
+}
+
 static void sim_free(struct fo_hv *hv)
 {
 	struct fo_hv_sim *s = sim_of(hv);
@@ -372,6 +559,32 @@ static const struct fo_hv_ops sim_ops = {
 	.dispatch = sim_dispatch,
 	.free = sim_free,
 	.switch_path = sim_switch_path,
+};
+
+static const struct fo_hv_ops sim_kernel_ops = {
+	.name = "sim+kernel",
+	.now_ns = sim_now,
+	.lookup = sim_lookup,
+	.get_state = sim_get_state,
+	.pause = sim_pause,
+	.unpause = sim_unpause,
+	.set_affinity = sim_set_affinity,
+	.destroy = sim_destroy,
+	.create = sim_create,
+	.watch_member = sim_watch_member,
+	.unwatch_member = sim_unwatch_member,
+	.set_role = sim_set_role,
+	.agent_command = sim_agent_command,
+	.get_fds = sim_get_fds,
+	.fds_changed = sim_fds_changed,
+	.dispatch = sim_dispatch,
+	.free = sim_free,
+	.switch_fenced = sim_switch_fenced,
+	.switch_path = sim_switch_path,
+	.kernel_arm = sim_kernel_arm,
+	.kernel_disarm = sim_kernel_disarm,
+	.kernel_adopt = sim_kernel_adopt,
+	.kernel_poll_events = sim_kernel_poll_events,
 };
 
 int fo_hv_sim_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
@@ -439,7 +652,11 @@ void fo_sim_set_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state stat
 }
 
 uint64_t fo_sim_now(struct fo_hv *hv) { return sim_now(hv); }
-void fo_sim_advance(struct fo_hv *hv, uint64_t ns) { sim_of(hv)->clock_ns += ns; }
+void fo_sim_advance(struct fo_hv *hv, uint64_t ns)
+{
+	sim_of(hv)->clock_ns += ns;
+	kernel_timers(sim_of(hv));
+}
 
 void fo_sim_fail(struct fo_hv *hv, enum fo_sim_op op, fo_domid_t domid, int err, int count)
 {
@@ -461,8 +678,23 @@ void fo_sim_pause_is_noop(struct fo_hv *hv, fo_domid_t domid, bool on)
 		d->pause_is_noop = on;
 }
 
+/* The agent notified its port: the module, if it holds it, hears it. */
+static void kernel_notified(struct fo_hv_sim *s, fo_domid_t domid)
+{
+	for (size_t i = 0; i < SIM_MAX_KPAIRS; i++) {
+		struct sim_kpair *k = &s->kpairs[i];
+
+		if (k->used && !k->firing && k->active == domid) {
+			k->last_notify_ns = s->clock_ns;
+			k->deadline_ns = s->clock_ns + k->timeout_ns;
+			k->notifications++;
+		}
+	}
+}
+
 void fo_sim_raw_page(struct fo_hv *hv, fo_domid_t domid, const struct fo_hb_page *page)
 {
+	kernel_notified(sim_of(hv), domid);
 	struct fo_hb_page copy = *page;
 	hv->cb.heartbeat(hv->cb.ctx, domid, &copy);
 }
@@ -528,3 +760,62 @@ void fo_sim_guard(struct fo_hv *hv, fo_domid_t a, fo_domid_t b)
 }
 
 unsigned fo_sim_violations(struct fo_hv *hv) { return sim_of(hv)->violations; }
+
+/* ---- the simulated kernel module: test API ---- */
+
+void fo_sim_enable_kernel(struct fo_hv *hv)
+{
+	sim_of(hv)->kernel = true;
+	hv->ops = &sim_kernel_ops;
+}
+
+bool fo_sim_kernel_armed(struct fo_hv *hv, uint32_t pair_id, fo_domid_t *ret_active, fo_domid_t *ret_standby)
+{
+	struct sim_kpair *k = kpair_find(sim_of(hv), pair_id);
+
+	if (k && ret_active)
+		*ret_active = k->active;
+	if (k && ret_standby)
+		*ret_standby = k->standby;
+	return k != NULL;
+}
+
+void fo_sim_kernel_hold(struct fo_hv *hv, bool on)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+
+	s->kernel_hold = on;
+	if (!on)
+		for (size_t i = 0; i < SIM_MAX_KPAIRS; i++)
+			if (s->kpairs[i].used && s->kpairs[i].firing)
+				kpair_fire(s, &s->kpairs[i]);
+}
+
+void fo_sim_kernel_stall(struct fo_hv *hv, bool on) { sim_of(hv)->kernel_stall = on; }
+
+void fo_sim_kernel_notify_only(struct fo_hv *hv, fo_domid_t domid) { kernel_notified(sim_of(hv), domid); }
+
+size_t fo_sim_kernel_deliver(struct fo_hv *hv)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	struct fo_hv_kevent evs[SIM_MAX_KEVENTS];
+	size_t n = s->n_kevents;
+
+	/* Copied out first: a callback may arm (and fire) again. */
+	memcpy(evs, s->kevents, n * sizeof(evs[0]));
+	s->n_kevents = 0;
+	for (size_t i = 0; i < n; i++)
+		if (hv->cb.kernel_switched)
+			hv->cb.kernel_switched(hv->cb.ctx, &evs[i]);
+	return n;
+}
+
+size_t fo_sim_kernel_queued(struct fo_hv *hv) { return sim_of(hv)->n_kevents; }
+
+int fo_sim_kernel_arm_external(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
+			       uint32_t timeout_ms)
+{
+	return kpair_arm(sim_of(hv), pair_id, active, standby, timeout_ms);
+}
+
+void fo_sim_set_callbacks(struct fo_hv *hv, const struct fo_hv_callbacks *cb) { hv->cb = *cb; }

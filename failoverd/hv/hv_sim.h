@@ -22,6 +22,9 @@ enum fo_sim_op {
 	FO_SIM_CREATE,
 	FO_SIM_SET_ROLE,
 	FO_SIM_AGENT_COMMAND,
+	FO_SIM_KERNEL_ARM,    /* the simulated kmod-switch (fo_sim_enable_kernel) */
+	FO_SIM_KERNEL_DISARM,
+	FO_SIM_KERNEL_SWITCH, /* logged when the simulated module switches a pair itself */
 	FO_SIM_OP_COUNT
 };
 
@@ -62,6 +65,38 @@ void fo_sim_heartbeat(struct fo_hv *hv, fo_domid_t domid);
 void fo_sim_heartbeat_status(struct fo_hv *hv, fo_domid_t domid, enum fo_hb_app_status status);
 void fo_sim_raw_page(struct fo_hv *hv, fo_domid_t domid, const struct fo_hb_page *page);
 void fo_sim_agent_event(struct fo_hv *hv, fo_domid_t domid, int err, const char *reason);
+
+/*
+ * The simulated kernel module (kmod-switch's ARM mode): after this the
+ * backend offers kernel_arm/disarm/adopt/poll_events like hv_kmod.c does.
+ * An armed pair's active "notifies" on every fo_sim_heartbeat*; when no
+ * notification came for timeout_ms of virtual time, fo_sim_advance() runs
+ * the module's fenced switch (logged as FO_SIM_KERNEL_SWITCH) and queues an
+ * event, which the daemon gets from fo_sim_kernel_deliver() (the device fd
+ * becoming readable) or kernel_poll_events. Unpause of a member of an
+ * armed pair answers -EBUSY, as does a fenced switch of one (one owner).
+ */
+void fo_sim_enable_kernel(struct fo_hv *hv);
+/* Is `pair_id` armed? Its members if so. */
+bool fo_sim_kernel_armed(struct fo_hv *hv, uint32_t pair_id, fo_domid_t *ret_active, fo_domid_t *ret_standby);
+/* Held: an expiring pair goes FIRING (DISARM says EALREADY) but its switch
+ * waits until the hold is released. */
+void fo_sim_kernel_hold(struct fo_hv *hv, bool on);
+/* Stalled: the module's timers do not run (a broken module). */
+void fo_sim_kernel_stall(struct fo_hv *hv, bool on);
+/* The agent notifies its port without moving its page's sequence (the
+ * module is satisfied, the daemon sees no progress). */
+void fo_sim_kernel_notify_only(struct fo_hv *hv, fo_domid_t domid);
+/* Deliver queued kernel events (what the daemon's loop does when the
+ * device is readable); returns how many. */
+size_t fo_sim_kernel_deliver(struct fo_hv *hv);
+size_t fo_sim_kernel_queued(struct fo_hv *hv);
+/* Someone else armed a pair (e.g. fo-switch-test, a daemon with another config). */
+int fo_sim_kernel_arm_external(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
+			       uint32_t timeout_ms);
+/* A daemon restart: the backend (Xen and the module) keeps its state, the
+ * callbacks now go to the new daemon's manager. */
+void fo_sim_set_callbacks(struct fo_hv *hv, const struct fo_hv_callbacks *cb);
 
 /* What happened. */
 size_t fo_sim_calls(struct fo_hv *hv, const struct fo_sim_call **ret);

@@ -33,8 +33,19 @@
  * caller's thread inside dispatch().
  *
  * File descriptors (get_fds): the xenstore watch fd, the event-channel fd,
- * a timerfd for throttled retries, the reader's and the builder's eventfds;
- * the set is fixed for the life of the handle.
+ * a timerfd for throttled retries, the reader's and the builder's eventfds,
+ * a timerfd that reads lent members' pages; the set is fixed for the life
+ * of the handle.
+ *
+ * Lent channels (lend_channel/reclaim_channel, for hv_kmod.c): a member's
+ * heartbeat port can have only one binding on dom0's side, and when
+ * kmod-switch ARMs a pair the module binds the active's port in the kernel.
+ * So before ARM we unbind ours and keep the page mapped; with no
+ * notifications reaching us, the page is copied every poll_ms from a timerfd
+ * and handed to cb.heartbeat exactly as a notification would, so the daemon
+ * still sees sequence progress and application health. After DISARM (or the
+ * module's switch, which unbinds too) we bind the port again. A lent member
+ * whose keys are re-read maps its page but does not bind.
  *
  * Helper threads (reader, builder) run SCHED_OTHER, never the loop's
  * SCHED_FIFO: their work takes milliseconds to seconds and must not starve
@@ -123,10 +134,13 @@ struct xen_member {
 	fo_domid_t domid;
 	char token[32];
 
-	/* Binding in force: page != NULL <=> port_bound. */
+	/* Binding in force: page != NULL <=> (port_bound || lent). */
 	const volatile struct fo_hb_page *page;
 	evtchn_port_t local_port;
 	bool port_bound;
+	bool lent;            /* the port is the kernel module's: poll the page instead */
+	uint32_t lent_port;   /* the guest port the module holds */
+	uint32_t poll_ms;     /* while lent */
 	uint32_t gref;
 	uint32_t remote_port;
 	char ready[READY_MAX_HEX + 1];
@@ -277,6 +291,8 @@ struct xen_hv {
 	xengnttab_handle *xgt;
 	int timer_fd;
 	bool timer_armed;
+	int poll_fd;                  /* lent members' pages (timerfd) */
+	uint64_t poll_interval_ns;    /* what poll_fd is set to; 0 = disarmed */
 	bool fds_changed;
 	struct xen_reader reader;
 	struct xen_builder builder;
@@ -1864,6 +1880,24 @@ static void member_apply(struct xen_hv *x, struct xen_member *m, struct reader_r
 
 	if (m->page && m->gref == gref && m->remote_port == port && !strcmp(m->ready, k.ready))
 		goto out; /* nothing changed */
+	if (m->lent && port != m->lent_port) {
+		/* Mapped below like any new agent; the daemon re-arms the module
+		 * on the new port when it hears this. */
+		snprintf(reason, sizeof(reason), "agent's port changed (%" PRIu32 " -> %" PRIu32
+			 ") while the kernel module holds the old one", m->lent_port, port);
+		m->lent_port = port;
+		member_detach(x, m);
+		page = xengnttab_map_grant_ref(x->xgt, m->domid, gref, PROT_READ);
+		if (page) {
+			m->page = page;
+			m->gref = gref;
+			m->remote_port = port;
+			snprintf(m->ready, sizeof(m->ready), "%s", k.ready);
+		}
+		m->reported = false;
+		member_report(x, m, -ESTALE, reason);
+		goto out;
+	}
 
 	/* One page per member, ever: drop the old binding before mapping. */
 	member_detach(x, m);
@@ -1874,6 +1908,14 @@ static void member_apply(struct xen_hv *x, struct xen_member *m, struct reader_r
 		snprintf(reason, sizeof(reason), "cannot map %s %" PRIu32 ": %s", FO_HB_XS_GREF,
 			 gref, strerror(-r));
 		goto refuse;
+	}
+	if (m->lent) {
+		/* The kernel module holds the port (it was lent before this
+		 * re-read, or adopted from a module armed before we started):
+		 * binding it would fail with EINVAL and is not ours to do. */
+		m->page = page;
+		local = -1;
+		goto mapped;
 	}
 	local = xenevtchn_bind_interdomain(x->xce, m->domid, port);
 	if (local < 0) {
@@ -1886,12 +1928,13 @@ static void member_apply(struct xen_hv *x, struct xen_member *m, struct reader_r
 	m->page = page;
 	m->local_port = (evtchn_port_t)local;
 	m->port_bound = true;
+mapped:
 	m->gref = gref;
 	m->remote_port = port;
 	snprintf(m->ready, sizeof(m->ready), "%s", k.ready);
 	m->reported = false; /* a later failure is news again */
-	snprintf(reason, sizeof(reason), "attached (gref %" PRIu32 ", port %" PRIu32 ", boot %s)",
-		 gref, port, m->ready);
+	snprintf(reason, sizeof(reason), "attached (gref %" PRIu32 ", port %" PRIu32 ", boot %s%s)",
+		 gref, port, m->ready, m->lent ? ", port held by the kernel module" : "");
 	member_report(x, m, 0, reason);
 	goto out;
 
@@ -1902,6 +1945,28 @@ refuse:
 	member_report(x, m, r, reason);
 out:
 	return; /* the caller frees the keys */
+}
+
+/* poll_fd ticks at the shortest poll_ms of the lent members, or not at all. */
+static void poll_timer_arm(struct xen_hv *x)
+{
+	struct itimerspec its = { 0 };
+	uint64_t ns = 0;
+	size_t i;
+
+	for (i = 0; i < XEN_MAX_MEMBERS; i++) {
+		const struct xen_member *m = &x->members[i];
+		uint64_t p = (uint64_t)(m->poll_ms ? m->poll_ms : 1) * 1000000ull;
+
+		if (m->in_use && m->lent && (!ns || p < ns))
+			ns = p;
+	}
+	if (ns == x->poll_interval_ns || x->poll_fd < 0)
+		return;
+	x->poll_interval_ns = ns;
+	its.it_interval.tv_sec = its.it_value.tv_sec = (time_t)(ns / 1000000000ull);
+	its.it_interval.tv_nsec = its.it_value.tv_nsec = (long)(ns % 1000000000ull);
+	timerfd_settime(x->poll_fd, 0, &its, NULL);
 }
 
 static void retry_timer_arm(struct xen_hv *x)
@@ -1997,7 +2062,74 @@ static void xen_unwatch_member(struct fo_hv *hv, fo_domid_t domid)
 	xs_unwatch(x->xs, path, m->token);
 	member_detach(x, m);
 	m->in_use = false;
+	m->lent = false;
 	retry_timer_arm(x);
+	poll_timer_arm(x);
+}
+
+/* See "Lent channels" at the top. */
+static int xen_lend_channel(struct fo_hv *hv, fo_domid_t domid, uint32_t poll_ms, uint32_t *port)
+{
+	struct xen_hv *x = to_xen(hv);
+	struct xen_member *m = member_find(x, domid);
+	bool adopt = *port != 0;
+
+	if (!m)
+		return -ENOENT;
+	if (!adopt && !m->page)
+		return -ENOENT; /* no agent attached: no port to hand over */
+	if (m->port_bound) {
+		xenevtchn_unbind(x->xce, m->local_port);
+		m->port_bound = false;
+	}
+	m->lent = true;
+	m->poll_ms = poll_ms ? poll_ms : 10;
+	if (!adopt)
+		*port = m->remote_port;
+	m->lent_port = *port;
+	if (adopt && !m->page) {
+		/* Adopting a channel the module already holds: our own attach
+		 * may have failed on it (EINVAL); read the keys again and map
+		 * the page without binding. */
+		m->reported = false;
+		m->dirty = true;
+		process_dirty_members(x);
+	}
+	poll_timer_arm(x);
+	return 0;
+}
+
+static void xen_reclaim_channel(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct xen_hv *x = to_xen(hv);
+	struct xen_member *m = member_find(x, domid);
+	xenevtchn_port_or_error_t local;
+
+	if (!m || !m->lent)
+		return;
+	m->lent = false;
+	poll_timer_arm(x);
+	if (!m->page) {
+		/* Nothing mapped (the agent moved on and its new page could
+		 * not be mapped): read its keys again, bind as usual. */
+		m->dirty = true;
+		process_dirty_members(x);
+		return;
+	}
+	local = xenevtchn_bind_interdomain(x->xce, m->domid, m->remote_port);
+	if (local >= 0) {
+		m->local_port = (evtchn_port_t)local;
+		m->port_bound = true;
+		return;
+	}
+	/* Still held (the module unbinds only after its switch), or the agent
+	 * moved on: start over from the keys, as for a new agent. */
+	fo_debug("xen: dom%" PRIu32 ": re-binding port %" PRIu32 " after the kernel module: %s", m->domid,
+		 m->remote_port, strerror(errno));
+	member_detach(x, m);
+	m->reported = false;
+	m->dirty = true;
+	process_dirty_members(x);
 }
 
 /* @releaseDomain: members that are dying or gone give their page back now,
@@ -2134,14 +2266,35 @@ static void dispatch_evtchn(struct xen_hv *x)
 	}
 }
 
+/* Lent members: what a notification would have delivered. */
+static void dispatch_poll(struct xen_hv *x)
+{
+	uint64_t expirations;
+	size_t i;
+
+	if (read(x->poll_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		fo_debug("xen: page poll timer read: %s", strerror(errno));
+	/* Callbacks may unwatch members: re-check each time. */
+	for (i = 0; i < XEN_MAX_MEMBERS; i++) {
+		struct xen_member *m = &x->members[i];
+		struct fo_hb_page copy;
+
+		if (!m->in_use || !m->lent || !m->page)
+			continue;
+		hb_page_copy(m->page, &copy);
+		if (x->base.cb.heartbeat)
+			x->base.cb.heartbeat(x->base.cb.ctx, m->domid, &copy);
+	}
+}
+
 static size_t xen_get_fds(struct fo_hv *hv, int *fds, size_t max)
 {
 	struct xen_hv *x = to_xen(hv);
-	int all[5] = { xs_fileno(x->xs), xenevtchn_fd(x->xce), x->timer_fd, x->reader.event_fd,
-		       x->builder.event_fd };
+	int all[6] = { xs_fileno(x->xs), xenevtchn_fd(x->xce), x->timer_fd, x->reader.event_fd,
+		       x->builder.event_fd, x->poll_fd };
 	size_t i;
 
-	for (i = 0; i < 5 && i < max; i++)
+	for (i = 0; i < 6 && i < max; i++)
 		fds[i] = all[i];
 	return i;
 }
@@ -2169,6 +2322,8 @@ static void xen_dispatch(struct fo_hv *hv, int fd)
 		dispatch_builder(x);
 	else if (fd == x->timer_fd)
 		dispatch_retry_timer(x);
+	else if (fd == x->poll_fd)
+		dispatch_poll(x);
 }
 
 /* ------------------------------------------------------------- lifecycle */
@@ -2206,6 +2361,8 @@ static void xen_free(struct fo_hv *hv)
 		xc_interface_close(x->xch);
 	if (x->timer_fd >= 0)
 		close(x->timer_fd);
+	if (x->poll_fd >= 0)
+		close(x->poll_fd);
 	free(x);
 }
 
@@ -2234,6 +2391,8 @@ static const struct fo_hv_ops xen_ops = {
 	.fds_changed = xen_fds_changed,
 	.dispatch = xen_dispatch,
 	.free = xen_free,
+	.lend_channel = xen_lend_channel,
+	.reclaim_channel = xen_reclaim_channel,
 };
 
 /* Set up the preallocated domctl; on any failure the xc_* path is used. */
@@ -2276,6 +2435,7 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 	if (cb)
 		x->base.cb = *cb;
 	x->timer_fd = -1;
+	x->poll_fd = -1;
 	reader_init(&x->reader);
 	builder_init(&x->builder);
 	x->fds_changed = true;
@@ -2332,7 +2492,8 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 		goto fail;
 	}
 	x->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (x->timer_fd < 0) {
+	x->poll_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (x->timer_fd < 0 || x->poll_fd < 0) {
 		rc = neg_errno();
 		fo_err("xen: timerfd: %s", strerror(-rc));
 		goto fail;

@@ -197,6 +197,12 @@ static cJSON *status_json(struct fo_control *c)
 			cJSON_AddStringToObject(po, "switch_path", path);
 		else
 			cJSON_AddNullToObject(po, "switch_path");
+		/* true: the kernel module owns heartbeat-loss switching of this
+		 * pair right now (ARMed there); failoverd watches. */
+		cJSON_AddBoolToObject(po, "kernel_armed", p->kernel_armed);
+		if (p->kernel_ok)
+			cJSON_AddNumberToObject(po, "kernel_pair_id", (double)p->kernel_id);
+		cJSON_AddNumberToObject(po, "kernel_switches", (double)p->kernel_switches);
 		if (p->stats.switches) {
 			cJSON_AddNumberToObject(po, "last_switch_us",
 						(double)((last[FO_PHASE_UNPAUSE_DONE] - last[FO_PHASE_FAULT]) / 1000));

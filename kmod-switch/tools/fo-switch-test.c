@@ -7,6 +7,14 @@
  *   fo-switch-test bench A B [N]   N SWITCHes through the module vs N fenced
  *                                  switches through libxenctrl, alternating
  *                                  direction, same domains, same boot
+ *   fo-switch-test samples A B [N] the same two loops as bench, one CSV row per
+ *                                  switch (tests/bench/bench-kmod.sh takes
+ *                                  percentiles of these):
+ *                                  path,i,pause_ns,unpause_ns,total_ns,call_ns
+ *                                  path kswitch: phases timed in the kernel,
+ *                                  call_ns = the whole ioctl seen from here;
+ *                                  path xenctrl: pause+getinfo, unpause+getinfo,
+ *                                  first pause -> standby confirmed running
  *   fo-switch-test arm A B [MS]    ARM the pair on A's heartbeat agent (port
  *                                  from xenstore), check notifications arrive,
  *                                  write stop-heartbeat, read() the event
@@ -259,6 +267,66 @@ static void cmd_bench(int fd, uint32_t a, uint32_t b, unsigned n)
 	      "after bench: A running, B paused");
 }
 
+/* Raw samples, for percentiles (bench keeps only mean and max). */
+static void cmd_samples(int fd, uint32_t a, uint32_t b, unsigned n)
+{
+	struct fo_switch_req req;
+	xc_interface *xch;
+	unsigned i, bad = 0;
+	uint64_t t0, t1, t2, t4;
+	bool run;
+
+	xch = xc_interface_open(NULL, NULL, 0);
+	if (!xch) {
+		perror("xc_interface_open");
+		failures++;
+		return;
+	}
+	printf("path,i,pause_ns,unpause_ns,total_ns,call_ns\n");
+	/* Interleaved, one kernel and one libxenctrl switch per round, so that
+	 * a slow spell of the host hits both paths alike. Each round is two
+	 * switches (there and back): A runs again at its end. */
+	for (i = 0; i < n; i++) {
+		for (int way = 0; way < 2; way++) {
+			uint32_t from = way ? b : a, to = way ? a : b;
+			int r;
+
+			t0 = now_ns();
+			r = do_switch(fd, from, to, &req);
+			t1 = now_ns();
+			if (r < 0 || req.result != FO_SWITCH_OK)
+				bad++;
+			else
+				printf("kswitch,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", 2 * i + way,
+				       (uint64_t)(req.phases.pause_done_ns - req.phases.pause_issued_ns),
+				       (uint64_t)(req.phases.unpause_done_ns - req.phases.unpause_issued_ns),
+				       (uint64_t)(req.phases.unpause_done_ns - req.phases.pause_issued_ns), t1 - t0);
+		}
+		for (int way = 0; way < 2; way++) {
+			uint32_t from = way ? b : a, to = way ? a : b;
+			bool ok = true;
+
+			t0 = now_ns();
+			ok &= xc_domain_pause(xch, from) == 0;
+			ok &= xc_running(xch, from, &run) && !run;
+			t2 = now_ns();
+			ok &= xc_domain_unpause(xch, to) == 0;
+			ok &= xc_running(xch, to, &run) && run;
+			t4 = now_ns();
+			if (!ok)
+				bad++;
+			else
+				printf("xenctrl,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", 2 * i + way, t2 - t0,
+				       t4 - t2, t4 - t0, t4 - t0);
+		}
+		fflush(stdout);
+	}
+	xc_interface_close(xch);
+	if (bad)
+		fprintf(stderr, "samples: %u switches failed\n", bad);
+	failures += bad ? 1 : 0;
+}
+
 /* -------------------------------------------------------------------- arm */
 
 static bool xs_get_uint(struct xs_handle *xs, uint32_t domid, const char *key, unsigned *ret)
@@ -447,6 +515,8 @@ int main(int argc, char **argv)
 		cmd_check(fd, a, b);
 	else if (!strcmp(argv[1], "bench"))
 		cmd_bench(fd, a, b, argc > 4 ? (unsigned)atoi(argv[4]) & ~1u : 200);
+	else if (!strcmp(argv[1], "samples"))
+		cmd_samples(fd, a, b, argc > 4 ? (unsigned)atoi(argv[4]) : 100);
 	else if (!strcmp(argv[1], "arm"))
 		cmd_arm(fd, a, b, argc > 4 ? (unsigned)atoi(argv[4]) : 200);
 	else if (!strcmp(argv[1], "armonly") && argc > 5)

@@ -482,12 +482,13 @@ dmesg_clean() {
 	[ -z "$bad" ] || { echo "$bad"; fail "kernel log $1: $(echo "$bad" | head -n 1)"; }
 }
 
-# load_kmod: insmod the image's fo_switch.ko; /dev/fo_switch must appear.
+# load_kmod [PARAM=VALUE...]: insmod the image's fo_switch.ko (with the
+# module parameters given); /dev/fo_switch must appear.
 load_kmod() {
 	have_kmod || fail "the image carries no fo_switch.ko built for this kernel"
 	DMESG_BASE=$(dmesg | wc -l)
 	dmesg | grep -E "$KERNEL_BAD" | sed 's/^/== before insmod (not ours): /'
-	insmod /lab/kmod/fo_switch.ko || fail "insmod fo_switch.ko failed: $(dmesg | tail -n 3)"
+	insmod /lab/kmod/fo_switch.ko "$@" || fail "insmod fo_switch.ko $* failed: $(dmesg | tail -n 3)"
 	[ -c /dev/fo_switch ] || fail "/dev/fo_switch missing after insmod"
 	dmesg | grep fo_switch | tail -n 3
 	dmesg_clean "after insmod"

@@ -62,7 +62,8 @@ check_kernel_event p1 back
 wait_state p1 ARMED 60 || fail "p1 not ARMED again after the switch back: $(status_json)"
 sleep 1
 
-# ---- heartbeat loss: detected by failoverd, switched by the kernel ----
+# ---- heartbeat loss: the pair is armed in the module (kernel-armed mode),
+# which detects and switches it; failoverd records the module's switch ----
 xs_control p1-a stop-heartbeat
 t2=$T_INJECT
 wait_active p1 p1-b 30 || fail "no switch to p1-b within 30 s after the heartbeat loss: $(status_json)"
@@ -72,6 +73,8 @@ check_failover p1-a p1-b $t0 $SW_BOUND_MS there
 check_failover p1-b p1-a $t1 $SW_BOUND_MS back
 check_failover p1-a p1-b $t2 $(hb_bound_ms) hb
 check_kernel_event p1 hb
+last_event switchover p1 | jq -r .message | grep -q 'switched by the kernel module' ||
+	fail "the heartbeat loss was not the module's own switch: $(last_event switchover p1)"
 [ "$(last_event switchover p1 | jq -r .fault)" = heartbeat-timeout ] || fail "last switch was not the heartbeat loss"
 exactly_one_running p1
 [ "$(dom_state p1-a)" = paused ] || fail "old active p1-a is $(dom_state p1-a), expected paused (keep-paused)"

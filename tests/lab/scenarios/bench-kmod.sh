@@ -1,0 +1,186 @@
+#!/bin/sh
+# bench-kmod: the kernel-module benchmark (issue #7 item 7; run it with
+# tests/bench/bench-kmod.sh, which sets the parameters and analyses the
+# log). Not a pass/fail check of the targets: PASS means every path gave
+# samples; the host judges the numbers.
+#
+# One pair k (k-a, k-b; agent period 10 ms, timeout 40 ms). For each
+# condition (idle, dom0 CPU load, dom0 I/O + network load), in this order:
+#   kswitch, xenctrl  fo-switch-test samples (no daemon; SCHED_FIFO 80):
+#                     the module's SWITCH ioctl (phases timed in the kernel)
+#                     interleaved with the same fenced sequence through
+#                     libxenctrl (bare)
+#   fod-user, fault-user   failoverd with kernel_fast_path "off": bench-ctl
+#                     manual switchovers (the daemon's pause issued -> standby
+#                     running, libxenctrl) and heartbeat losses (the daemon's
+#                     deadline -> standby running)
+#   fod-kernel, fault-kernel  failoverd with kernel_fast_path "on": manual
+#                     switchovers through the SWITCH ioctl, and heartbeat
+#                     losses switched by the module (kernel-armed: the
+#                     module's deadline -> standby running)
+# Every sample goes to the console as "@@FO-SAMPLE cond,path,<csv row>".
+#
+# Kernel command line: fo.bkmod.n=N (switches per path, 100),
+# fo.bkmod.nfault=M (heartbeat losses per mode, 30), fo.bkmod.conds=idle:cpu:io,
+# fo.bkmod.wcpu=C|first (the module's worker_cpu; default: the measuring CPU)
+# needs: failoverd failoverctl fo-heartbeat fo_switch.ko fo-switch-test
+. /lab/scenarios/common.sh
+
+BN=100
+BNF=30
+BCONDS=idle:cpu:io
+BWCPU=""
+for tok in $(cat /proc/cmdline); do
+	case $tok in
+	fo.bkmod.wcpu=*) BWCPU=${tok#*=} ;;
+	fo.bkmod.n=*) BN=${tok#*=} ;;
+	fo.bkmod.nfault=*) BNF=${tok#*=} ;;
+	fo.bkmod.conds=*) BCONDS=${tok#*=} ;;
+	esac
+done
+OUT=$LAB/bkmod
+mkdir -p $OUT
+NCPU=$(nproc)
+require_bin bench-ctl bench-bare fo-switch-test stress-ng jq taskset
+have_agent || fail "the domU image has no fo-heartbeat"
+
+# The clock: under TCG a vCPU's CLOCK_MONOTONIC can stand still for a few
+# hundred microseconds (see tests/bench/README.md); as in bench.sh, measure
+# on the dom0 CPU whose clock stalled least. (The module's own worker is
+# loaded with worker_cpu= that CPU unless fo.bkmod.wcpu= says otherwise.)
+for c in $(seq 0 $((NCPU - 1))); do
+	bench-bare --mode clock -n 2000 --cpu $c > $LAB/clock-$c.csv 2>&1 &
+done
+wait
+FOD_CPU=$(for c in $(seq 0 $((NCPU - 1))); do tail -n 1 $LAB/clock-$c.csv; done | sort -t, -k3,3n -k1,1n | head -n 1 | cut -d, -f1)
+for c in $(seq 0 $((NCPU - 1))); do
+	echo "@@FO-SAMPLE start,clock,$(tail -n 1 $LAB/clock-$c.csv)"
+done
+log "measuring on dom0 CPU $FOD_CPU"
+
+FO_PERIOD_MS=10
+create_dom k-a
+create_dom k-b
+create_wait
+wait_agent k-a 90 && wait_agent k-b 90 || fail "agents not ready within 90 s"
+# The module's worker and timers on the measuring CPU too (fo.bkmod.wcpu=first:
+# the module's default, the first online CPU).
+if [ "$BWCPU" = first ]; then
+	load_kmod
+	WCPU=0
+else
+	WCPU=${BWCPU:-$FOD_CPU}
+	load_kmod worker_cpu=$WCPU
+fi
+echo "@@FO-SAMPLE start,worker-cpu,$WCPU"
+log "module worker on CPU $WCPU, failoverd and the drivers on CPU $FOD_CPU"
+
+# gen_bench_config FILE off|on
+gen_bench_config() {
+	cat > "$1" <<EOF
+{
+  "daemon": {"control_socket": "$FO_SOCK", "log_level": "info", "rt_priority": 80, "cpu": $FOD_CPU,
+             "kernel_fast_path": "$2"},
+  "pairs": [
+    {"name": "k", "active": "k-a", "standby": "k-b",
+     "heartbeat": {"period_ms": 10, "timeout_ms": 40, "grace_ms": 2000}, "deadline_ms": 100}
+  ]
+}
+EOF
+}
+gen_bench_config $LAB/fod-off.json off
+gen_bench_config $LAB/fod-on.json on
+
+# emit COND PATH FILE: the CSV's data rows onto the console (rows start
+# with a path name or a round number; the tools' own summary lines do not).
+emit() {
+	grep -E '^(kswitch|xenctrl|[0-9]+),' "$3" | sed "s/^/@@FO-SAMPLE $1,$2,/"
+	log "$1 $2: $(grep -cE '^(kswitch|xenctrl|[0-9]+),' "$3") samples"
+}
+
+running_member() {
+	if [ "$(dom_state k-a)" = running ]; then echo k-a; else echo k-b; fi
+}
+other_member() {
+	if [ "$1" = k-a ]; then echo k-b; else echo k-a; fi
+}
+
+LOAD_PIDS=""
+# The same loads as tests/lab/scenarios/bench.sh (SCHED_OTHER).
+start_load() {
+	LOAD_PIDS=""
+	case $1 in
+	idle) ;;
+	cpu)
+		stress-ng --cpu "$NCPU" --timeout 3600s --quiet > $LAB/stress-cpu.log 2>&1 &
+		LOAD_PIDS=$!
+		;;
+	io)
+		mkdir -p /run/bench-io
+		grep -q ' /run/bench-io ' /proc/mounts || mount -t tmpfs -o size=256m tmpfs /run/bench-io
+		ip link set lo up
+		command -v iperf3 >/dev/null || fail "iperf3 is not in the lab image"
+		stress-ng --hdd 1 --hdd-bytes 64m --io 1 --temp-path /run/bench-io --timeout 3600s --quiet \
+			> $LAB/stress-io.log 2>&1 &
+		LOAD_PIDS=$!
+		iperf3 -s -p 5201 > $LAB/iperf3-s.log 2>&1 &
+		LOAD_PIDS="$LOAD_PIDS $!"
+		sleep 1
+		iperf3 -c 127.0.0.1 -p 5201 -t 3600 -i 0 > $LAB/iperf3-c.log 2>&1 &
+		LOAD_PIDS="$LOAD_PIDS $!"
+		;;
+	*) fail "unknown condition $1" ;;
+	esac
+	log "load $1: pids ${LOAD_PIDS:-none}"
+	sleep 3
+}
+stop_load() {
+	local p
+	for p in $LOAD_PIDS; do kill $p 2>/dev/null; done
+	for p in $LOAD_PIDS; do wait $p 2>/dev/null; done
+	LOAD_PIDS=""
+	sleep 1
+}
+
+# daemon_paths COND off|on: failoverd's manual switchovers and heartbeat
+# losses with the given kernel_fast_path. With "on" the pair must be armed
+# in the module before the first round and after every restore.
+daemon_paths() {
+	local c=$1 mode=$2 user
+	user=$([ "$mode" = on ] && echo kernel || echo user)
+	start_failoverd $LAB/fod-$mode.json
+	wait_state k ARMED 60 || fail "$c/$mode: pair not ARMED: $(status_json)"
+	if [ "$mode" = on ]; then
+		sleep 1
+		[ "$(pair_field k kernel_armed)" = true ] || fail "$c: pair not armed in the module: $(status_json)"
+	fi
+	bench-ctl -s $FO_SOCK --mode manual -p k -n $BN --rt 70 --cpu $FOD_CPU --max-s 240 > $OUT/$c-fod-$user.csv 2> $OUT/$c-fod-$user.err ||
+		{ cat $OUT/$c-fod-$user.err; fail "$c: bench-ctl manual ($mode) failed"; }
+	emit $c fod-$user $OUT/$c-fod-$user.csv
+	bench-ctl -s $FO_SOCK --mode fault -p k -n $BNF --rt 70 --cpu $FOD_CPU --max-s 240 > $OUT/$c-fault-$user.csv 2> $OUT/$c-fault-$user.err ||
+		{ cat $OUT/$c-fault-$user.err; fail "$c: bench-ctl fault ($mode) failed"; }
+	emit $c fault-$user $OUT/$c-fault-$user.csv
+	if [ "$mode" = on ]; then
+		# Which of the heartbeat losses the module switched (event path).
+		echo "@@FO-SAMPLE $c,fault-kernel-paths,$(events_json | jq -r 'select(.kind == "switchover" and .fault == "heartbeat-timeout") | .path' | sort | uniq -c | tr '\n' ' ')"
+		# Give the pair back before the daemon goes: a daemon that stops
+		# leaves it armed in the module, which refuses the next SWITCH.
+		fctl disarm k > /dev/null || fail "$c: disarm failed"
+	fi
+	kill_failoverd TERM
+}
+
+for c in $(echo $BCONDS | tr ':' ' '); do
+	start_load $c
+	a=$(running_member)
+	b=$(other_member $a)
+	[ "$(dom_state $b)" = paused ] || xl pause $b
+	taskset -c $FOD_CPU fo-labtime rt 80 fo-switch-test samples $(domid $a) $(domid $b) $BN > $OUT/$c-raw.csv 2> $OUT/$c-raw.err ||
+		{ cat $OUT/$c-raw.err; fail "$c: fo-switch-test samples failed"; }
+	emit $c raw $OUT/$c-raw.csv
+	daemon_paths $c off
+	daemon_paths $c on
+	stop_load
+done
+dmesg_clean "after the benchmark"
+pass "bench-kmod: n=$BN nfault=$BNF conds=$BCONDS"

@@ -1,0 +1,830 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_kernel.c - kernel-armed mode (kmod-switch's ARM) on the simulated
+ * hypervisor's simulated module: the hand-over of an ARMED pair, adopting
+ * the module's switch as our own event, manual switchover and drills
+ * (DISARM first), the races between the module's switch and ours, restart
+ * adoption, and a random walk; "never both running" (fo_sim_guard) on all.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "sim_config.h"
+#include "core/manager.h"
+#include "hv/hv_sim.h"
+
+#define MS 1000000ull
+
+struct fx {
+	struct fo_config cfg;
+	struct fo_manager *mgr;
+	struct fo_hv *hv;
+	struct fo_pair *p;
+	fo_domid_t a, b;
+	bool hold_delivery; /* the daemon's loop has not read the device yet */
+};
+
+static void fx_setup_cfg(struct fx *f, const struct fo_config *cfg)
+{
+	struct fo_hv_callbacks cb;
+
+	memset(f, 0, sizeof(*f));
+	f->cfg = *cfg;
+	if (fo_manager_new(&f->cfg, &f->mgr) < 0)
+		abort();
+	cb = fo_manager_hv_callbacks(f->mgr);
+	if (fo_hv_sim_new(&cb, &f->hv) < 0)
+		abort();
+	fo_sim_enable_kernel(f->hv);
+	fo_manager_attach_hv(f->mgr, f->hv);
+	f->a = fo_sim_add_domain(f->hv, "brake-a", FO_DOM_RUNNING);
+	f->b = fo_sim_add_domain(f->hv, "brake-b", FO_DOM_RUNNING);
+	fo_manager_start(f->mgr);
+	f->p = fo_manager_pair(f->mgr, 0);
+}
+
+static void fx_free(struct fx *f)
+{
+	fo_hv_free(f->hv);
+	fo_manager_free(f->mgr);
+}
+
+/* What the daemon's loop does: the device is readable -> read events. */
+static void loop_once(struct fx *f)
+{
+	if (!f->hold_delivery)
+		fo_sim_kernel_deliver(f->hv);
+	fo_manager_run_due(f->mgr);
+}
+
+static void advance(struct fx *f, uint64_t ms)
+{
+	for (uint64_t i = 0; i < ms; i++) {
+		fo_sim_advance(f->hv, MS);
+		loop_once(f);
+	}
+}
+
+static void beat_if_running(struct fx *f, fo_domid_t d)
+{
+	if (fo_sim_state(f->hv, d) == FO_DOM_RUNNING)
+		fo_sim_heartbeat(f->hv, d);
+}
+
+static void live(struct fx *f, uint64_t ms)
+{
+	for (uint64_t t = 0; t < ms; t += 10) {
+		beat_if_running(f, f->a);
+		beat_if_running(f, f->b);
+		advance(f, 10);
+	}
+}
+
+static void prove(struct fx *f, fo_domid_t d)
+{
+	fo_sim_heartbeat(f->hv, d);
+	fo_sim_heartbeat(f->hv, d);
+}
+
+static void fx_armed_cfg(struct fx *f, const struct fo_config *cfg)
+{
+	fx_setup_cfg(f, cfg);
+	prove(f, f->a);
+	prove(f, f->b);
+	fo_sim_guard(f->hv, f->a, f->b);
+	fo_sim_clear_calls(f->hv);
+}
+
+static void fx_armed(struct fx *f)
+{
+	struct fo_config cfg;
+
+	sim_base_config(&cfg);
+	fx_armed_cfg(f, &cfg);
+}
+
+/* A daemon restart: the old manager is gone without a word (SIGKILL), Xen
+ * and the module keep their state, a new manager starts on them. */
+static void restart(struct fx *f)
+{
+	struct fo_hv_callbacks cb;
+
+	fo_manager_free(f->mgr);
+	if (fo_manager_new(&f->cfg, &f->mgr) < 0)
+		abort();
+	cb = fo_manager_hv_callbacks(f->mgr);
+	fo_sim_set_callbacks(f->hv, &cb);
+	fo_manager_attach_hv(f->mgr, f->hv);
+	fo_manager_start(f->mgr);
+	f->p = fo_manager_pair(f->mgr, 0);
+}
+
+static size_t count_calls(struct fx *f, enum fo_sim_op op, fo_domid_t domid)
+{
+	const struct fo_sim_call *c;
+	size_t n = fo_sim_calls(f->hv, &c), k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += c[i].op == op && (domid == FO_SIM_ANY_DOMAIN || c[i].domid == domid);
+	return k;
+}
+
+static long first_call(struct fx *f, enum fo_sim_op op, fo_domid_t domid)
+{
+	const struct fo_sim_call *c;
+	size_t n = fo_sim_calls(f->hv, &c);
+	for (size_t i = 0; i < n; i++)
+		if (c[i].op == op && (domid == FO_SIM_ANY_DOMAIN || c[i].domid == domid))
+			return (long)i;
+	return -1;
+}
+
+static size_t count_events(struct fx *f, enum fo_event_kind kind)
+{
+	const struct fo_event_ring *r = fo_manager_events(f->mgr);
+	size_t k = 0;
+	for (size_t i = 0; i < fo_event_ring_count(r); i++)
+		k += fo_event_ring_get(r, i)->kind == kind;
+	return k;
+}
+
+static const struct fo_event *last_event_of(struct fx *f, enum fo_event_kind kind)
+{
+	const struct fo_event_ring *r = fo_manager_events(f->mgr);
+	for (size_t i = fo_event_ring_count(r); i-- > 0;)
+		if (fo_event_ring_get(r, i)->kind == kind)
+			return fo_event_ring_get(r, i);
+	return NULL;
+}
+
+static bool kernel_has(struct fx *f, fo_domid_t active, fo_domid_t standby)
+{
+	fo_domid_t ka, ks;
+	return fo_sim_kernel_armed(f->hv, f->p->kernel_id, &ka, &ks) && ka == active && ks == standby;
+}
+
+static bool both_running(struct fx *f)
+{
+	return fo_sim_state(f->hv, f->a) == FO_DOM_RUNNING && fo_sim_state(f->hv, f->b) == FO_DOM_RUNNING;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void test_handover_on_armed(void)
+{
+	struct fx f;
+
+	fx_armed(&f);
+	CHECK(f.p->state == FO_PAIR_ARMED, "state %s", fo_pair_state_name(f.p->state));
+	CHECK(f.p->kernel_ok && f.p->kernel_armed, "ARMED pair handed to the module");
+	CHECK(f.p->kernel_id == fo_pair_kernel_id("brake"), "pair id is the name's hash");
+	CHECK(kernel_has(&f, f.a, f.b), "module has a -> b");
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "standby paused before the hand-over");
+	/* While the module has it, a heartbeating active keeps it there and
+	 * nothing is switched or re-armed. */
+	live(&f, 500);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->kernel_armed, "still armed in the kernel");
+	CHECK(count_calls(&f, FO_SIM_KERNEL_ARM, FO_SIM_ANY_DOMAIN) == 0, "no re-ARM churn");
+	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	      "no domain action while healthy");
+	/* The module's guard: unpausing its standby is refused. */
+	CHECK(f.hv->ops->unpause(f.hv, f.b) == -EBUSY, "unpause of an armed pair's member: EBUSY");
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "refused unpause did nothing");
+	/* Operator disarm gives it back. */
+	fo_pair_disarm(f.p);
+	CHECK(!f.p->kernel_armed && !fo_sim_kernel_armed(f.hv, f.p->kernel_id, NULL, NULL), "disarm -> DISARM in the module");
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_ARMED && kernel_has(&f, f.a, f.b), "re-armed: in the module again");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+static void test_arm_failure_retried(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+
+	sim_base_config(&cfg);
+	fx_setup_cfg(&f, &cfg);
+	fo_sim_fail(f.hv, FO_SIM_KERNEL_ARM, FO_SIM_ANY_DOMAIN, -EBUSY, 1);
+	prove(&f, f.a);
+	prove(&f, f.b);
+	fo_sim_guard(f.hv, f.a, f.b);
+	CHECK(f.p->state == FO_PAIR_ARMED && !f.p->kernel_armed, "ARM refused: the pair stays ours");
+	/* Ours means the daemon switches on heartbeat loss, as without module. */
+	live(&f, 500);
+	CHECK(!f.p->kernel_armed, "not retried before 1 s");
+	live(&f, 600);
+	CHECK(f.p->kernel_armed && kernel_has(&f, f.a, f.b), "retried on a heartbeat after 1 s");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Heartbeat loss: the module switches at timeout_ms, the daemon does not
+ * touch a domain, records the module's switch with its phases, and goes
+ * on (first heartbeat, on_failover=rebuild, re-ARM with roles swapped). */
+static void test_kernel_switch_adopted(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+	const struct fo_event *e;
+	uint64_t last;
+
+	sim_base_config(&cfg);
+	cfg.pairs[0].on_failover = FO_ON_FAILOVER_REBUILD;
+	fx_armed_cfg(&f, &cfg);
+	live(&f, 100);
+	fo_sim_heartbeat(f.hv, f.a);
+	last = fo_sim_now(f.hv);
+	fo_sim_clear_calls(f.hv);
+	CHECK(kernel_has(&f, f.a, f.b), "armed in the module (%s, %s)", fo_pair_state_name(f.p->state), f.p->reason);
+	advance(&f, 49);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_RUNNING && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "not before timeout");
+	advance(&f, 1);
+	/* a: paused by the module, then destroyed by on_failover=rebuild */
+	CHECK(fo_dom_state_is_fenced(fo_sim_state(f.hv, f.a)) && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING,
+	      "the module switched at timeout_ms (a %s, b %s, armed %d, calls %zu)", fo_dom_state_name(fo_sim_state(f.hv, f.a)),
+	      fo_dom_state_name(fo_sim_state(f.hv, f.b)), fo_sim_kernel_armed(f.hv, f.p->kernel_id, NULL, NULL), count_calls(&f, FO_SIM_KERNEL_SWITCH, FO_SIM_ANY_DOMAIN));
+	CHECK(count_calls(&f, FO_SIM_KERNEL_SWITCH, f.a) == 1, "one kernel switch");
+	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	      "the daemon paused/unpaused nothing itself");
+	CHECK(f.p->state == FO_PAIR_SWITCHING && f.p->active == 1, "adopted: SWITCHING, b active (%s)",
+	      fo_pair_state_name(f.p->state));
+	CHECK(!f.p->kernel_armed && f.p->kernel_switches == 1, "module no longer owns it; one kernel switch counted");
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && strcmp(e->path, "kernel") == 0, "event path kernel (%s)", e ? e->path : "-");
+	CHECK(e && e->fault == FO_FAULT_HEARTBEAT_TIMEOUT && e->result == FO_RESULT_OK, "heartbeat-timeout, ok");
+	CHECK(e && e->phase_ns[FO_PHASE_DETECTED] - last == 50 * MS, "kernel detection time kept (%llu)",
+	      e ? (unsigned long long)(e->phase_ns[FO_PHASE_DETECTED] - last) : 0ull);
+	for (int ph = FO_PHASE_FAULT; e && ph < FO_PHASE_UNPAUSE_DONE; ph++)
+		CHECK(e->phase_ns[ph] && e->phase_ns[ph] <= e->phase_ns[ph + 1], "phase %d from the kernel, ordered", ph);
+	CHECK(e && strcmp(e->from, "brake-a") == 0 && strcmp(e->to, "brake-b") == 0, "from a to b");
+	CHECK(e && e->pending, "waits for the new active's first heartbeat");
+	CHECK(strcmp(fo_sim_role(f.hv, f.b), "active") == 0, "roles published");
+	advance(&f, 3);
+	prove(&f, f.b);
+	CHECK(e && !e->pending && e->phase_ns[FO_PHASE_FIRST_HEARTBEAT], "first heartbeat recorded");
+	CHECK(e && fo_event_within_deadline(e), "within deadline");
+	/* rebuild: old active destroyed and re-created; then ARMED, b -> a'. */
+	CHECK(f.p->state == FO_PAIR_REBUILDING, "rebuilding (%s)", fo_pair_state_name(f.p->state));
+	{
+		fo_domid_t a2 = f.p->m[0].domid;
+		CHECK(a2 != FO_DOMID_INVALID && a2 != f.a, "rebuilt member has a new domid");
+		fo_sim_guard(f.hv, a2, f.b);
+		prove(&f, a2);
+		CHECK(f.p->state == FO_PAIR_ARMED, "ARMED again (%s)", fo_pair_state_name(f.p->state));
+		CHECK(f.p->kernel_armed && kernel_has(&f, f.b, a2), "re-armed in the module with roles swapped");
+	}
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 1, "exactly one switchover");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* The event is read late (loop busy): the daemon's backstop deadline finds
+ * the module done (PAIRINFO: ENOENT), reads the event itself, adopts it. */
+static void test_backstop_reads_late_event(void)
+{
+	struct fx f;
+
+	fx_armed(&f);
+	live(&f, 50);
+	f.hold_delivery = true;
+	fo_sim_clear_calls(f.hv);
+	for (int i = 0; i < 200 && f.p->active == 0; i++)
+		advance(&f, 1); /* timeout 50, backstop 50 + 25 + 10 */
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_kernel_queued(f.hv) == 0 && f.p->active == 1,
+	      "the module switched; the backstop read its event");
+	CHECK(f.p->state == FO_PAIR_SWITCHING, "adopted through the backstop (%s)", fo_pair_state_name(f.p->state));
+	CHECK(fo_sim_kernel_queued(f.hv) == 0, "the backstop read the queue");
+	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	      "no switch of our own");
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 1, "one switchover event");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Manual switchover: DISARM first, then the fenced switch, then re-ARM
+ * once the new active heartbeated; and back. */
+static void test_manual_disarm_switch_rearm(void)
+{
+	struct fx f;
+	char err[256] = "";
+	const struct fo_event *e;
+
+	fx_armed(&f);
+	live(&f, 50);
+	fo_sim_clear_calls(f.hv);
+	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) == 0, "switchover: %s", err);
+	{
+		long d = first_call(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN), pa = first_call(&f, FO_SIM_PAUSE, f.a),
+		     ub = first_call(&f, FO_SIM_UNPAUSE, f.b);
+		CHECK(d >= 0 && pa > d && ub > pa, "DISARM (%ld) before pause (%ld) before unpause (%ld)", d, pa, ub);
+	}
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "switched");
+	CHECK(!f.p->kernel_armed && !fo_sim_kernel_armed(f.hv, f.p->kernel_id, NULL, NULL), "not armed while SWITCHING");
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && e->fault == FO_FAULT_MANUAL && strcmp(e->path, "sim") == 0, "our own switch");
+	prove(&f, f.b);
+	CHECK(f.p->state == FO_PAIR_ARMED && kernel_has(&f, f.b, f.a), "ARMED, re-armed b -> a");
+	live(&f, 50);
+	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) == 0, "switch back: %s", err);
+	prove(&f, f.a);
+	CHECK(f.p->state == FO_PAIR_ARMED && kernel_has(&f, f.a, f.b), "back: ARMED, re-armed a -> b");
+	/* Drill manual: the same path. */
+	live(&f, 50);
+	CHECK(fo_pair_request_drill(f.p, FO_DRILL_MANUAL, err, sizeof(err)) == 0, "drill: %s", err);
+	e = last_event_of(&f, FO_EV_DRILL);
+	CHECK(e && e->result == FO_RESULT_OK, "drill switched");
+	prove(&f, f.b);
+	CHECK(f.p->state == FO_PAIR_ARMED && kernel_has(&f, f.b, f.a), "after the drill: re-armed b -> a");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* A drill of heartbeat loss with the module armed: the module switches, and
+ * its event is the drill's. */
+static void test_drill_heartbeat_loss_by_kernel(void)
+{
+	struct fx f;
+	char err[256] = "";
+	const struct fo_event *e;
+
+	fx_armed(&f);
+	live(&f, 50);
+	fo_sim_clear_calls(f.hv);
+	CHECK(fo_pair_request_drill(f.p, FO_DRILL_HEARTBEAT_LOSS, err, sizeof(err)) == 0, "drill: %s", err);
+	for (int i = 0; i < 20; i++) { /* the sim agent obeys: a stops */
+		beat_if_running(&f, f.b);
+		advance(&f, 10);
+	}
+	e = last_event_of(&f, FO_EV_DRILL);
+	CHECK(e && strcmp(e->path, "kernel") == 0 && e->result == FO_RESULT_OK, "drill event from the kernel switch");
+	CHECK(e && e->phase_ns[FO_PHASE_FAULT] < e->phase_ns[FO_PHASE_DETECTED], "fault = injection time");
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0, "no unpause of our own");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* A domain-state fault the daemon sees first: DISARM, then our switch. */
+static void test_crash_disarm_then_switch(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+
+	fx_armed(&f);
+	live(&f, 50);
+	fo_sim_clear_calls(f.hv);
+	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true);
+	CHECK(first_call(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN) >= 0 &&
+		      first_call(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN) < first_call(&f, FO_SIM_UNPAUSE, f.b),
+	      "DISARM before unpause");
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && f.p->active == 1, "switched at once");
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && e->fault == FO_FAULT_CRASHED && strcmp(e->path, "sim") == 0, "our own crash switch");
+	advance(&f, 200);
+	CHECK(count_calls(&f, FO_SIM_KERNEL_SWITCH, FO_SIM_ANY_DOMAIN) == 0, "the module did not fire after DISARM");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Unhealthy (seen on the polled page): DISARM, then our switch. */
+static void test_unhealthy_while_kernel_armed(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+
+	fx_armed(&f);
+	live(&f, 50);
+	fo_sim_heartbeat_status(f.hv, f.a, FO_HB_APP_UNHEALTHY);
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && e->fault == FO_FAULT_UNHEALTHY && e->result == FO_RESULT_OK, "switched on unhealthy");
+	CHECK(!fo_sim_kernel_armed(f.hv, f.p->kernel_id, NULL, NULL), "disarmed in the module");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Race: the module's deadline expired and it is switching (held FIRING)
+ * just as the active crashes: DISARM says EALREADY, the daemon does nothing
+ * itself, and adopts the module's switch when it lands. */
+static void test_race_kernel_firing(void)
+{
+	struct fx f;
+	char err[256] = "";
+
+	fx_armed(&f);
+	live(&f, 50);
+	fo_sim_kernel_hold(f.hv, true);
+	advance(&f, 60); /* module deadline passed: FIRING, not switched yet */
+	fo_sim_clear_calls(f.hv);
+	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true);
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0, "no unpause while the module owns the switch");
+	CHECK(f.p->kernel_firing && f.p->state == FO_PAIR_ARMED, "waiting for the module (%s)", fo_pair_state_name(f.p->state));
+	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) == -EALREADY, "manual switchover refused: %s", err);
+	CHECK(strstr(err, "kernel module switched it first") != NULL, "says why: %s", err);
+	advance(&f, 200); /* backstop fires meanwhile: still waits */
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0, "still nothing of our own");
+	fo_sim_kernel_hold(f.hv, false);
+	advance(&f, 1);
+	CHECK(f.p->state == FO_PAIR_SWITCHING && f.p->active == 1, "adopted the module's switch (%s)",
+	      fo_pair_state_name(f.p->state));
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && !both_running(&f), "b runs alone");
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 1, "one switchover");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Race: the module switched and forgot the pair, its event not read yet,
+ * when the daemon decides to switch (crash): DISARM says ENOENT, the daemon
+ * reads the queue, adopts, and switches nothing itself. */
+static void test_race_kernel_done_event_unread(void)
+{
+	struct fx f;
+
+	fx_armed(&f);
+	live(&f, 50);
+	f.hold_delivery = true;
+	advance(&f, 55);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_kernel_queued(f.hv) == 1, "module switched, unread");
+	fo_sim_clear_calls(f.hv);
+	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true);
+	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	      "no switch of our own");
+	CHECK(f.p->state == FO_PAIR_SWITCHING && f.p->active == 1, "adopted (%s)", fo_pair_state_name(f.p->state));
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 1, "one switchover");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Race: the module forgot the pair but its event is queued only after we
+ * looked (the module's own window between the two): our switch goes the
+ * same way and changes nothing; the late event is recognised as done. */
+static void test_race_late_event_after_own_switch(void)
+{
+	struct fx f;
+	struct fo_hv_kevent ev;
+
+	fx_armed(&f);
+	live(&f, 50);
+	/* What the module does in that window: pair gone, event not queued. */
+	CHECK(f.hv->ops->kernel_disarm(f.hv, f.p->kernel_id) == 0, "pair vanishes from the module");
+	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true);
+	CHECK(f.p->active == 1 && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "our switch");
+	memset(&ev, 0, sizeof(ev));
+	ev.pair_id = f.p->kernel_id;
+	ev.active = f.a;
+	ev.standby = f.b;
+	ev.result = FO_HV_KSWITCH_OK;
+	ev.detected_ns = fo_sim_now(f.hv);
+	f.hv->cb.kernel_switched(f.hv->cb.ctx, &ev);
+	CHECK(f.p->active == 1 && !both_running(&f), "late event changes nothing");
+	CHECK(!f.p->m[0].usable, "the old active is not a usable standby");
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 1, "one switchover");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* A stale pair in the module (another pair id owns our domains): our ARM
+ * is refused, and so is a switch: EBUSY, nothing paused, nothing lost. */
+static void test_ebusy_foreign_owner(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+	char err[256] = "";
+	const struct fo_event *e;
+
+	sim_base_config(&cfg);
+	fx_setup_cfg(&f, &cfg);
+	prove(&f, f.a);
+	prove(&f, f.b);
+	fo_sim_guard(f.hv, f.a, f.b);
+	fo_pair_disarm(f.p);
+	CHECK(fo_sim_kernel_arm_external(f.hv, 4242, f.a, f.b, 60000) == 0, "someone else arms a -> b");
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_ARMED && !f.p->kernel_armed, "ours refused (EBUSY), the pair stays ARMED");
+	fo_sim_clear_calls(f.hv);
+	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) < 0, "switchover fails");
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && e->result == FO_RESULT_ABORTED && strstr(e->message, "EBUSY"), "aborted: %s", e ? e->message : "-");
+	CHECK(count_calls(&f, FO_SIM_PAUSE, f.a) == 0, "the active was not paused for nothing");
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_RUNNING && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "unchanged");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* The agent notifies (the module is satisfied) but its sequence is stuck:
+ * only the daemon sees it; the backstop takes the pair back and switches. */
+static void test_stuck_sequence_backstop(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+	uint64_t t0;
+
+	fx_armed(&f);
+	live(&f, 50);
+	t0 = fo_sim_now(f.hv);
+	for (int i = 0; i < 12 && f.p->active == 0; i++) {
+		fo_sim_kernel_notify_only(f.hv, f.a);
+		advance(&f, 10);
+	}
+	CHECK(f.p->active == 1, "switched by the daemon");
+	CHECK(fo_sim_now(f.hv) - t0 >= 75 * MS, "not before the backstop (%llu ms)",
+	      (unsigned long long)((fo_sim_now(f.hv) - t0) / MS));
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && strcmp(e->path, "sim") == 0 && e->fault == FO_FAULT_HEARTBEAT_TIMEOUT, "our own heartbeat switch");
+	CHECK(count_calls(&f, FO_SIM_KERNEL_SWITCH, FO_SIM_ANY_DOMAIN) == 0, "the module did not switch");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* A module whose timer never fires: the backstop waits one more timeout
+ * past the module's deadline (it may merely be late), then takes the pair
+ * back and switches. */
+static void test_backstop_broken_module(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+	uint64_t last;
+
+	fx_armed(&f);
+	live(&f, 50);
+	fo_sim_heartbeat(f.hv, f.a);
+	last = fo_sim_now(f.hv);
+	fo_sim_kernel_stall(f.hv, true);
+	for (int i = 0; i < 300 && f.p->active == 0; i++)
+		advance(&f, 1);
+	CHECK(f.p->active == 1 && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "switched by the daemon");
+	CHECK(fo_sim_now(f.hv) - last >= 100 * MS && fo_sim_now(f.hv) - last <= 110 * MS,
+	      "at the module's deadline + timeout (%llu ms after the last beat)",
+	      (unsigned long long)((fo_sim_now(f.hv) - last) / MS));
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && strcmp(e->path, "sim") == 0, "our own switch");
+	CHECK(!fo_sim_kernel_armed(f.hv, f.p->kernel_id, NULL, NULL), "taken back (DISARM) first");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Restart with the pair armed in the module: adopted as is (no DISARM/ARM,
+ * no domain action), roles from the module. */
+static void test_restart_adopts_armed(void)
+{
+	struct fx f;
+	char err[256] = "";
+
+	fx_armed(&f);
+	live(&f, 50);
+	/* Switch once so that the module's roles differ from the config's. */
+	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) == 0, "%s", err);
+	prove(&f, f.b);
+	CHECK(kernel_has(&f, f.b, f.a), "module has b -> a");
+	fo_sim_clear_calls(f.hv);
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_ARMED, "adopted: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(f.p->kernel_armed && f.p->active == 1, "kernel-armed, b active");
+	CHECK(strstr(f.p->reason, "kernel module") != NULL, "reason says so: %s", f.p->reason);
+	CHECK(count_calls(&f, FO_SIM_KERNEL_ARM, FO_SIM_ANY_DOMAIN) == 0 &&
+		      count_calls(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN) == 0,
+	      "no DISARM/ARM churn");
+	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	      "no domain action");
+	/* And it still protects: heartbeat loss of b, the module switches. */
+	live(&f, 30);
+	for (int i = 0; i < 10; i++) {
+		beat_if_running(&f, f.a);
+		advance(&f, 10);
+	}
+	CHECK(f.p->active == 0 && fo_sim_state(f.hv, f.a) == FO_DOM_RUNNING, "module switched b -> a");
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0, "no unpause of our own");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Killed while armed; the active stops; the module switches while no
+ * daemon runs; the restarted daemon reads that event before arming and
+ * adopts: b active, a failed (not a standby), then re-armed by operator. */
+static void test_restart_after_kernel_switch(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+
+	fx_armed(&f);
+	live(&f, 50);
+	/* "SIGKILL": from here nobody reads the device or runs deadlines. */
+	f.hold_delivery = true;
+	for (int i = 0; i < 10; i++)
+		fo_sim_advance(f.hv, 10 * MS);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING,
+	      "the module switched with no daemon");
+	CHECK(fo_sim_kernel_queued(f.hv) == 1, "event queued for the next reader");
+	fo_sim_clear_calls(f.hv);
+	f.hold_delivery = false;
+	restart(&f);
+	CHECK(fo_sim_kernel_queued(f.hv) == 0, "read at start");
+	CHECK(f.p->state == FO_PAIR_SWITCHING && f.p->active == 1, "adopted the switch: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && strcmp(e->path, "kernel") == 0 && e->pending, "recorded as a kernel switch");
+	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	      "no switch of its own");
+	advance(&f, 20); /* grace counts from the restart, not from the old switch */
+	CHECK(f.p->state == FO_PAIR_SWITCHING, "grace not expired at once (%s)", fo_pair_state_name(f.p->state));
+	prove(&f, f.b);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && !f.p->m[0].usable, "keep-paused: no standby (%s)",
+	      fo_pair_state_name(f.p->state));
+	CHECK(!fo_sim_kernel_armed(f.hv, f.p->kernel_id, NULL, NULL), "not armed while DEGRADED");
+	/* The operator re-arms: a is adopted as standby, module gets b -> a. */
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_ARMED && kernel_has(&f, f.b, f.a), "ARMED again, module b -> a (%s)",
+	      fo_pair_state_name(f.p->state));
+	CHECK(fo_sim_violations(f.hv) == 0 && !both_running(&f), "never both running");
+	fx_free(&f);
+}
+
+/* Restart while the module is switching (FIRING): wait for its event. */
+static void test_restart_while_firing(void)
+{
+	struct fx f;
+
+	fx_armed(&f);
+	live(&f, 50);
+	f.hold_delivery = true;
+	fo_sim_kernel_hold(f.hv, true);
+	for (int i = 0; i < 6; i++)
+		fo_sim_advance(f.hv, 10 * MS);
+	f.hold_delivery = false;
+	fo_sim_clear_calls(f.hv);
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_ARMING && f.p->kernel_firing, "waits for the module: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0, "no unpause");
+	fo_sim_kernel_hold(f.hv, false);
+	advance(&f, 1);
+	CHECK(f.p->state == FO_PAIR_SWITCHING && f.p->active == 1, "adopted (%s)", fo_pair_state_name(f.p->state));
+	CHECK(fo_sim_violations(f.hv) == 0 && !both_running(&f), "never both running");
+	fx_free(&f);
+}
+
+/* Restart with a stale arming under our id (an old config's domains):
+ * disarmed, then armed with ours. */
+static void test_restart_stale_arming(void)
+{
+	struct fx f;
+	fo_domid_t x, y;
+
+	fx_armed(&f);
+	fo_pair_disarm(f.p);
+	x = fo_sim_add_domain(f.hv, "old-x", FO_DOM_RUNNING);
+	y = fo_sim_add_domain(f.hv, "old-y", FO_DOM_PAUSED);
+	CHECK(fo_sim_kernel_arm_external(f.hv, f.p->kernel_id, x, y, 60000) == 0, "stale arming");
+	fo_sim_set_state(f.hv, f.b, FO_DOM_PAUSED, false);
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_ARMED && kernel_has(&f, f.a, f.b), "ours armed, the stale one gone (%s)",
+	      fo_pair_state_name(f.p->state));
+	CHECK(fo_sim_state(f.hv, x) == FO_DOM_RUNNING && fo_sim_state(f.hv, y) == FO_DOM_PAUSED, "stale domains untouched");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* The standby dies while the module has the pair: DEGRADED, and the module
+ * must not switch to a dead standby: DISARMed. */
+static void test_standby_dies_disarms(void)
+{
+	struct fx f;
+
+	fx_armed(&f);
+	live(&f, 50);
+	fo_sim_set_state(f.hv, f.b, FO_DOM_CRASHED, true);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "DEGRADED");
+	CHECK(!f.p->kernel_armed && !fo_sim_kernel_armed(f.hv, f.p->kernel_id, NULL, NULL), "disarmed in the module");
+	fx_free(&f);
+}
+
+/* The active's agent restarted with a new port while the module holds the
+ * old one: re-ARM on the new port (else the module fails over a live
+ * agent at its timeout). */
+static void test_agent_new_port_rearms(void)
+{
+	struct fx f;
+
+	fx_armed(&f);
+	live(&f, 50);
+	fo_sim_clear_calls(f.hv);
+	fo_sim_agent_event(f.hv, f.a, -ESTALE, "agent's port changed (5 -> 7) while the kernel module holds the old one");
+	{
+		long d = first_call(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN), a = first_call(&f, FO_SIM_KERNEL_ARM, f.a);
+		CHECK(d >= 0 && a > d, "DISARM (%ld) then ARM (%ld)", d, a);
+	}
+	CHECK(f.p->kernel_armed && kernel_has(&f, f.a, f.b) && f.p->state == FO_PAIR_ARMED, "armed again");
+	/* The same for a standby's agent: nothing to do. */
+	fo_sim_clear_calls(f.hv);
+	fo_sim_agent_event(f.hv, f.b, -ESTALE, "x");
+	CHECK(count_calls(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN) == 0, "standby's agent: no re-arm");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Reload removing the pair: disarmed in the module. */
+static void test_reload_removed_disarms(void)
+{
+	struct fx f;
+	struct fo_config empty;
+	uint32_t id;
+
+	fx_armed(&f);
+	id = f.p->kernel_id;
+	sim_base_config(&empty);
+	empty.n_pairs = 0;
+	fo_manager_reload(f.mgr, &empty);
+	CHECK(!fo_sim_kernel_armed(f.hv, id, NULL, NULL), "removed pair disarmed in the module");
+	fx_free(&f);
+}
+
+/* Random walk with the module: faults, heartbeats or not, delivery late or
+ * not, the module held, restarts, operator actions; never both running, as
+ * seen after every step and by the guard on every unpause. */
+static void test_random_walk_kernel(void)
+{
+	unsigned seed = 777;
+	unsigned kernel_switches = 0, own_switches = 0, both = 0;
+
+	for (int round = 0; round < 150; round++) {
+		struct fx f;
+		char err[256];
+
+		fx_armed(&f);
+		for (int step = 0; step < 150; step++) {
+			seed = seed * 1103515245u + 12345u;
+			unsigned r = (seed >> 16) % 100;
+			fo_domid_t d = (seed >> 8) & 1 ? f.a : f.b;
+			if (r < 35)
+				live(&f, 10);
+			else if (r < 45)
+				advance(&f, 30); /* silence: the module fires */
+			else if (r < 50)
+				fo_pair_request_switchover(f.p, err, sizeof(err));
+			else if (r < 53)
+				fo_sim_set_state(f.hv, d, FO_DOM_CRASHED, true);
+			else if (r < 58)
+				fo_pair_arm(f.p);
+			else if (r < 60)
+				fo_pair_disarm(f.p);
+			else if (r < 65)
+				fo_pair_request_drill(f.p, (enum fo_drill_kind)((seed >> 5) % FO_DRILL_COUNT), err,
+						      sizeof(err));
+			else if (r < 70)
+				f.hold_delivery = !f.hold_delivery;
+			else if (r < 75)
+				fo_sim_kernel_hold(f.hv, (seed >> 3) & 1);
+			else if (r < 78) {
+				kernel_switches += (unsigned)f.p->kernel_switches;
+				own_switches += (unsigned)f.p->stats.switches;
+				restart(&f);
+			} else if (r < 83)
+				fo_sim_kernel_notify_only(f.hv, d);
+			else if (r < 86)
+				fo_sim_fail(f.hv, (enum fo_sim_op)((seed >> 4) % FO_SIM_OP_COUNT), d, -EIO, 1);
+			else if (r < 90)
+				fo_sim_heartbeat_status(f.hv, d, FO_HB_APP_UNHEALTHY);
+			else
+				advance(&f, 1);
+			both += both_running(&f);
+		}
+		fo_sim_kernel_hold(f.hv, false);
+		advance(&f, 5);
+		kernel_switches += (unsigned)f.p->kernel_switches;
+		own_switches += (unsigned)f.p->stats.switches;
+		CHECK(fo_sim_violations(f.hv) == 0, "round %d: our or the module's unpause left both running %u times",
+		      round, fo_sim_violations(f.hv));
+		fx_free(&f);
+	}
+	CHECK(both == 0, "both running seen after %u steps", both);
+	CHECK(kernel_switches > 20 && own_switches > 50, "the walk switched both ways (kernel %u, own %u)",
+	      kernel_switches, own_switches);
+}
+
+int main(void)
+{
+	RUN(test_handover_on_armed);
+	RUN(test_arm_failure_retried);
+	RUN(test_kernel_switch_adopted);
+	RUN(test_backstop_reads_late_event);
+	RUN(test_manual_disarm_switch_rearm);
+	RUN(test_drill_heartbeat_loss_by_kernel);
+	RUN(test_crash_disarm_then_switch);
+	RUN(test_unhealthy_while_kernel_armed);
+	RUN(test_race_kernel_firing);
+	RUN(test_race_kernel_done_event_unread);
+	RUN(test_race_late_event_after_own_switch);
+	RUN(test_ebusy_foreign_owner);
+	RUN(test_stuck_sequence_backstop);
+	RUN(test_backstop_broken_module);
+	RUN(test_restart_adopts_armed);
+	RUN(test_restart_after_kernel_switch);
+	RUN(test_restart_while_firing);
+	RUN(test_restart_stale_arming);
+	RUN(test_standby_dies_disarms);
+	RUN(test_agent_new_port_rearms);
+	RUN(test_reload_removed_disarms);
+	RUN(test_random_walk_kernel);
+	return check_summary("test_kernel");
+}
