@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * fo_trace.bpf.c - the kernel half of fo-trace (see README.md).
+ *
+ * Traces the processes in the `targets` map (failoverd's tgid, or a command
+ * fo-trace spawned plus its children) and reports:
+ *   - every time one of their threads gets a CPU: when it left the CPU, when
+ *     it was woken (and by whom), which CPU, which task it displaced;
+ *   - every ioctl() on privcmd (with the hypercall op and domctl command
+ *     read from the caller's buffer) or /dev/fo_switch: entry and exit time
+ *     of the driver's handler (kprobe + kretprobe);
+ *   - exec/fork/exit of spawned commands;
+ *   - a run-queue latency histogram (log2 us) per target kind, like runqlat.
+ *
+ * BTF-enabled raw tracepoints (tp_btf) for the scheduler, kprobes on the two
+ * ioctl handlers; no tracefs, no kernel-version checks; the kernel types
+ * come from vmlinux_min.h via CO-RE.
+ * Every program returns at once for tasks that are not targets, which is
+ * what keeps the overhead on the rest of dom0 small.
+ */
+#include "vmlinux_min.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "fo_trace.h"
+
+#define TASK_RUNNING 0
+
+struct off_cpu {
+	__u64 off_ns;
+	__u64 wake_ns;
+	__u32 reason;
+	__u32 waker_pid;
+	char waker_comm[FO_TRACE_COMM_LEN];
+};
+
+struct ioctl_start {
+	__u64 enter_ns;
+	__u32 kind, request, hc_op, domctl_cmd, domid, nr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);   /* tgid */
+	__type(value, __u32); /* enum fo_trace_target */
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32); /* tid */
+	__type(value, struct off_cpu);
+} offcpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32); /* tid */
+	__type(value, struct ioctl_start);
+} ioctls SEC(".maps");
+
+/* [0] daemon, [1] spawned commands */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct fo_trace_hist);
+} hists SEC(".maps");
+
+/* [0] ring buffer records lost because it was full */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} events SEC(".maps");
+
+/* Records are submitted without waking the reader (BPF_RB_NO_WAKEUP):
+ * fo-trace drains the ring on its own timer, so tracing adds no extra
+ * wake-up of a user process per daemon event (which on a 2-vCPU dom0 would
+ * compete with the daemon itself). */
+
+static __always_inline __u32 tgid_target(__u32 tgid)
+{
+	__u32 *k = bpf_map_lookup_elem(&targets, &tgid);
+
+	return k ? *k : 0;
+}
+
+static __always_inline __u32 target_of(struct task_struct *t)
+{
+	return tgid_target(BPF_CORE_READ(t, tgid));
+}
+
+static __always_inline long task_state(struct task_struct *t)
+{
+	struct task_struct___o *o = (void *)t;
+
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ(o, state);
+}
+
+static __always_inline struct fo_trace_event *reserve(void)
+{
+	struct fo_trace_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		__u32 zero = 0;
+		__u64 *d = bpf_map_lookup_elem(&drops, &zero);
+		if (d)
+			__sync_fetch_and_add(d, 1);
+	}
+	return e;
+}
+
+static __always_inline void fill(struct fo_trace_event *e, __u32 type, __u64 now)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	e->type = type;
+	e->pid = (__u32)id;
+	e->tgid = id >> 32;
+	e->cpu = bpf_get_smp_processor_id();
+	e->ts_ns = now;
+}
+
+static __always_inline int on_wakeup(struct task_struct *p, __u32 reason)
+{
+	struct off_cpu z = {}, *o;
+	__u32 pid;
+
+	if (!target_of(p))
+		return 0;
+	pid = BPF_CORE_READ(p, pid);
+	o = bpf_map_lookup_elem(&offcpu, &pid);
+	if (!o) {
+		/* went to sleep before tracing started */
+		bpf_map_update_elem(&offcpu, &pid, &z, BPF_ANY);
+		o = bpf_map_lookup_elem(&offcpu, &pid);
+		if (!o)
+			return 0;
+	}
+	/* A second wake-up of a runnable task changes nothing. */
+	if (o->wake_ns)
+		return 0;
+	o->wake_ns = bpf_ktime_get_ns();
+	o->reason = reason;
+	o->waker_pid = (__u32)bpf_get_current_pid_tgid();
+	bpf_get_current_comm(o->waker_comm, sizeof(o->waker_comm));
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(fo_sched_wakeup, struct task_struct *p)
+{
+	return on_wakeup(p, FO_OFF_BLOCKED);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(fo_sched_wakeup_new, struct task_struct *p)
+{
+	return on_wakeup(p, FO_OFF_NEW);
+}
+
+static __always_inline void hist_add(__u32 kind, __u64 delta_ns)
+{
+	__u32 key = kind == FO_TGT_DAEMON ? 0 : 1;
+	struct fo_trace_hist *h = bpf_map_lookup_elem(&hists, &key);
+	__u64 us = delta_ns / 1000;
+	__u32 slot = 0;
+
+	if (!h)
+		return;
+	/* log2(us), bounded loop the verifier can see through */
+	for (int i = 0; i < FO_TRACE_HIST_SLOTS - 1; i++) {
+		if (us <= 1)
+			break;
+		us >>= 1;
+		slot++;
+	}
+	if (slot >= FO_TRACE_HIST_SLOTS)
+		slot = FO_TRACE_HIST_SLOTS - 1;
+	__sync_fetch_and_add(&h->slots[slot], 1);
+}
+
+/* tp_btf/sched_switch: (bool preempt, prev, next[, prev_state since 5.18]).
+ * Only the first three are used, so every kernel's shape works. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(fo_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 kind, pid;
+	struct off_cpu *o;
+	struct fo_trace_event *e;
+
+	if (target_of(prev)) {
+		struct off_cpu z = {};
+		pid = BPF_CORE_READ(prev, pid);
+		z.off_ns = now;
+		/* Still runnable: preempted, it waits in the run queue from now
+		 * (runqlat's rule). Otherwise it sleeps until a wake-up. */
+		if (task_state(prev) == TASK_RUNNING) {
+			z.wake_ns = now;
+			z.reason = FO_OFF_PREEMPTED;
+		}
+		bpf_map_update_elem(&offcpu, &pid, &z, BPF_ANY);
+	}
+	kind = target_of(next);
+	if (!kind)
+		return 0;
+	pid = BPF_CORE_READ(next, pid);
+	o = bpf_map_lookup_elem(&offcpu, &pid);
+	if (!o)
+		return 0;
+	if (!o->wake_ns) {
+		/* no wake-up seen (tracing began meanwhile): nothing to report */
+		bpf_map_delete_elem(&offcpu, &pid);
+		return 0;
+	}
+	hist_add(kind, now - o->wake_ns);
+	e = reserve();
+	if (e) {
+		e->type = FO_EV_RUN;
+		e->pid = pid;
+		e->tgid = BPF_CORE_READ(next, tgid);
+		e->cpu = bpf_get_smp_processor_id();
+		e->ts_ns = now;
+		e->run.off_ns = o->off_ns;
+		e->run.wake_ns = o->wake_ns;
+		e->run.off_reason = o->reason;
+		e->run.waker_pid = o->waker_pid;
+		__builtin_memcpy(e->run.waker_comm, o->waker_comm, sizeof(e->run.waker_comm));
+		e->run.prev_pid = BPF_CORE_READ(prev, pid);
+		e->run.prev_prio = BPF_CORE_READ(prev, prio);
+		BPF_CORE_READ_STR_INTO(&e->run.prev_comm, prev, comm);
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	}
+	bpf_map_delete_elem(&offcpu, &pid);
+	return 0;
+}
+
+/* The privcmd_hypercall argument of IOCTL_PRIVCMD_HYPERCALL. */
+struct privcmd_hypercall_arg {
+	__u64 op;
+	__u64 arg[5];
+};
+
+/* The ioctl handlers themselves, by kprobe + kretprobe: only privcmd (and
+ * /dev/fo_switch) calls reach these programs, and the "time inside" is the
+ * driver's handler (fd lookup and syscall entry are outside it). Measured
+ * in the lab (tests/bench/results/2026-11-22-fo-trace-overhead.md), this
+ * costs more than hoped under Xen PV in QEMU/TCG: +42-120 % per switch
+ * phase. An earlier version on the sys_enter/sys_exit raw tracepoints
+ * measured +25 % overall in one run (see README.md, "Overhead"). */
+static __always_inline int ioctl_enter(unsigned int req, unsigned long data, unsigned int dev)
+{
+	struct ioctl_start s = {};
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, pid;
+
+	if (!tgid_target(tgid))
+		return 0;
+	s.request = req;
+	s.domid = 0xffffffff;
+	if (dev == FO_IOC_FO_SWITCH) {
+		__u32 dom = 0;
+		s.kind = FO_IOC_FO_SWITCH;
+		s.nr = req & 0xff;
+		/* fo_switch_dom.domid / fo_switch_req.active: the first u32 */
+		if (!bpf_probe_read_user(&dom, sizeof(dom), (void *)data))
+			s.domid = dom;
+	} else if (req == FO_IOCTL_PRIVCMD_HYPERCALL) {
+		struct privcmd_hypercall_arg hc = {};
+		s.kind = FO_IOC_PRIVCMD_HYPERCALL;
+		if (!bpf_probe_read_user(&hc, sizeof(hc), (void *)data)) {
+			s.hc_op = (__u32)hc.op;
+			/* domctl and sysctl both start with a u32 cmd; a
+			 * sysctl's is tagged so getdomaininfolist is told apart. */
+			if (hc.op == FO_HYPERVISOR_SYSCTL) {
+				__u32 cmd = 0;
+				if (!bpf_probe_read_user(&cmd, sizeof(cmd), (void *)hc.arg[0]))
+					s.domctl_cmd = FO_SYSCTL_TAG | cmd;
+			} else if (hc.op == FO_HYPERVISOR_DOMCTL) {
+				/* struct xen_domctl: u32 cmd, u32 interface_version, u16 domain */
+				__u32 cmd = 0;
+				__u16 dom = 0;
+				if (!bpf_probe_read_user(&cmd, sizeof(cmd), (void *)hc.arg[0]))
+					s.domctl_cmd = cmd;
+				if (!bpf_probe_read_user(&dom, sizeof(dom), (void *)(hc.arg[0] + 8)))
+					s.domid = dom;
+			}
+		}
+	} else {
+		s.kind = FO_IOC_PRIVCMD_OTHER;
+	}
+	s.enter_ns = bpf_ktime_get_ns();
+	pid = (__u32)bpf_get_current_pid_tgid();
+	bpf_map_update_elem(&ioctls, &pid, &s, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int ioctl_exit(long ret)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 pid = (__u32)bpf_get_current_pid_tgid();
+	struct ioctl_start *s = bpf_map_lookup_elem(&ioctls, &pid);
+	struct fo_trace_event *e;
+
+	if (!s)
+		return 0;
+	e = reserve();
+	if (e) {
+		fill(e, FO_EV_IOCTL, now);
+		e->ioctl.enter_ns = s->enter_ns;
+		e->ioctl.ret = ret;
+		e->ioctl.kind = s->kind;
+		e->ioctl.request = s->request;
+		e->ioctl.hc_op = s->hc_op;
+		e->ioctl.domctl_cmd = s->domctl_cmd;
+		e->ioctl.domid = s->domid;
+		e->ioctl.nr = s->nr;
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	}
+	bpf_map_delete_elem(&ioctls, &pid);
+	return 0;
+}
+
+/* drivers/xen/privcmd.c: static long privcmd_ioctl(struct file *, unsigned int cmd, unsigned long data) */
+SEC("kprobe/privcmd_ioctl")
+int BPF_KPROBE(fo_privcmd_enter, void *file, unsigned int cmd, unsigned long data)
+{
+	return ioctl_enter(cmd, data, FO_IOC_PRIVCMD_HYPERCALL);
+}
+
+SEC("kretprobe/privcmd_ioctl")
+int BPF_KRETPROBE(fo_privcmd_exit, long ret)
+{
+	return ioctl_exit(ret);
+}
+
+/* kmod-switch/main.c: static long fo_switch_ioctl(struct file *, unsigned int cmd, unsigned long arg);
+ * attached only when the module is loaded (fo_trace.c checks kallsyms). */
+SEC("kprobe/fo_switch_ioctl")
+int BPF_KPROBE(fo_switch_enter, void *file, unsigned int cmd, unsigned long data)
+{
+	return ioctl_enter(cmd, data, FO_IOC_FO_SWITCH);
+}
+
+SEC("kretprobe/fo_switch_ioctl")
+int BPF_KRETPROBE(fo_switch_exit, long ret)
+{
+	return ioctl_exit(ret);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(fo_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct fo_trace_event *e;
+
+	if (!target_of(p))
+		return 0;
+	e = reserve();
+	if (e) {
+		fill(e, FO_EV_EXEC, bpf_ktime_get_ns());
+		bpf_get_current_comm(e->proc.comm, sizeof(e->proc.comm));
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fo_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 kind = target_of(parent), ctgid, cpid;
+	struct fo_trace_event *e;
+
+	if (kind != FO_TGT_CMD)
+		return 0;
+	ctgid = BPF_CORE_READ(child, tgid);
+	cpid = BPF_CORE_READ(child, pid);
+	if (cpid != ctgid)
+		return 0; /* a new thread: its tgid is already a target */
+	bpf_map_update_elem(&targets, &ctgid, &kind, BPF_ANY);
+	e = reserve();
+	if (e) {
+		fill(e, FO_EV_FORK, bpf_ktime_get_ns());
+		e->proc.child_tgid = ctgid;
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(fo_exit, struct task_struct *p)
+{
+	struct fo_trace_event *e;
+
+	if (!target_of(p) || BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid))
+		return 0;
+	e = reserve();
+	if (e) {
+		fill(e, FO_EV_EXIT, bpf_ktime_get_ns());
+		e->proc.exit_code = BPF_CORE_READ(p, exit_code);
+		bpf_get_current_comm(e->proc.comm, sizeof(e->proc.comm));
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	}
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

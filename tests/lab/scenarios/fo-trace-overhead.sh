@@ -1,0 +1,69 @@
+#!/bin/sh
+# fo-trace-overhead: not a check and not in ctest's list: failoverd's switch
+# latency with and without fo-trace attached, in one boot, for
+# fo-trace/bench-overhead.sh (which analyses the log). The benchmark's own
+# driver (tests/bench: bench-ctl --mode manual) switches pair p1 there and
+# back N times per block and condition: off (no fo-trace), on (fo-trace
+# attached, everything traced), sched (fo-trace --no-ioctl: wake-ups and
+# context switches only), ioctl (fo-trace --no-sched: the ioctl probes only).
+# The order of the conditions rotates from block to block so slow drift of
+# the emulated machine cancels out. Every bench-ctl row is printed as
+# `@@FO-TRACE-OH <condition> <block> <csv>`.
+# Parameters from dom0's command line: fo.oh.n=N (20), fo.oh.blocks=B (4).
+# needs: failoverd failoverctl fo-heartbeat
+. /lab/scenarios/common.sh
+
+N=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^fo\.oh\.n=//p')
+BLOCKS=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^fo\.oh\.blocks=//p')
+N=${N:-20}
+BLOCKS=${BLOCKS:-4}
+require_bin bench-ctl fo-trace jq
+
+arm_pairs p1
+sleep 2
+FT_PID=""
+
+ft_start() {
+	local opt=""
+	case $2 in sched) opt=--no-ioctl ;; ioctl) opt=--no-sched ;; esac
+	fo-trace -p "$FOD_PID" -d 3600 -q $opt -j $LAB/oh-$1.json 2> $LAB/oh-$1.err &
+	FT_PID=$!
+	i=0
+	while ! grep -q attached $LAB/oh-$1.err 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || fail "fo-trace did not attach within 30 s: $(cat $LAB/oh-$1.err)"
+		kill -0 $FT_PID 2>/dev/null || fail "fo-trace exited at start: $(cat $LAB/oh-$1.err)"
+		usleep 100000
+	done
+}
+
+ft_stop() {
+	kill -TERM $FT_PID
+	wait $FT_PID
+	rc=$?
+	[ $rc = 0 ] || log "fo-trace exited $rc: $(tail -n 3 $LAB/oh-$1.err)"
+	metric "oh_$1_fotrace_switches" "$(jq '.switches | length' $LAB/oh-$1.json 2>/dev/null)" ""
+	metric "oh_$1_fotrace_dropped" "$(jq '.dropped_records' $LAB/oh-$1.json 2>/dev/null)" ""
+	FT_PID=""
+}
+
+run_block() {
+	local cond=$1 b=$2
+	[ $cond = off ] || ft_start $cond-$b $cond
+	bench-ctl -s "$FO_SOCK" --mode manual -p p1 -n $N --gap-ms 50 --max-s 300 > $LAB/oh-$cond-$b.csv 2> $LAB/oh-$cond-$b.err ||
+		log "bench-ctl $cond block $b: $(tail -n 2 $LAB/oh-$cond-$b.err)"
+	[ $cond = off ] || ft_stop $cond-$b
+	sed "s/^/@@FO-TRACE-OH $cond $b /" $LAB/oh-$cond-$b.csv
+}
+
+CONDS="off on sched ioctl"
+for b in $(seq 1 $BLOCKS); do
+	# rotate: block 1 off on sched ioctl, block 2 on sched ioctl off, ...
+	set -- $CONDS
+	i=1
+	while [ $i -lt $b ]; do first=$1; shift; set -- "$@" $first; i=$((i + 1)); done
+	for c in "$@"; do run_block $c $b; done
+done
+rows=$(cat $LAB/oh-*-*.csv | grep -vc '^i,')
+[ "$rows" -ge $((N * BLOCKS * 4)) ] || fail "only $rows switch rows recorded"
+pass "fo-trace overhead: $rows manual switches in $BLOCKS blocks, conditions $CONDS"
