@@ -58,6 +58,7 @@ struct sim_kpair {
 struct fo_hv_sim {
 	struct fo_hv base;
 	bool kernel;
+	struct fo_hv_ops kernel_ops; /* sim_ops + the module's ops (fo_sim_enable_kernel) */
 	bool kernel_hold;
 	bool kernel_stall;
 	struct sim_kpair kpairs[SIM_MAX_KPAIRS];
@@ -561,31 +562,6 @@ static const struct fo_hv_ops sim_ops = {
 	.switch_path = sim_switch_path,
 };
 
-static const struct fo_hv_ops sim_kernel_ops = {
-	.name = "sim+kernel",
-	.now_ns = sim_now,
-	.lookup = sim_lookup,
-	.get_state = sim_get_state,
-	.pause = sim_pause,
-	.unpause = sim_unpause,
-	.set_affinity = sim_set_affinity,
-	.destroy = sim_destroy,
-	.create = sim_create,
-	.watch_member = sim_watch_member,
-	.unwatch_member = sim_unwatch_member,
-	.set_role = sim_set_role,
-	.agent_command = sim_agent_command,
-	.get_fds = sim_get_fds,
-	.fds_changed = sim_fds_changed,
-	.dispatch = sim_dispatch,
-	.free = sim_free,
-	.switch_fenced = sim_switch_fenced,
-	.switch_path = sim_switch_path,
-	.kernel_arm = sim_kernel_arm,
-	.kernel_disarm = sim_kernel_disarm,
-	.kernel_adopt = sim_kernel_adopt,
-	.kernel_poll_events = sim_kernel_poll_events,
-};
 
 int fo_hv_sim_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 {
@@ -765,8 +741,18 @@ unsigned fo_sim_violations(struct fo_hv *hv) { return sim_of(hv)->violations; }
 
 void fo_sim_enable_kernel(struct fo_hv *hv)
 {
-	sim_of(hv)->kernel = true;
-	hv->ops = &sim_kernel_ops;
+	struct fo_hv_sim *s = sim_of(hv);
+
+	/* The plain table plus what hv_kmod.c adds over the Xen backend. */
+	s->kernel = true;
+	s->kernel_ops = sim_ops;
+	s->kernel_ops.name = "sim+kernel";
+	s->kernel_ops.switch_fenced = sim_switch_fenced;
+	s->kernel_ops.kernel_arm = sim_kernel_arm;
+	s->kernel_ops.kernel_disarm = sim_kernel_disarm;
+	s->kernel_ops.kernel_adopt = sim_kernel_adopt;
+	s->kernel_ops.kernel_poll_events = sim_kernel_poll_events;
+	hv->ops = &s->kernel_ops;
 }
 
 bool fo_sim_kernel_armed(struct fo_hv *hv, uint32_t pair_id, fo_domid_t *ret_active, fo_domid_t *ret_standby)

@@ -11,98 +11,14 @@
 #include <string.h>
 
 #include "check.h"
-#include "sim_config.h"
-#include "core/manager.h"
-#include "hv/hv_sim.h"
-
-#define MS 1000000ull
-
-struct fx {
-	struct fo_config cfg;
-	struct fo_manager *mgr;
-	struct fo_hv *hv;
-	struct fo_pair *p;
-	fo_domid_t a, b;
-	bool hold_delivery; /* the daemon's loop has not read the device yet */
-};
-
-static void fx_setup_cfg(struct fx *f, const struct fo_config *cfg)
-{
-	struct fo_hv_callbacks cb;
-
-	memset(f, 0, sizeof(*f));
-	f->cfg = *cfg;
-	if (fo_manager_new(&f->cfg, &f->mgr) < 0)
-		abort();
-	cb = fo_manager_hv_callbacks(f->mgr);
-	if (fo_hv_sim_new(&cb, &f->hv) < 0)
-		abort();
-	fo_sim_enable_kernel(f->hv);
-	fo_manager_attach_hv(f->mgr, f->hv);
-	f->a = fo_sim_add_domain(f->hv, "brake-a", FO_DOM_RUNNING);
-	f->b = fo_sim_add_domain(f->hv, "brake-b", FO_DOM_RUNNING);
-	fo_manager_start(f->mgr);
-	f->p = fo_manager_pair(f->mgr, 0);
-}
-
-static void fx_free(struct fx *f)
-{
-	fo_hv_free(f->hv);
-	fo_manager_free(f->mgr);
-}
-
-/* What the daemon's loop does: the device is readable -> read events. */
-static void loop_once(struct fx *f)
-{
-	if (!f->hold_delivery)
-		fo_sim_kernel_deliver(f->hv);
-	fo_manager_run_due(f->mgr);
-}
-
-static void advance(struct fx *f, uint64_t ms)
-{
-	for (uint64_t i = 0; i < ms; i++) {
-		fo_sim_advance(f->hv, MS);
-		loop_once(f);
-	}
-}
-
-static void beat_if_running(struct fx *f, fo_domid_t d)
-{
-	if (fo_sim_state(f->hv, d) == FO_DOM_RUNNING)
-		fo_sim_heartbeat(f->hv, d);
-}
-
-static void live(struct fx *f, uint64_t ms)
-{
-	for (uint64_t t = 0; t < ms; t += 10) {
-		beat_if_running(f, f->a);
-		beat_if_running(f, f->b);
-		advance(f, 10);
-	}
-}
-
-static void prove(struct fx *f, fo_domid_t d)
-{
-	fo_sim_heartbeat(f->hv, d);
-	fo_sim_heartbeat(f->hv, d);
-}
-
-static void fx_armed_cfg(struct fx *f, const struct fo_config *cfg)
-{
-	fx_setup_cfg(f, cfg);
-	prove(f, f->a);
-	prove(f, f->b);
-	fo_sim_guard(f->hv, f->a, f->b);
-	fo_sim_clear_calls(f->hv);
-}
+#include "pair_fixture.h"
 
 static void fx_armed(struct fx *f)
 {
 	struct fo_config cfg;
 
 	sim_base_config(&cfg);
-	fx_armed_cfg(f, &cfg);
+	fx_armed_cfg(f, &cfg, true);
 }
 
 /* A daemon restart: the old manager is gone without a word (SIGKILL), Xen
@@ -119,43 +35,6 @@ static void restart(struct fx *f)
 	fo_manager_attach_hv(f->mgr, f->hv);
 	fo_manager_start(f->mgr);
 	f->p = fo_manager_pair(f->mgr, 0);
-}
-
-static size_t count_calls(struct fx *f, enum fo_sim_op op, fo_domid_t domid)
-{
-	const struct fo_sim_call *c;
-	size_t n = fo_sim_calls(f->hv, &c), k = 0;
-	for (size_t i = 0; i < n; i++)
-		k += c[i].op == op && (domid == FO_SIM_ANY_DOMAIN || c[i].domid == domid);
-	return k;
-}
-
-static long first_call(struct fx *f, enum fo_sim_op op, fo_domid_t domid)
-{
-	const struct fo_sim_call *c;
-	size_t n = fo_sim_calls(f->hv, &c);
-	for (size_t i = 0; i < n; i++)
-		if (c[i].op == op && (domid == FO_SIM_ANY_DOMAIN || c[i].domid == domid))
-			return (long)i;
-	return -1;
-}
-
-static size_t count_events(struct fx *f, enum fo_event_kind kind)
-{
-	const struct fo_event_ring *r = fo_manager_events(f->mgr);
-	size_t k = 0;
-	for (size_t i = 0; i < fo_event_ring_count(r); i++)
-		k += fo_event_ring_get(r, i)->kind == kind;
-	return k;
-}
-
-static const struct fo_event *last_event_of(struct fx *f, enum fo_event_kind kind)
-{
-	const struct fo_event_ring *r = fo_manager_events(f->mgr);
-	for (size_t i = fo_event_ring_count(r); i-- > 0;)
-		if (fo_event_ring_get(r, i)->kind == kind)
-			return fo_event_ring_get(r, i);
-	return NULL;
 }
 
 static bool kernel_has(struct fx *f, fo_domid_t active, fo_domid_t standby)
@@ -206,7 +85,7 @@ static void test_arm_failure_retried(void)
 	struct fo_config cfg;
 
 	sim_base_config(&cfg);
-	fx_setup_cfg(&f, &cfg);
+	fx_new(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, true);
 	fo_sim_fail(f.hv, FO_SIM_KERNEL_ARM, FO_SIM_ANY_DOMAIN, -EBUSY, 1);
 	prove(&f, f.a);
 	prove(&f, f.b);
@@ -233,7 +112,7 @@ static void test_kernel_switch_adopted(void)
 
 	sim_base_config(&cfg);
 	cfg.pairs[0].on_failover = FO_ON_FAILOVER_REBUILD;
-	fx_armed_cfg(&f, &cfg);
+	fx_armed_cfg(&f, &cfg, true);
 	live(&f, 100);
 	fo_sim_heartbeat(f.hv, f.a);
 	last = fo_sim_now(f.hv);
@@ -494,7 +373,7 @@ static void test_ebusy_foreign_owner(void)
 	const struct fo_event *e;
 
 	sim_base_config(&cfg);
-	fx_setup_cfg(&f, &cfg);
+	fx_new(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, true);
 	prove(&f, f.a);
 	prove(&f, f.b);
 	fo_sim_guard(f.hv, f.a, f.b);

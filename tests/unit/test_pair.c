@@ -10,37 +10,12 @@
 #include <string.h>
 
 #include "check.h"
-#include "sim_config.h"
-#include "core/manager.h"
-#include "hv/hv_sim.h"
-
-#define MS 1000000ull
-
-struct fx {
-	struct fo_config cfg;
-	struct fo_manager *mgr;
-	struct fo_hv *hv;
-	struct fo_pair *p;
-	fo_domid_t a, b;
-};
+#include "pair_fixture.h"
 
 /* Domains a and b in the given states, manager started (arming ran). */
 static void fx_setup_cfg(struct fx *f, const struct fo_config *cfg, enum fo_dom_state sa, enum fo_dom_state sb)
 {
-	struct fo_hv_callbacks cb;
-
-	memset(f, 0, sizeof(*f));
-	f->cfg = *cfg;
-	if (fo_manager_new(&f->cfg, &f->mgr) < 0)
-		abort();
-	cb = fo_manager_hv_callbacks(f->mgr);
-	if (fo_hv_sim_new(&cb, &f->hv) < 0)
-		abort();
-	fo_manager_attach_hv(f->mgr, f->hv);
-	f->a = sa == FO_DOM_GONE ? FO_DOMID_INVALID : fo_sim_add_domain(f->hv, "brake-a", sa);
-	f->b = sb == FO_DOM_GONE ? FO_DOMID_INVALID : fo_sim_add_domain(f->hv, "brake-b", sb);
-	fo_manager_start(f->mgr);
-	f->p = fo_manager_pair(f->mgr, 0);
+	fx_new(f, cfg, sa, sb, false);
 }
 
 static void fx_setup(struct fx *f, enum fo_dom_state sa, enum fo_dom_state sb)
@@ -50,78 +25,12 @@ static void fx_setup(struct fx *f, enum fo_dom_state sa, enum fo_dom_state sb)
 	fx_setup_cfg(f, &cfg, sa, sb);
 }
 
-static void fx_free(struct fx *f)
-{
-	fo_hv_free(f->hv);
-	fo_manager_free(f->mgr);
-}
-
-/* Advance virtual time in 1 ms steps, running deadlines as the loop would. */
-static void advance(struct fx *f, uint64_t ms)
-{
-	for (uint64_t i = 0; i < ms; i++) {
-		fo_sim_advance(f->hv, MS);
-		fo_manager_run_due(f->mgr);
-	}
-}
-
-/* `ms` of normal life: the running members heartbeat every 10 ms. */
-static void live(struct fx *f, uint64_t ms)
-{
-	for (uint64_t t = 0; t < ms; t += 10) {
-		if (fo_sim_state(f->hv, f->a) == FO_DOM_RUNNING)
-			fo_sim_heartbeat(f->hv, f->a);
-		if (fo_sim_state(f->hv, f->b) == FO_DOM_RUNNING)
-			fo_sim_heartbeat(f->hv, f->b);
-		advance(f, 10);
-	}
-}
-
-/* A member's agent proves it runs: the first page we see is only a
- * baseline, the second (sequence moved forward) is progress. */
-static void prove(struct fx *f, fo_domid_t d)
-{
-	fo_sim_heartbeat(f->hv, d);
-	fo_sim_heartbeat(f->hv, d);
-}
-
 /* First boot: both running, standby heartbeats, gets paused: ARMED. */
 static void fx_armed(struct fx *f)
 {
-	fx_setup(f, FO_DOM_RUNNING, FO_DOM_RUNNING);
-	prove(f, f->a);
-	prove(f, f->b);
-	fo_sim_guard(f->hv, f->a, f->b);
-	fo_sim_clear_calls(f->hv);
-}
-
-static const struct fo_event *last_event_of(struct fx *f, enum fo_event_kind kind)
-{
-	const struct fo_event_ring *r = fo_manager_events(f->mgr);
-	for (size_t i = fo_event_ring_count(r); i-- > 0;)
-		if (fo_event_ring_get(r, i)->kind == kind)
-			return fo_event_ring_get(r, i);
-	return NULL;
-}
-
-static size_t count_calls(struct fx *f, enum fo_sim_op op, fo_domid_t domid)
-{
-	const struct fo_sim_call *c;
-	size_t n = fo_sim_calls(f->hv, &c), k = 0;
-	for (size_t i = 0; i < n; i++)
-		k += c[i].op == op && c[i].domid == domid;
-	return k;
-}
-
-/* Index of the first call of op on domid, or -1. */
-static long first_call(struct fx *f, enum fo_sim_op op, fo_domid_t domid)
-{
-	const struct fo_sim_call *c;
-	size_t n = fo_sim_calls(f->hv, &c);
-	for (size_t i = 0; i < n; i++)
-		if (c[i].op == op && c[i].domid == domid)
-			return (long)i;
-	return -1;
+	struct fo_config cfg;
+	sim_base_config(&cfg);
+	fx_armed_cfg(f, &cfg, false);
 }
 
 static void test_arm_first_boot(void)
