@@ -17,6 +17,9 @@
 #       --max-s S        cap on each path and condition, seconds (default 300)
 #       --dom0-weight W  experiment: Domain-0's credit2 weight during the run (default Xen's 256)
 #       --pin            experiment: dom0 vCPU i on pCPU i, the domUs only on the other pCPU(s)
+#       --dom0-kernel K  stock (default, $FO_LAB_DOM0_KERNEL) or rt: boot dom0 on Debian's
+#                        PREEMPT_RT kernel (tests/lab/lab.sh --dom0-kernel); the serial log
+#                        is then <build>/logs/bench-rt.log
 #       --timeout S      wall-clock limit for the boot (default: computed from the above)
 #       --from-log LOG   do not boot: analyse the serial log of an earlier run
 #       -v               stream the serial console
@@ -39,7 +42,7 @@ die() {
 }
 
 usage() {
-	sed -n '4,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '4,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -55,6 +58,7 @@ WEIGHT=""
 PIN=0
 TIMEOUT=""
 FROM_LOG=""
+DOM0_KERNEL=${FO_LAB_DOM0_KERNEL:-stock}
 VERBOSE=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -68,6 +72,7 @@ while [ $# -gt 0 ]; do
 	--max-s) MAXS=$2; shift 2 ;;
 	--dom0-weight) WEIGHT=$2; shift 2 ;;
 	--pin) PIN=1; shift ;;
+	--dom0-kernel) DOM0_KERNEL=$2; shift 2 ;;
 	--timeout) TIMEOUT=$2; shift 2 ;;
 	--from-log) FROM_LOG=$2; shift 2 ;;
 	-v|--verbose) VERBOSE=(-v); shift ;;
@@ -85,6 +90,7 @@ for v in "$N" "$NFAULT" "$MAXS" ${WEIGHT:+"$WEIGHT"}; do
 done
 case $LABEL in ''|*[!A-Za-z0-9._-]*) die "--label: letters, digits, . _ - only" ;; esac
 case $CONDS in ''|*[!a-z:]*) die "--conds: e.g. idle:cpu:io" ;; esac
+case $DOM0_KERNEL in stock|rt) ;; *) die "--dom0-kernel: stock or rt" ;; esac
 mkdir -p "$BUILD_DIR"
 BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
 if [ -z "$OUT" ]; then
@@ -111,6 +117,8 @@ bench_tool() {
 }
 
 LOG=$BUILD_DIR/logs/bench.log
+[ "$DOM0_KERNEL" = rt ] && LOG=$BUILD_DIR/logs/bench-rt.log
+HOST_JSON=${LOG%.log}-host.json
 LAB_RC=0
 if [ -z "$FROM_LOG" ]; then
 	# Build what the lab boots (failoverd, failoverctl, fo-heartbeat, the
@@ -128,18 +136,19 @@ if [ -z "$FROM_LOG" ]; then
 	# at MAXS; the packing and the poweroff need a little more.
 	n_conds=$(echo "$CONDS" | tr ':' '\n' | grep -c .)
 	TIMEOUT=${TIMEOUT:-$((180 + n_conds * 5 * MAXS / 2 + 60))}
-	echo "bench: n=$N nfault=$NFAULT conds=$CONDS label=$LABEL, boot timeout ${TIMEOUT}s"
+	echo "bench: n=$N nfault=$NFAULT conds=$CONDS label=$LABEL dom0 kernel $DOM0_KERNEL, boot timeout ${TIMEOUT}s"
 	# The emulated machine's timing depends on the host's: keep its load.
 	load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 	set +e
 	FO_LAB_DOM0_ARGS="fo.bench.n=$N fo.bench.nfault=$NFAULT fo.bench.conds=$CONDS fo.bench.maxs=$MAXS${WEIGHT:+ fo.bench.dom0weight=$WEIGHT} fo.bench.pin=$PIN" \
 		FO_LAB_EXTRA_BINS="$BARE $CTL" \
-		"$REPO/tests/lab/lab.sh" run bench --build-dir "$BUILD_DIR" --timeout "$TIMEOUT" "${VERBOSE[@]}"
+		"$REPO/tests/lab/lab.sh" run bench --build-dir "$BUILD_DIR" --timeout "$TIMEOUT" \
+		--dom0-kernel "$DOM0_KERNEL" "${VERBOSE[@]}"
 	LAB_RC=$?
 	set -e
 	printf '{"cpus":%s,"loadavg_before":"%s","loadavg_after":"%s","kernel":"%s","qemu":"%s"}\n' \
 		"$(nproc)" "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(uname -r)" \
-		"$(qemu-system-x86_64 --version | head -1)" > "$BUILD_DIR/logs/bench-host.json"
+		"$(qemu-system-x86_64 --version | head -1)" > "$HOST_JSON"
 	[ $LAB_RC = 0 ] || echo "bench: the lab run failed (rc=$LAB_RC); analysing whatever reached the log"
 else
 	LOG=$FROM_LOG
@@ -148,6 +157,6 @@ fi
 check=()
 [ $SMOKE = 1 ] && check=(--check)
 host=()
-[ -f "$(dirname "$LOG")/bench-host.json" ] && host=(--host-info "$(dirname "$LOG")/bench-host.json")
+[ -f "${LOG%.log}-host.json" ] && host=(--host-info "${LOG%.log}-host.json")
 "$PYTHON" "$BENCH_SRC/analyze.py" --log "$LOG" --out "$OUT" --label "$LABEL" "${check[@]}" "${host[@]}" || exit 1
 exit $LAB_RC

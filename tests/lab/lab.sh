@@ -14,11 +14,25 @@
 #                         $FO_BUILD_DIR or <repo>/build)
 #       --timeout S       wall-clock limit for the whole boot (default 300)
 #       --xen FILE        boot this hypervisor (ELF or .gz) instead of Debian's
+#       --patched-xen     boot Xen built from Debian's source with the RT
+#                         series (rt-patches/build-xen.sh, cached; builds it
+#                         when missing); also FO_LAB_PATCHED_XEN=1. Its files
+#                         are named <scenario>-xenrt.{log,json}
+#       --dom0-kernel K   stock (linux-image-amd64, default) or rt (Debian's
+#                         PREEMPT_RT linux-image-rt-amd64); default
+#                         $FO_LAB_DOM0_KERNEL. An rt run's files are named
+#                         <scenario>-rt.{log,json}
 #       -v, --verbose     stream the serial console while it runs
 #   Environment: FO_LAB_DOM0_ARGS (more fo.KEY=VALUE words for dom0's kernel
-#   command line, no commas), FO_LAB_EXTRA_BINS (more executables for /lab/bin)
+#   command line, no commas), FO_LAB_EXTRA_BINS (more executables for /lab/bin),
+#   FO_LAB_XEN_ARGS (more words for Xen's own command line)
+#   A scenario's header may ask for more: "# xen-args: ..." (Xen's command
+#   line), "# qemu: ..." (QEMU options, e.g. a q35 machine with an IOMMU and
+#   NICs), "# dom0-modules: ..." / "# domu-modules: ..." (kernel modules
+#   carried into /lib/modules of dom0 / of every domU).
 #
-# Exit status of `run`: 0 only when the scenario printed a PASS result.
+# Exit status of `run`: 0 only when the scenario printed a PASS result (and
+# dom0 reported running the kernel flavour asked for).
 # Files: <build>/logs/<scenario>.log (serial), <build>/logs/<scenario>.json
 # (parsed result + metrics); images under $FO_LAB_DIR or <build>/lab.
 set -euo pipefail
@@ -51,7 +65,7 @@ note() {
 }
 
 usage() {
-	sed -n '4,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '4,37p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -85,7 +99,19 @@ dpkg_owner() {
 # Pick the dom0 kernel: the newest /boot/vmlinuz-* whose image and whose
 # Xen modules belong to the same installed package at the same version
 # (a kernel booted with another build's modules fails at insmod, or worse).
-# FO_LAB_KERNEL=VERSION forces one. Sets KVER, KPKG, KPKG_VERSION.
+# Only kernels of the flavour asked for (--dom0-kernel) count: rt is a
+# PREEMPT_RT build (CONFIG_PREEMPT_RT=y in /boot/config-VERSION), stock is
+# not. FO_LAB_KERNEL=VERSION forces one (of that flavour). Sets KVER, KPKG,
+# KPKG_VERSION.
+kernel_flavour() {
+	local kv=$1
+	if [ -f "/boot/config-$kv" ]; then
+		grep -q '^CONFIG_PREEMPT_RT=y' "/boot/config-$kv" && echo rt || echo stock
+	else
+		case $kv in *-rt-*) echo rt ;; *) echo stock ;; esac
+	fi
+}
+
 pick_kernel() {
 	local img kv m f pkg_img pkg_mod ver_img ver_mod why="" ok
 	local candidates
@@ -97,6 +123,9 @@ pick_kernel() {
 	for img in $candidates; do
 		[ -f "$img" ] || { why="$why $img: missing;"; continue; }
 		kv=${img#/boot/vmlinuz-}
+		if [ "$(kernel_flavour "$kv")" != "$DOM0_KERNEL" ]; then
+			why="$why $kv: not a $DOM0_KERNEL kernel;"; continue
+		fi
 		pkg_img=$(dpkg_owner "$img")
 		[ -n "$pkg_img" ] || { why="$why $kv: image not from a package;"; continue; }
 		ver_img=$(dpkg-query -W -f '${Version}' "$pkg_img" 2>/dev/null || true)
@@ -117,14 +146,19 @@ pick_kernel() {
 		KVER=$kv KPKG=$pkg_img KPKG_VERSION=$ver_img
 		return 0
 	done
-	die "no usable dom0 kernel in /boot:${why:- none installed} (install linux-image-amd64)"
+	# The rt image is not among the deps: it does not boot as a PV dom0
+	# here (README.md, "The PREEMPT_RT dom0 kernel"), and other labs that
+	# take the newest /boot kernel would pick it up.
+	local pkg="linux-image-amd64: tests/lab/lab.sh deps"
+	[ "$DOM0_KERNEL" = rt ] && pkg="linux-image-rt-amd64: apt-get install linux-image-rt-amd64"
+	die "no usable $DOM0_KERNEL dom0 kernel in /boot:${why:- none installed} (install $pkg)"
 }
 
 # The base image's cache key: every package its files come from, the
 # kernel, and the builder script itself.
 base_key() {
 	{
-		echo "kernel=$KVER $KPKG=$KPKG_VERSION"
+		echo "kernel=$KVER $KPKG=$KPKG_VERSION flavour=$DOM0_KERNEL"
 		dpkg-query -W -f '${Package}=${Version}\n' 2>/dev/null |
 			grep -E '^(xen-|libxen|xenstore-utils|busybox-static|jq|libjq|libonig|stress-ng|iperf3|libiperf|libsctp|libssl3|libc6|libgcc-s1|libyajl|libuuid|zlib1g|liblzma|libzstd)' |
 			LC_ALL=C sort
@@ -135,7 +169,9 @@ base_key() {
 ensure_base() {
 	local key
 	key=$(base_key)
-	BASE_IMG=$LAB_DIR/cache/dom0-base-$key.cpio.gz
+	# One cached base per kernel flavour: switching between stock and rt
+	# runs must not rebuild each time.
+	BASE_IMG=$LAB_DIR/cache/dom0-base-$DOM0_KERNEL-$key.cpio.gz
 	mkdir -p "$LAB_DIR/cache"
 	(
 		# Two runs sharing a lab dir must not build the same file at once.
@@ -145,8 +181,10 @@ ensure_base() {
 		else
 			note "building base image for kernel $KVER ($KPKG $KPKG_VERSION)"
 			img_base "$BASE_IMG" "$KVER"
-			# Old keys are dead weight (~40 MB each).
-			find "$LAB_DIR/cache" -name 'dom0-base-*.cpio.gz' ! -name "$(basename "$BASE_IMG")" -delete
+			# Old keys of this flavour (and unflavoured ones from before
+			# the flavours) are dead weight (~40 MB each).
+			find "$LAB_DIR/cache" \( -name "dom0-base-$DOM0_KERNEL-*.cpio.gz" -o \
+				-regex '.*/dom0-base-[0-9a-f]*\.cpio\.gz' \) ! -name "$(basename "$BASE_IMG")" -delete
 			note "base image $(du -h "$BASE_IMG" | cut -f1) built"
 		fi
 	) 9> "$LAB_DIR/cache/.lock"
@@ -176,8 +214,13 @@ find_project_bins() {
 	HEARTBEAT=${FO_HEARTBEAT:-$BUILD_DIR/guest-heartbeat/fo-heartbeat}
 	OBSERVER=$(lab_tool fo-observer observer.c "-lxenctrl -lxenstore")
 	LABTIME=$(lab_tool fo-labtime labtime.c "")
-	# kmod-switch/ (built when the kernel headers are installed)
-	KMOD=${FO_KMOD:-$BUILD_DIR/kmod-switch/fo_switch.ko}
+	# kmod-switch/ (built when the kernel headers are installed); for the
+	# rt kernel, tests/lab builds it again against linux-headers-rt-amd64.
+	if [ "$DOM0_KERNEL" = rt ]; then
+		KMOD=${FO_KMOD:-$BUILD_DIR/tests/lab/kmod-rt/fo_switch.ko}
+	else
+		KMOD=${FO_KMOD:-$BUILD_DIR/kmod-switch/fo_switch.ko}
+	fi
 	KMOD_TEST=${FO_KMOD_TEST:-$BUILD_DIR/kmod-switch/fo-switch-test}
 }
 
@@ -194,7 +237,8 @@ check_needs() {
 		fo-switch-test) path=$KMOD_TEST ;;
 		fo_switch.ko)
 			[ -f "$KMOD" ] && continue
-			echo "FAIL $SCENARIO: needs fo_switch.ko, not found at $KMOD (install linux-headers-amd64, rebuild)"
+			echo "FAIL $SCENARIO: needs fo_switch.ko for the $DOM0_KERNEL dom0 kernel, not found at $KMOD" \
+				"(install linux-headers-$([ "$DOM0_KERNEL" = rt ] && echo rt-)amd64, rebuild)"
 			exit 1 ;;
 		*) continue ;;
 		esac
@@ -203,6 +247,11 @@ check_needs() {
 			exit 1
 		fi
 	done
+}
+
+# scenario_header KEY: the words of the scenario's "# KEY: ..." line.
+scenario_header() {
+	sed -n "s/^# $1:\(.*\)/\1/p" "$LAB_SRC/scenarios/$SCENARIO.sh" | head -1
 }
 
 # The per-run part of dom0's initramfs: /init, scenarios, project binaries
@@ -241,12 +290,32 @@ build_project_image() {
 		[ -f "$b" ] && cp "$b" "$root/lab/configs/"
 	done
 	img_domu "$root/boot/domu.cpio.gz" "$KVER" "$agent"
+	# Scenario extras: dom0 modules (e.g. xen-pciback) into this archive;
+	# domU modules and the domU hooks (domu/hooks/NAME.sh, run by fo.hook=NAME)
+	# as a second archive appended to the domU's (Linux unpacks both).
+	local mods
+	mods=$(scenario_header dom0-modules)
+	# shellcheck disable=SC2086
+	[ -z "$mods" ] || img_copy_modules "$root" "$KVER" $mods
+	mods=$(scenario_header domu-modules)
+	if [ -n "$mods" ] || [ -d "$LAB_SRC/domu/hooks" ]; then
+		local ov=$RUN_DIR/domu-overlay
+		rm -rf "$ov"
+		mkdir -p "$ov/lab/hooks"
+		# shellcheck disable=SC2086
+		[ -z "$mods" ] || img_copy_modules "$ov" "$KVER" $mods
+		[ ! -d "$LAB_SRC/domu/hooks" ] || cp "$LAB_SRC"/domu/hooks/*.sh "$ov/lab/hooks/" 2>/dev/null || true
+		img_pack "$ov" "$RUN_DIR/domu-overlay.cpio.gz"
+		cat "$RUN_DIR/domu-overlay.cpio.gz" >> "$root/boot/domu.cpio.gz"
+		rm -rf "$ov" "$RUN_DIR/domu-overlay.cpio.gz"
+	fi
 	# Libraries copied for the project binaries sit under /usr/lib already
 	# (canonical paths), so nothing here replaces the base's /lib symlink.
 	rm -f "$root/lib" "$root/lib64"
 	cat > "$root/lab/manifest" <<EOF
 scenario=$SCENARIO
 kernel=$KVER
+dom0_kernel=$DOM0_KERNEL
 failoverd=$have_fod
 failoverctl=$have_ctl
 agent=$have_agent
@@ -260,6 +329,12 @@ EOF
 
 prepare_xen() {
 	XEN_ELF=$RUN_DIR/xen
+	if [ "$PATCHED_XEN" = 1 ]; then
+		# Cached by the series' hash; a first run builds it (~2 min).
+		XEN_FILE=$("$REPO/rt-patches/build-xen.sh" | tail -1) ||
+			die "rt-patches/build-xen.sh failed"
+		note "patched Xen: $XEN_FILE"
+	fi
 	if [ -n "$XEN_FILE" ]; then
 		case $XEN_FILE in
 		*.gz) zcat "$XEN_FILE" > "$XEN_ELF" ;;
@@ -277,6 +352,8 @@ parse_opts() {
 	TIMEOUT=300
 	XEN_FILE=""
 	VERBOSE=${FO_LAB_VERBOSE:-0}
+	DOM0_KERNEL=${FO_LAB_DOM0_KERNEL:-stock}
+	PATCHED_XEN=${FO_LAB_PATCHED_XEN:-0}
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--build-dir) BUILD_DIR=$2; shift 2 ;;
@@ -285,6 +362,9 @@ parse_opts() {
 		--timeout=*) TIMEOUT=${1#*=}; shift ;;
 		--xen) XEN_FILE=$2; shift 2 ;;
 		--xen=*) XEN_FILE=${1#*=}; shift ;;
+		--patched-xen) PATCHED_XEN=1; shift ;;
+		--dom0-kernel) DOM0_KERNEL=$2; shift 2 ;;
+		--dom0-kernel=*) DOM0_KERNEL=${1#*=}; shift ;;
 		-v|--verbose) VERBOSE=1; shift ;;
 		*) die "unknown option $1" ;;
 		esac
@@ -296,16 +376,25 @@ parse_opts() {
 	mkdir -p "$LAB_DIR" "$LOG_DIR"
 	LAB_DIR=$(cd "$LAB_DIR" && pwd)
 	case $TIMEOUT in ''|*[!0-9]*) die "--timeout needs seconds" ;; esac
+	case $DOM0_KERNEL in
+	stock) RUN_NAME=${SCENARIO:-smoke} ;;
+	rt) RUN_NAME=${SCENARIO:-smoke}-rt ;;
+	*) die "--dom0-kernel (FO_LAB_DOM0_KERNEL): stock or rt, not '$DOM0_KERNEL'" ;;
+	esac
+	if [ "$PATCHED_XEN" = 1 ]; then
+		[ -z "$XEN_FILE" ] || die "--patched-xen and --xen exclude each other"
+		RUN_NAME=$RUN_NAME-xenrt
+	fi
 }
 
 prepare_images() {
 	local t0=$SECONDS
 	command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (tests/lab/lab.sh deps)"
 	pick_kernel
-	note "dom0 kernel $KVER from $KPKG $KPKG_VERSION (image and modules match)"
+	note "dom0 kernel $KVER ($DOM0_KERNEL) from $KPKG $KPKG_VERSION (image and modules match)"
 	ensure_base
 	find_project_bins
-	RUN_DIR=$LAB_DIR/run-$SCENARIO
+	RUN_DIR=$LAB_DIR/run-$RUN_NAME
 	mkdir -p "$RUN_DIR"
 	# QEMU splits -initrd on commas and the module command line on spaces.
 	case $RUN_DIR in *[,\ ]*) die "lab dir $RUN_DIR must not contain commas or spaces" ;; esac
@@ -333,15 +422,22 @@ cmd_run() {
 	check_needs
 	prepare_images
 
-	local log=$LOG_DIR/$SCENARIO.log dom0_timeout rc t0
+	local log=$LOG_DIR/$RUN_NAME.log dom0_timeout rc t0
 	dom0_timeout=$((TIMEOUT - BOOT_MARGIN_S))
 	[ $dom0_timeout -ge 30 ] || dom0_timeout=30
 	local xen_args="dom0_mem=1024M,max:1024M console=com1 com1=115200,8n1 noreboot dom0_max_vcpus=2"
-	local dom0_args="console=hvc0 earlyprintk=xen rdinit=/init quiet fo.scenario=$SCENARIO fo.timeout=$dom0_timeout"
+	local dom0_args="console=hvc0 earlyprintk=xen rdinit=/init quiet fo.scenario=$SCENARIO fo.timeout=$dom0_timeout fo.dom0_kernel=$DOM0_KERNEL"
 	# Scenario parameters ride on the same command line (a comma would
 	# end the multiboot module string).
 	case ${FO_LAB_DOM0_ARGS:-} in *,*) die "FO_LAB_DOM0_ARGS must not contain commas" ;; esac
 	[ -z "${FO_LAB_DOM0_ARGS:-}" ] || dom0_args="$dom0_args $FO_LAB_DOM0_ARGS"
+	# More hypervisor options: the scenario's own, then the caller's.
+	local more
+	more="$(scenario_header xen-args) ${FO_LAB_XEN_ARGS:-}"
+	xen_args="$xen_args $(echo $more)"
+	local -a qemu_extra
+	# shellcheck disable=SC2207
+	qemu_extra=($(scenario_header qemu))
 	# One emulated machine per host at a time, across build trees too: two
 	# QEMUs on two cores stretch every timing the scenarios check.
 	local lock=${FO_LAB_LOCK:-/tmp/fo-lab.lock}
@@ -359,7 +455,8 @@ cmd_run() {
 	local qemu=(timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi
 		-cpu qemu64,+svm -m 2048 -smp 2 -nographic -no-reboot
 		-kernel "$XEN_ELF" -append "$xen_args"
-		-initrd "/boot/vmlinuz-$KVER $dom0_args,$RUN_DIR/dom0.cpio.gz")
+		-initrd "/boot/vmlinuz-$KVER $dom0_args,$RUN_DIR/dom0.cpio.gz"
+		"${qemu_extra[@]}")
 	if [ "$VERBOSE" = 1 ]; then
 		"${qemu[@]}" < /dev/null 2>&1 | tee "$log"
 		rc=${PIPESTATUS[0]}
@@ -377,8 +474,25 @@ cmd_run() {
 		note "qemu exited with status $rc"
 	fi
 	note "wall time ${wall}s"
-	echo "@@FO-LAB {\"scenario\":\"$SCENARIO\",\"wall_s\":$wall,\"qemu_rc\":$rc}" >> "$log"
-	"$PYTHON" "$LAB_SRC/results.py" "$log" "$SCENARIO" "$LOG_DIR/$SCENARIO.json"
+	echo "@@FO-LAB {\"scenario\":\"$SCENARIO\",\"dom0_kernel\":\"$DOM0_KERNEL\",\"wall_s\":$wall,\"qemu_rc\":$rc}" >> "$log"
+	local vrc=0
+	"$PYTHON" "$LAB_SRC/results.py" "$log" "$SCENARIO" "$LOG_DIR/$RUN_NAME.json" || vrc=$?
+	check_dom0_kernel "$log" || vrc=1
+	return $vrc
+}
+
+# dom0's /init reports the kernel it runs ("== dom0 kernel: release=R
+# preempt_rt=0|1", from uname and /sys/kernel/realtime): a run passes only
+# on the kernel and flavour it was asked for.
+check_dom0_kernel() {
+	local log=$1 want=0 line
+	[ "$DOM0_KERNEL" = rt ] && want=1
+	line=$(tr -d '\r' < "$log" | grep -a -o '== dom0 kernel: release=[^ ]* preempt_rt=[01]' | head -1)
+	if [ "$line" != "== dom0 kernel: release=$KVER preempt_rt=$want" ]; then
+		echo "FAIL $SCENARIO: dom0 was to run $KVER ($DOM0_KERNEL, preempt_rt=$want); it reported '${line:-nothing}'"
+		return 1
+	fi
+	note "dom0 ran $KVER, preempt_rt=$want"
 }
 
 # demo: the README's quick start on a fresh Debian 12 machine: install,

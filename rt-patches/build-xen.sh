@@ -1,0 +1,237 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# build-xen.sh - fetch Debian's Xen source at the pinned version, apply
+# rt-patches/xen-4.17/series, build the hypervisor only, cache the result.
+#
+#   rt-patches/build-xen.sh [OPTIONS]
+#       --out DIR       where the cache lives (default $FO_XEN_CACHE or
+#                       /var/cache/failoverd-xen)
+#       --stock         build the pinned source without the series (the
+#                       control a patched build is compared against)
+#       --upto N        apply only the first N patches of the series (e.g.
+#                       --upto 1: the measurement baseline, stock behaviour
+#                       plus the irq-trace entry stamp)
+#       --check         apply the series to a fresh tree only, no build
+#       --print-path    print the cached hypervisor's path and exit 0 when it
+#                       exists, exit 1 otherwise (nothing is fetched or built)
+#   Prints the path of the built hypervisor (a multiboot ELF that
+#   tests/lab/lab.sh run --xen FILE boots) as its last line.
+#
+# Needs root the first time: it writes a deb-src sources file when none
+# offers Xen's source, runs apt-get update and installs the build packages.
+#
+# Cache key: the pinned version plus the sha256 of the series file and of
+# every patch it lists, in series order, and the build recipe's version
+# (RECIPE below): a changed patch builds again, an unchanged series is reused.
+set -euo pipefail
+
+XEN_SRC_VERSION=4.17.5+72-g01140da4e8-1
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SERIES_DIR=$HERE/xen-4.17
+CACHE=${FO_XEN_CACHE:-/var/cache/failoverd-xen}
+MODE=patched
+PRINT_PATH=0
+UPTO=0
+BUILD_PACKAGES="flex bison python3 dpkg-dev build-essential"
+SRC_LIST=/etc/apt/sources.list.d/failoverd-xen-src.sources
+# The build recipe's version, part of the cache key (see cache_key).
+RECIPE=1
+
+die() { echo "build-xen: $*" >&2; exit 1; }
+note() { echo "build-xen: $*" >&2; }
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--out) CACHE=$2; shift 2 ;;
+	--out=*) CACHE=${1#*=}; shift ;;
+	--stock) MODE=stock; shift ;;
+	--check) MODE=check; shift ;;
+	--upto) UPTO=$2; shift 2 ;;
+	--upto=*) UPTO=${1#*=}; shift ;;
+	--print-path) PRINT_PATH=1; shift ;;
+	-h|--help) sed -n '4,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown option $1" ;;
+	esac
+done
+
+case $UPTO in ''|*[!0-9]*) die "--upto needs a number" ;; esac
+if [ "$UPTO" -gt 0 ]; then
+	[ "$MODE" = patched ] || die "--upto goes with a patched build only"
+	MODE=upto$UPTO
+	n_all=$(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES_DIR/series" | grep -vc '^$' || true)
+	[ "$n_all" -ge "$UPTO" ] || die "--upto $UPTO: the series has $n_all patches"
+fi
+
+# The patches in series order ('#' comments and blank lines skipped), only
+# the first --upto N when asked.
+series_patches() {
+	local all
+	all=$(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES_DIR/series" | grep -v '^$' || true)
+	if [ "$UPTO" -gt 0 ]; then
+		echo "$all" | head -n "$UPTO"
+	else
+		echo "$all"
+	fi
+}
+
+cache_key() {
+	{
+		echo "xen=$XEN_SRC_VERSION mode=$MODE"
+		# Bump RECIPE when the build commands below change (editing
+		# comments or options of this script must not cost a rebuild).
+		echo "recipe=$RECIPE"
+		if [ "$MODE" != stock ]; then
+			sha256sum "$SERIES_DIR/series" | cut -d' ' -f1
+			local p
+			for p in $(series_patches); do
+				[ -f "$SERIES_DIR/$p" ] || die "series names $p, which is not in $SERIES_DIR"
+				sha256sum "$SERIES_DIR/$p" | cut -d' ' -f1
+			done
+		fi
+	} | sha256sum | cut -c1-16
+}
+
+[ -f "$SERIES_DIR/series" ] || die "no series file in $SERIES_DIR"
+KEY=$(cache_key)
+OUT=$CACHE/xen-$MODE-$KEY
+if [ $PRINT_PATH = 1 ]; then
+	[ -s "$OUT/xen" ] || exit 1
+	echo "$OUT/xen"
+	exit 0
+fi
+if [ "$MODE" != check ] && [ -s "$OUT/xen" ]; then
+	note "cached: $OUT (key $KEY)"
+	echo "$OUT/xen"
+	exit 0
+fi
+
+ensure_packages() {
+	local missing="" p
+	for p in $BUILD_PACKAGES; do
+		dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	[ "$(id -u)" = 0 ] || die "missing packages:$missing (run as root)"
+	note "installing:$missing"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing >&2
+}
+
+# A deb-src entry for Debian's main archive, written only when apt knows no
+# source for the pinned version yet (the machine's own files list only
+# binary packages). A copy of the machine's deb822 file with Types: deb-src
+# keeps its mirror and keyring.
+ensure_deb_src() {
+	# (into a variable: grep -q closing the pipe early would make
+	# apt-cache die of SIGPIPE and pipefail report a miss)
+	have_src() {
+		local v
+		v=$(apt-cache showsrc xen 2>/dev/null || true)
+		grep -qxF "Version: $XEN_SRC_VERSION" <<< "$v"
+	}
+	have_src && return 0
+	[ "$(id -u)" = 0 ] || die "no deb-src for xen=$XEN_SRC_VERSION and not root to add one"
+	if [ ! -f "$SRC_LIST" ]; then
+		local base
+		base=$(ls /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v "$SRC_LIST" |
+			xargs -r grep -l 'URIs:.*debian' 2>/dev/null | head -1 || true)
+		if [ -n "$base" ]; then
+			sed 's/^Types:.*/Types: deb-src/' "$base" > "$SRC_LIST"
+		else
+			cat > "$SRC_LIST" <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+		fi
+		note "wrote $SRC_LIST"
+	fi
+	apt-get update >&2
+	have_src ||
+		die "apt offers no source for xen=$XEN_SRC_VERSION (see $SRC_LIST)"
+}
+
+# The unpacked, unpatched source, fetched once and kept under the cache.
+fetch_source() {
+	local pristine=$CACHE/src-$XEN_SRC_VERSION
+	if [ ! -f "$pristine/.complete" ]; then
+		ensure_deb_src
+		rm -rf "$pristine"
+		mkdir -p "$pristine"
+		note "apt-get source xen=$XEN_SRC_VERSION"
+		# dpkg-source applies Debian's own quilt patches on extraction:
+		# the tree is exactly what Debian builds.
+		(cd "$pristine" && apt-get source -q "xen=$XEN_SRC_VERSION" >&2) ||
+			die "apt-get source failed"
+		touch "$pristine/.complete"
+	fi
+	SRC_TREE=$(find "$pristine" -mindepth 1 -maxdepth 1 -type d -name 'xen-*' | head -1)
+	[ -n "$SRC_TREE" ] && [ -d "$SRC_TREE/xen" ] || die "no xen-*/xen in $pristine"
+}
+
+ensure_packages
+mkdir -p "$CACHE"
+exec 9> "$CACHE/.lock"
+flock 9
+# Another run may have built it while this one waited for the lock.
+if [ "$MODE" != check ] && [ -s "$OUT/xen" ]; then
+	note "cached: $OUT (key $KEY)"
+	echo "$OUT/xen"
+	exit 0
+fi
+fetch_source
+
+WORK=$CACHE/work-$MODE-$KEY
+rm -rf "$WORK"
+mkdir -p "$WORK"
+cp -a "$SRC_TREE" "$WORK/xen-src"
+TREE=$WORK/xen-src
+
+if [ "$MODE" != stock ]; then
+	n=0
+	for p in $(series_patches); do
+		n=$((n + 1))
+		# --dry-run first: a patch that does not apply must leave no
+		# half-applied tree behind and must stop the build loudly.
+		if ! patch -d "$TREE" -p1 --dry-run --forward --batch -s < "$SERIES_DIR/$p" > "$WORK/patch.err" 2>&1; then
+			cat "$WORK/patch.err" >&2
+			die "patch $n ($p) does not apply to xen $XEN_SRC_VERSION"
+		fi
+		patch -d "$TREE" -p1 --forward --batch -s < "$SERIES_DIR/$p" >&2
+		note "applied $p"
+	done
+	[ $n -gt 0 ] || die "series is empty"
+fi
+if [ "$MODE" = check ]; then
+	note "series applies cleanly ($n patches)"
+	rm -rf "$WORK"
+	exit 0
+fi
+
+note "building the hypervisor ($MODE, key $KEY) with $(nproc) jobs"
+t0=$SECONDS
+# Hypervisor only: the tools come from Debian's packages, unchanged.
+# defconfig is the upstream default x86 configuration (the one Debian's
+# hypervisor package also starts from).
+if ! { make -C "$TREE/xen" defconfig && make -C "$TREE/xen" -j"$(nproc)"; } > "$WORK/build.log" 2>&1; then
+	tail -60 "$WORK/build.log" >&2
+	die "build failed (log: $WORK/build.log)"
+fi
+note "built in $((SECONDS - t0)) s"
+mkdir -p "$OUT.tmp"
+cp "$TREE/xen/xen" "$OUT.tmp/xen"
+cp "$TREE/xen/.config" "$OUT.tmp/config"
+cp "$TREE/xen/xen-syms" "$OUT.tmp/xen-syms" 2>/dev/null || true
+{ echo "xen=$XEN_SRC_VERSION"; echo "mode=$MODE"; echo "key=$KEY"; series_patches | sed 's/^/patch=/'; } > "$OUT.tmp/info"
+rm -rf "$OUT"
+mv "$OUT.tmp" "$OUT"
+rm -rf "$WORK"
+echo "$OUT/xen"
