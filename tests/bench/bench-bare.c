@@ -174,7 +174,8 @@ int main(int argc, char **argv)
 		{ "max-s", required_argument, NULL, 'M' }, { NULL, 0, NULL, 0 },
 	};
 	enum bench_mode mode = BENCH_BARE;
-	long n = 0, gap_ms = 10, prio = 0, cpu = -1, max_s = 0;
+	struct bench_run_opts ro = { .gap_ms = 10, .cpu = -1 };
+	long n, gap_ms, prio, cpu, max_s;
 	int64_t t_start;
 	struct bench_dom dom[2];
 	xc_interface *xch = NULL;
@@ -193,30 +194,12 @@ int main(int argc, char **argv)
 			else
 				usage();
 			break;
-		case 'n':
-			if (bench_parse_int(optarg, 1, 1000000, &n))
-				usage();
-			break;
-		case 'g':
-			if (bench_parse_int(optarg, 0, 60000, &gap_ms))
-				usage();
-			break;
-		case 'r':
-			if (bench_parse_int(optarg, 0, 99, &prio))
-				usage();
-			break;
-		case 'c':
-			if (bench_parse_int(optarg, -1, 1023, &cpu))
-				usage();
-			break;
-		case 'M':
-			if (bench_parse_int(optarg, 0, 86400, &max_s))
-				usage();
-			break;
 		default:
-			usage();
+			if (bench_run_opt(c, optarg, &ro) != 1)
+				usage();
 		}
 	}
+	n = ro.n, gap_ms = ro.gap_ms, prio = ro.prio, cpu = ro.cpu, max_s = ro.max_s;
 	if (mode == BENCH_CLOCK) {
 		if (n < 1 || optind != argc || bench_rt_setup((int)prio, (int)cpu) < 0)
 			usage();

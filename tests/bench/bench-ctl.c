@@ -504,7 +504,8 @@ int main(int argc, char **argv)
 	};
 	struct bench_ctx x = { .sock_path = "/run/failoverd/control.sock", .mode = BENCH_MANUAL,
 			       .ctl = { .fd = -1 }, .follow = { .fd = -1 } };
-	long n = 0, gap_ms = 20, prio = 0, cpu = -1, max_s = 0;
+	struct bench_run_opts ro = { .gap_ms = 20, .cpu = -1 };
+	long n, gap_ms, prio, cpu, max_s;
 	const char *events_path = NULL;
 	cJSON *reply = NULL;
 	int64_t t_start;
@@ -529,33 +530,15 @@ int main(int argc, char **argv)
 			else
 				usage();
 			break;
-		case 'n':
-			if (bench_parse_int(optarg, 1, 1000000, &n))
-				usage();
-			break;
-		case 'g':
-			if (bench_parse_int(optarg, 0, 60000, &gap_ms))
-				usage();
-			break;
-		case 'r':
-			if (bench_parse_int(optarg, 0, 99, &prio))
-				usage();
-			break;
-		case 'c':
-			if (bench_parse_int(optarg, -1, 1023, &cpu))
-				usage();
-			break;
-		case 'M':
-			if (bench_parse_int(optarg, 0, 86400, &max_s))
-				usage();
-			break;
 		case 'e':
 			events_path = optarg;
 			break;
 		default:
-			usage();
+			if (bench_run_opt(c, optarg, &ro) != 1)
+				usage();
 		}
 	}
+	n = ro.n, gap_ms = ro.gap_ms, prio = ro.prio, cpu = ro.cpu, max_s = ro.max_s;
 	if (optind != argc || (x.mode == BENCH_FOLLOW ? !events_path : !x.pair || n < 1))
 		usage();
 	signal(SIGPIPE, SIG_IGN);

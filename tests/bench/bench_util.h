@@ -98,4 +98,24 @@ static inline int bench_parse_int(const char *s, long min, long max, long *ret)
 	return 0;
 }
 
+/* The options both drivers take, with the same bounds: -n, --gap-ms,
+ * --rt, --cpu, --max-s (getopt codes n g r c M). */
+struct bench_run_opts {
+	long n, gap_ms, prio, cpu, max_s;
+};
+
+/* 1: c is one of them and its value is in range; -EINVAL: one of them,
+ * out of range or not a number; 0: not one of them. */
+static inline int bench_run_opt(int c, const char *arg, struct bench_run_opts *o)
+{
+	switch (c) {
+	case 'n': return bench_parse_int(arg, 1, 1000000, &o->n) ? -EINVAL : 1;
+	case 'g': return bench_parse_int(arg, 0, 60000, &o->gap_ms) ? -EINVAL : 1;
+	case 'r': return bench_parse_int(arg, 0, 99, &o->prio) ? -EINVAL : 1;
+	case 'c': return bench_parse_int(arg, -1, 1023, &o->cpu) ? -EINVAL : 1;
+	case 'M': return bench_parse_int(arg, 0, 86400, &o->max_s) ? -EINVAL : 1;
+	}
+	return 0;
+}
+
 #endif
