@@ -8,12 +8,12 @@
  *     it was woken (and by whom), which CPU, which task it displaced;
  *   - every ioctl() on privcmd (with the hypercall op and domctl command
  *     read from the caller's buffer) or /dev/fo_switch: entry and exit time
- *     of the driver's handler (kprobe + kretprobe);
+ *     of the driver's handler (fentry/fexit, or kprobe + kretprobe);
  *   - exec/fork/exit of spawned commands;
  *   - a run-queue latency histogram (log2 us) per target kind, like runqlat.
  *
- * BTF-enabled raw tracepoints (tp_btf) for the scheduler, kprobes on the two
- * ioctl handlers; no tracefs, no kernel-version checks; the kernel types
+ * BTF-enabled raw tracepoints (tp_btf) for the scheduler, fentry/fexit (or
+ * kprobes) on the two ioctl handlers; no tracefs, no kernel-version checks; the kernel types
  * come from vmlinux_min.h via CO-RE.
  * Every program returns at once for tasks that are not targets, which is
  * what keeps the overhead on the rest of dom0 small.
@@ -252,13 +252,11 @@ struct privcmd_hypercall_arg {
 	__u64 arg[5];
 };
 
-/* The ioctl handlers themselves, by kprobe + kretprobe: only privcmd (and
- * /dev/fo_switch) calls reach these programs, and the "time inside" is the
- * driver's handler (fd lookup and syscall entry are outside it). Measured
- * in the lab (tests/bench/results/2026-11-22-fo-trace-overhead.md), this
- * costs more than hoped under Xen PV in QEMU/TCG: +42-120 % per switch
- * phase. An earlier version on the sys_enter/sys_exit raw tracepoints
- * measured +25 % overall in one run (see README.md, "Overhead"). */
+/* The ioctl handlers themselves (fentry/fexit, or kprobe + kretprobe, see
+ * below): only privcmd (and /dev/fo_switch) calls reach these programs, and
+ * the "time inside" is the driver's handler (fd lookup and syscall entry
+ * are outside it). What each way costs failoverd's switch is measured in
+ * README.md, "Overhead". */
 static __always_inline int ioctl_enter(unsigned int req, unsigned long data, unsigned int dev)
 {
 	struct ioctl_start s = {};
@@ -331,7 +329,28 @@ static __always_inline int ioctl_exit(long ret)
 	return 0;
 }
 
-/* drivers/xen/privcmd.c: static long privcmd_ioctl(struct file *, unsigned int cmd, unsigned long data) */
+/* drivers/xen/privcmd.c: static long privcmd_ioctl(struct file *, unsigned int cmd, unsigned long data)
+ *
+ * Two ways in, chosen by fo_trace.c at load time. fentry/fexit (a BPF
+ * trampoline called straight from the function's ftrace site) when the
+ * module's BTF is in /sys/kernel/btf/ (Debian's kernels ship it for their
+ * own modules): no breakpoint, no return-address rewriting. kprobe +
+ * kretprobe otherwise (fo_switch.ko built without BTF): the kretprobe
+ * replaces the handler's return address with a trampoline, which costs more
+ * here and once crashed a Xen PV dom0 under TCG (RIP 0 on return from
+ * privcmd_ioctl, in xentrace), so it is the fallback only. */
+SEC("fentry/privcmd_ioctl")
+int BPF_PROG(fo_privcmd_fentry, struct file *file, unsigned int cmd, unsigned long data)
+{
+	return ioctl_enter(cmd, data, FO_IOC_PRIVCMD_HYPERCALL);
+}
+
+SEC("fexit/privcmd_ioctl")
+int BPF_PROG(fo_privcmd_fexit, struct file *file, unsigned int cmd, unsigned long data, long ret)
+{
+	return ioctl_exit(ret);
+}
+
 SEC("kprobe/privcmd_ioctl")
 int BPF_KPROBE(fo_privcmd_enter, void *file, unsigned int cmd, unsigned long data)
 {
@@ -346,6 +365,18 @@ int BPF_KRETPROBE(fo_privcmd_exit, long ret)
 
 /* kmod-switch/main.c: static long fo_switch_ioctl(struct file *, unsigned int cmd, unsigned long arg);
  * attached only when the module is loaded (fo_trace.c checks kallsyms). */
+SEC("fentry/fo_switch_ioctl")
+int BPF_PROG(fo_switch_fentry, struct file *file, unsigned int cmd, unsigned long data)
+{
+	return ioctl_enter(cmd, data, FO_IOC_FO_SWITCH);
+}
+
+SEC("fexit/fo_switch_ioctl")
+int BPF_PROG(fo_switch_fexit, struct file *file, unsigned int cmd, unsigned long data, long ret)
+{
+	return ioctl_exit(ret);
+}
+
 SEC("kprobe/fo_switch_ioctl")
 int BPF_KPROBE(fo_switch_enter, void *file, unsigned int cmd, unsigned long data)
 {

@@ -344,6 +344,30 @@ static void preflight(const struct options *o)
 	btf__free(btf);
 }
 
+/* How to hook a module's ioctl handler: fentry/fexit when the module's BTF
+ * is in /sys/kernel/btf (a trampoline, no return-address rewriting: the
+ * cheaper and safer way), else kprobe + kretprobe. Disables the programs not
+ * used; returns the way chosen ("fentry", "kprobe", "off") for the JSON. */
+static const char *ioctl_hook(bool wanted, const char *module, struct bpf_program *fentry,
+			      struct bpf_program *fexit, struct bpf_program *kprobe, struct bpf_program *kretprobe)
+{
+	char path[128];
+	bool btf;
+
+	snprintf(path, sizeof(path), "/sys/kernel/btf/%s", module);
+	btf = wanted && access(path, R_OK) == 0;
+	bpf_program__set_autoload(fentry, btf);
+	bpf_program__set_autoload(fexit, btf);
+	bpf_program__set_autoload(kprobe, wanted && !btf);
+	bpf_program__set_autoload(kretprobe, wanted && !btf);
+	if (!wanted)
+		return "off";
+	if (!btf)
+		warnx_("%s has no BTF (%s): its ioctls are traced by kprobe + kretprobe, which costs more", module,
+		       path);
+	return btf ? "fentry" : "kprobe";
+}
+
 /* Is a kernel function there to kprobe (its module loaded)? */
 static bool ksym_exists(const char *name)
 {
@@ -692,6 +716,7 @@ int main(int argc, char **argv)
 	FILE *tab;
 	struct fo_xentrace xt;
 	bool xt_on = false, have_privcmd, have_fo_switch;
+	const char *privcmd_hook, *fo_switch_hook;
 
 	parse_args(argc, argv, &o);
 	/* With the JSON on stdout, the human table moves to stderr. */
@@ -726,14 +751,12 @@ int main(int argc, char **argv)
 		warnx_("privcmd_ioctl is not in /proc/kallsyms (xen-privcmd not loaded: not a Xen dom0?): "
 		       "hypercall ioctls will not be seen");
 	}
-	if (!have_privcmd) {
-		bpf_program__set_autoload(skel->progs.fo_privcmd_enter, false);
-		bpf_program__set_autoload(skel->progs.fo_privcmd_exit, false);
-	}
-	if (!have_fo_switch) {
-		bpf_program__set_autoload(skel->progs.fo_switch_enter, false);
-		bpf_program__set_autoload(skel->progs.fo_switch_exit, false);
-	}
+	privcmd_hook = ioctl_hook(have_privcmd, "xen_privcmd", skel->progs.fo_privcmd_fentry,
+				  skel->progs.fo_privcmd_fexit, skel->progs.fo_privcmd_enter,
+				  skel->progs.fo_privcmd_exit);
+	fo_switch_hook = ioctl_hook(have_fo_switch, "fo_switch", skel->progs.fo_switch_fentry,
+				    skel->progs.fo_switch_fexit, skel->progs.fo_switch_enter,
+				    skel->progs.fo_switch_exit);
 	err = fo_trace_bpf__load(skel);
 	if (err)
 		die("cannot load the BPF programs (%s)%s", strerror(-err),
@@ -749,7 +772,7 @@ int main(int argc, char **argv)
 	err = fo_trace_bpf__attach(skel);
 	if (err)
 		die("cannot attach (%s); the kernel must support BTF-enabled raw tracepoints (tp_btf, Linux 5.5+) "
-		    "and kprobes (CONFIG_KPROBES); libbpf's messages above name the program",
+		    "and fentry (BPF trampolines) or kprobes; libbpf's messages above name the program",
 		    strerror(-err));
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, NULL, NULL);
 	if (!rb)
@@ -815,6 +838,8 @@ int main(int argc, char **argv)
 	cJSON_AddNumberToObject(doc, "records", (double)nrecs);
 	cJSON_AddBoolToObject(doc, "privcmd_traced", have_privcmd);
 	cJSON_AddBoolToObject(doc, "fo_switch_traced", have_fo_switch);
+	cJSON_AddStringToObject(doc, "privcmd_hook", privcmd_hook);
+	cJSON_AddStringToObject(doc, "fo_switch_hook", fo_switch_hook);
 	cJSON_AddBoolToObject(doc, "sched_traced", !o.no_sched);
 	{
 		__u32 zero = 0;

@@ -53,6 +53,8 @@ enum {
 
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
+struct file; /* only passed through, as the ioctl handlers' first argument */
+
 struct task_struct {
 	unsigned int __state; /* 5.14+; `state` before (task_struct___o) */
 	int prio;
