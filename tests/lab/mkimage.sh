@@ -118,10 +118,15 @@ img_pack() {
 # The ELF kernel from a bzImage whose payload is xz/gzip/zstd compressed.
 img_extract_vmlinux() {
 	"${PYTHON:-python3}" - "$1" "$2" <<'PY'
-import gzip, lzma, sys
+import gzip, lzma, subprocess, sys
 data = open(sys.argv[1], "rb").read()
+# zstd (6.12's kernels): no module for it in Debian 12's python3; the zstd
+# tool decodes the first frame and complains about the trailing bytes.
+def unzstd(b):
+    return subprocess.run(["zstd", "-qdc"], input=b, capture_output=True).stdout
 for magic, unpack in ((b"\xfd7zXZ\x00", lambda b: lzma.LZMADecompressor().decompress(b)),
-                      (b"\x1f\x8b\x08", lambda b: gzip.GzipFile(fileobj=__import__("io").BytesIO(b)).read())):
+                      (b"\x1f\x8b\x08", lambda b: gzip.GzipFile(fileobj=__import__("io").BytesIO(b)).read()),
+                      (b"\x28\xb5\x2f\xfd", unzstd)):
     at = data.find(magic)
     while at >= 0:
         try:
