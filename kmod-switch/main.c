@@ -154,7 +154,8 @@ static const struct file_operations fo_switch_fops = {
 	.poll = fo_events_poll,
 	.unlocked_ioctl = fo_switch_ioctl,
 	.compat_ioctl = compat_ptr_ioctl, /* every struct has one layout on 32 and 64 bit */
-	.llseek = no_llseek,
+	/* No .llseek: nonseekable_open() already makes lseek fail with ESPIPE
+	 * (6.1 and later), and no_llseek is gone from Linux 6.12. */
 };
 
 static struct miscdevice fo_switch_dev = {
