@@ -843,7 +843,7 @@ static int cmd_kernel(const struct options *o, struct conn *c)
 	printf("%-10s  %-20s  %-6s  %-7s  %-6s  %-10s  %s\n", "PAIR-ID", "PAIR", "ACTIVE", "STANDBY", "STATE",
 	       "TIMEOUT", "LAST-NOTIFY");
 	cJSON_ArrayForEach(p, pairs) {
-		char name[64], state[16];
+		char name[64], state[16], tmo[24];
 		double id = 0, a = 0, b = 0, t = 0, age = 0;
 		const char *sv;
 
@@ -854,8 +854,8 @@ static int cmd_kernel(const struct options *o, struct conn *c)
 		jnum(p, "standby_domid", &b);
 		jnum(p, "timeout_ms", &t);
 		jnum(p, "last_notify_age_ms", &age);
-		printf("%-10.0f  %-20s  dom%-3.0f  dom%-4.0f  %-6s  %-7.0f ms  %.0f ms ago\n", id, name, a, b, state, t,
-		       age);
+		snprintf(tmo, sizeof(tmo), "%.0f ms", t);
+		printf("%-10.0f  %-20s  dom%-3.0f  dom%-4.0f  %-6s  %-10s  %.0f ms ago\n", id, name, a, b, state, tmo, age);
 	}
 out:
 	cJSON_Delete(reply);
