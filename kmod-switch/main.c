@@ -15,7 +15,9 @@
 #include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
+#include <linux/kernel.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include <xen/xen.h>
@@ -31,6 +33,7 @@ static_assert(sizeof(struct fo_switch_dom) == 8);
 static_assert(sizeof(struct fo_switch_arm) == 24);
 static_assert(sizeof(struct fo_switch_pair_info) == 64);
 static_assert(sizeof(struct fo_switch_event) == 96);
+static_assert(sizeof(struct fo_switch_list) == 16);
 
 static int ioc_switch(void __user *arg)
 {
@@ -98,6 +101,36 @@ static int ioc_dom(unsigned int cmd, void __user *arg)
 	}
 }
 
+/* The pairs are copied under the list's mutex into a kernel buffer and only
+ * then to the caller: a page fault on a user buffer must not hold up ARM,
+ * DISARM or a fired pair's cleanup. */
+static int ioc_list(void __user *arg)
+{
+	struct fo_switch_pair_info *buf = NULL;
+	struct fo_switch_list l;
+	u32 n, count;
+
+	if (copy_from_user(&l, arg, sizeof(l)))
+		return -EFAULT;
+	n = min_t(u32, l.capacity, FO_SWITCH_MAX_SLOTS);
+	if (n && !l.pairs)
+		return -EFAULT;
+	if (n) {
+		buf = kcalloc(n, sizeof(*buf), GFP_KERNEL);
+		if (!buf)
+			return -ENOMEM;
+	}
+	count = fo_pairs_list(buf, n);
+	l.count = count;
+	n = min(n, count);
+	if (n && copy_to_user(u64_to_user_ptr(l.pairs), buf, n * sizeof(*buf))) {
+		kfree(buf);
+		return -EFAULT;
+	}
+	kfree(buf);
+	return copy_to_user(arg, &l, sizeof(l)) ? -EFAULT : 0;
+}
+
 static long fo_switch_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
@@ -128,6 +161,8 @@ static long fo_switch_ioctl(struct file *file, unsigned int cmd, unsigned long a
 		if (r < 0)
 			return r;
 		return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+	case FO_SWITCH_IOC_LIST:
+		return ioc_list(uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -154,7 +189,8 @@ static const struct file_operations fo_switch_fops = {
 	.poll = fo_events_poll,
 	.unlocked_ioctl = fo_switch_ioctl,
 	.compat_ioctl = compat_ptr_ioctl, /* every struct has one layout on 32 and 64 bit */
-	.llseek = no_llseek,
+	/* No .llseek: nonseekable_open() already makes lseek fail with ESPIPE
+	 * (6.1 and later), and no_llseek is gone from Linux 6.12. */
 };
 
 static struct miscdevice fo_switch_dev = {

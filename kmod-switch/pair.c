@@ -429,18 +429,11 @@ int fo_pair_disarm(u32 pair_id)
 	return r;
 }
 
-int fo_pair_info(struct fo_switch_pair_info *info)
+static void pair_info_locked(struct fo_pair *p, struct fo_switch_pair_info *info)
 {
 	unsigned long flags;
-	struct fo_pair *p;
-	int r = 0;
 
-	mutex_lock(&fo_pairs_mutex);
-	p = pair_find(info->pair_id);
-	if (!p) {
-		r = -ENOENT;
-		goto out;
-	}
+	lockdep_assert_held(&fo_pairs_mutex);
 	memset(info, 0, sizeof(*info));
 	info->pair_id = p->id;
 	info->active = p->active;
@@ -454,9 +447,38 @@ int fo_pair_info(struct fo_switch_pair_info *info)
 	info->notifications = p->notifications;
 	info->firing = p->state == FO_PAIR_FIRING;
 	raw_spin_unlock_irqrestore(&p->lock, flags);
-out:
+}
+
+int fo_pair_info(struct fo_switch_pair_info *info)
+{
+	struct fo_pair *p;
+	int r = 0;
+
+	mutex_lock(&fo_pairs_mutex);
+	p = pair_find(info->pair_id);
+	if (p)
+		pair_info_locked(p, info);
+	else
+		r = -ENOENT;
 	mutex_unlock(&fo_pairs_mutex);
 	return r;
+}
+
+/* A firing pair stays on fo_pairs until the worker has switched it, so it
+ * is listed (firing = 1) until then, as PAIRINFO shows it. */
+u32 fo_pairs_list(struct fo_switch_pair_info *out, u32 max)
+{
+	struct fo_pair *p;
+	u32 n = 0;
+
+	mutex_lock(&fo_pairs_mutex);
+	list_for_each_entry(p, &fo_pairs, node) {
+		if (n < max)
+			pair_info_locked(p, &out[n]);
+		n++;
+	}
+	mutex_unlock(&fo_pairs_mutex);
+	return n;
 }
 
 /* -------------------------------------------------------------- lifetime */

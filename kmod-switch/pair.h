@@ -17,6 +17,8 @@ void fo_pairs_exit(void);
 int fo_pair_arm(const struct fo_switch_arm *arm);
 int fo_pair_disarm(u32 pair_id);
 int fo_pair_info(struct fo_switch_pair_info *info);
+/* LIST: the first `max` armed pairs into out[]; returns how many are armed. */
+u32 fo_pairs_list(struct fo_switch_pair_info *out, u32 max);
 
 /*
  * One owner per pair: SWITCH and UNPAUSE must not touch a member of an armed

@@ -809,6 +809,60 @@ out:
 	return rc;
 }
 
+/* kernel: what kmod-switch has armed (LIST), one line per pair; the PAIR
+ * column is the configured pair owning the id, "-" for an orphan. */
+static int cmd_kernel(const struct options *o, struct conn *c)
+{
+	cJSON *req = cJSON_CreateObject(), *reply = NULL;
+	const cJSON *pairs, *p;
+	char *line;
+	int rc;
+
+	if (!req || !cJSON_AddStringToObject(req, "cmd", "kernel")) {
+		cmd_error(o, "out of memory");
+		rc = EXIT_DAEMON;
+		goto out;
+	}
+	rc = transact(o, c, req, &reply, &line);
+	if (rc != EXIT_OK)
+		goto out;
+	pairs = cJSON_GetObjectItemCaseSensitive(reply, "pairs");
+	if (!cJSON_IsArray(pairs)) {
+		cmd_error(o, "malformed reply from failoverd: \"pairs\" is missing or not an array");
+		rc = EXIT_DAEMON;
+		goto out;
+	}
+	if (o->json) {
+		puts(line);
+		goto out;
+	}
+	if (cJSON_GetArraySize(pairs) == 0) {
+		puts("the kernel module has no pair armed");
+		goto out;
+	}
+	printf("%-10s  %-20s  %-6s  %-7s  %-6s  %-10s  %s\n", "PAIR-ID", "PAIR", "ACTIVE", "STANDBY", "STATE",
+	       "TIMEOUT", "LAST-NOTIFY");
+	cJSON_ArrayForEach(p, pairs) {
+		char name[64], state[16], tmo[24];
+		double id = 0, a = 0, b = 0, t = 0, age = 0;
+		const char *sv;
+
+		clean_copy(name, sizeof(name), (sv = jstr(p, "pair")) ? sv : "-");
+		clean_copy(state, sizeof(state), (sv = jstr(p, "state")) ? sv : "?");
+		jnum(p, "pair_id", &id);
+		jnum(p, "active_domid", &a);
+		jnum(p, "standby_domid", &b);
+		jnum(p, "timeout_ms", &t);
+		jnum(p, "last_notify_age_ms", &age);
+		snprintf(tmo, sizeof(tmo), "%.0f ms", t);
+		printf("%-10.0f  %-20s  dom%-3.0f  dom%-4.0f  %-6s  %-10s  %.0f ms ago\n", id, name, a, b, state, tmo, age);
+	}
+out:
+	cJSON_Delete(reply);
+	cJSON_Delete(req);
+	return rc;
+}
+
 /* switchover, arm, disarm: {"cmd":X,"pair":P}. */
 static int cmd_pair_action(const struct options *o, struct conn *c)
 {
@@ -1972,6 +2026,8 @@ static void print_help(void)
 	       "  disarm PAIR                stop PAIR from failing over\n"
 	       "  events [--follow] [--json] recent events with phase timings (us)\n"
 	       "  metrics                    Prometheus metrics text\n"
+	       "  kernel [--json]            pairs the kernel module (kmod-switch) has armed,\n"
+	       "                             with the configured pair owning each id\n"
 	       "  drill PAIR --fault KIND [--rounds N] [--report DIR] [--json]\n"
 	       "                             inject a fault, wait for the failover, print\n"
 	       "                             the timeline and PASS/FAIL against deadline_ms\n"
@@ -2110,7 +2166,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	if (strcmp(o->cmd, "status") != 0 && strcmp(o->cmd, "switchover") != 0 &&
 	    strcmp(o->cmd, "arm") != 0 && strcmp(o->cmd, "disarm") != 0 &&
 	    strcmp(o->cmd, "events") != 0 && strcmp(o->cmd, "metrics") != 0 &&
-	    strcmp(o->cmd, "drill") != 0) {
+	    strcmp(o->cmd, "drill") != 0 && strcmp(o->cmd, "kernel") != 0) {
 		usage_error("unknown command '%s'", o->cmd);
 		return -EINVAL;
 	}
@@ -2136,8 +2192,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 
 	if (o->json && strcmp(o->cmd, "status") != 0 && strcmp(o->cmd, "events") != 0 &&
-	    strcmp(o->cmd, "drill") != 0) {
-		usage_error("%s: --json applies only to status, events and drill", o->cmd);
+	    strcmp(o->cmd, "drill") != 0 && strcmp(o->cmd, "kernel") != 0) {
+		usage_error("%s: --json applies only to status, events, drill and kernel", o->cmd);
 		return -EINVAL;
 	}
 	if (o->follow && strcmp(o->cmd, "events") != 0) {
@@ -2196,6 +2252,8 @@ int main(int argc, char **argv)
 		rc = cmd_events(&o, &c);
 	else if (strcmp(o.cmd, "metrics") == 0)
 		rc = cmd_metrics(&o, &c);
+	else if (strcmp(o.cmd, "kernel") == 0)
+		rc = cmd_kernel(&o, &c);
 	else if (strcmp(o.cmd, "drill") == 0 && (o.rounds_set || o.report_dir))
 		rc = cmd_drill_rounds(&o, &c);
 	else if (strcmp(o.cmd, "drill") == 0)

@@ -362,6 +362,41 @@ static void kernel_release(struct fo_pair *p)
 	arm_active_deadline_if_armed(p);
 }
 
+bool fo_pair_kernel_holds(const struct fo_pair *p, const struct fo_hv_karm *k)
+{
+	int ai = fo_pair_member_by_domid(p, k->active), si = fo_pair_member_by_domid(p, k->standby);
+
+	return p->kernel_ok && p->kernel_armed && k->pair_id == p->kernel_id && ai >= 0 && si >= 0 && ai != si;
+}
+
+void fo_pair_kernel_foreign(struct fo_pair *p, const struct fo_hv_karm *k)
+{
+	struct fo_hv *hv = p->env->hv;
+	bool was_ours = p->kernel_armed;
+	int r;
+
+	if (k->firing) {
+		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		       "the kernel module is switching dom%u -> dom%u under this pair's id %u; its event follows",
+		       k->active, k->standby, k->pair_id);
+		return;
+	}
+	r = hv->ops->kernel_disarm(hv, k->pair_id);
+	record(p, FO_EV_INFO, FO_RESULT_INFO,
+	       "the kernel module had this pair's id %u armed with dom%u -> dom%u, which failoverd did not arm (pair %s): %s",
+	       k->pair_id, k->active, k->standby, fo_pair_state_name(p->state),
+	       r == 0 ? "disarmed there, both left as they are" :
+	       r == -EALREADY ? "it is switching; its event follows" :
+	       r == -ENOENT ? "gone already" : strerror(-r));
+	if (r == 0 || r == -ENOENT) {
+		p->kernel_armed = p->kernel_firing = false;
+		if (was_ours)
+			arm_active_deadline_if_armed(p); /* ours again until re-armed */
+		p->kernel_retry_ns = 0;
+		kernel_try_arm(p);
+	}
+}
+
 void fo_pair_kernel_release(struct fo_pair *p)
 {
 	if (p->kernel_armed && !p->kernel_firing)
@@ -592,9 +627,12 @@ static bool kernel_adopt_on_arming(struct fo_pair *p)
 	p->kernel_firing = false;
 	if (ai < 0 || si < 0 || ai == si) {
 		/* Our pair id, other domains: what an earlier config of this
-		 * name had. Ours is the config now. */
-		fo_warn("pair %s: the kernel module had its id %u armed with dom%u -> dom%u, not its members; disarming that",
-			p->cfg.name, p->kernel_id, k.active, k.standby);
+		 * name had. Ours is the config now: disarm theirs (the module
+		 * leaves both domains paused or running as they are); arming
+		 * goes on from Xen's state and ARMs ours once ARMED. */
+		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		       "the kernel module had this pair's id %u armed with dom%u -> dom%u, not its members: disarmed there (both left as they are); re-armed with its own members once ARMED",
+		       p->kernel_id, k.active, k.standby);
 		kernel_release(p);
 		p->kernel_armed = p->kernel_firing = false;
 		return false;

@@ -139,6 +139,14 @@ void fo_pair_on_kernel_event(struct fo_pair *p, const struct fo_hv_kevent *ev);
 /* Give the pair back from the kernel module, if it has it (pair removed,
  * daemon told to forget it). */
 void fo_pair_kernel_release(struct fo_pair *p);
+/* The module's LIST entry `k` is this pair, armed by us (or adopted) with
+ * its members. */
+bool fo_pair_kernel_holds(const struct fo_pair *p, const struct fo_hv_karm *k);
+/* The module has this pair's id armed, but not as fo_pair_kernel_holds
+ * says: not adopted, or other domains. DISARM it (the module never
+ * unpauses on DISARM), record it, and ARM ours again if the pair is ARMED.
+ * A firing entry is left to finish (its event follows). */
+void fo_pair_kernel_foreign(struct fo_pair *p, const struct fo_hv_karm *k);
 /* FNV-1a of the pair name: the module's pair id, the same after a restart. */
 uint32_t fo_pair_kernel_id(const char *name);
 

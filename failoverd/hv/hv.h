@@ -56,6 +56,7 @@ static inline bool fo_dom_state_is_dead(enum fo_dom_state s)
  * deadline and switches it itself. What the module says about an armed pair:
  */
 struct fo_hv_karm {
+	uint32_t pair_id;
 	fo_domid_t active, standby;
 	uint64_t timeout_ns;
 	uint64_t armed_ns, last_notify_ns, deadline_ns; /* CLOCK_MONOTONIC */
@@ -179,12 +180,18 @@ struct fo_hv_ops {
 	 *   reads its page every poll_ms. -ENOENT if not armed.
 	 * kernel_poll_events: deliver every queued kernel event now, through
 	 *   kernel_switched (a daemon that needs to know before it acts).
+	 * kernel_list: every pair the module has armed, whoever armed it
+	 *   (LIST): the first `max` into ret[], returns how many are armed
+	 *   (may be more than max); -EOPNOTSUPP if the module predates LIST.
+	 *   Optional even when the four above are there. Changes nothing: a
+	 *   listed pair that nobody adopted is given up with kernel_disarm.
 	 */
 	int (*kernel_arm)(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
 			  uint32_t timeout_ms, uint32_t poll_ms);
 	int (*kernel_disarm)(struct fo_hv *hv, uint32_t pair_id);
 	int (*kernel_adopt)(struct fo_hv *hv, uint32_t pair_id, uint32_t poll_ms, struct fo_hv_karm *ret);
 	void (*kernel_poll_events)(struct fo_hv *hv);
+	int (*kernel_list)(struct fo_hv *hv, struct fo_hv_karm *ret, size_t max);
 
 	/*
 	 * Optional, implemented by the Xen backend for the decorator above it:

@@ -13,7 +13,7 @@
  *                        and their dispatch (which calls the callbacks the
  *                        inner backend was created with: we share them)
  *
- * Kernel-armed mode (kernel_arm/disarm/adopt, the device fd):
+ * Kernel-armed mode (kernel_arm/disarm/adopt/list, the device fd):
  *
  *   ARM      the module binds the active's heartbeat port itself, and a port
  *            has one binding on dom0's side. So: the inner backend lends us
@@ -48,6 +48,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -301,6 +302,19 @@ static int kmod_kernel_disarm(struct fo_hv *hv, uint32_t pair_id)
 	return r;
 }
 
+static struct fo_hv_karm karm_from_dev(const struct fo_switch_pair_info *info)
+{
+	return (struct fo_hv_karm){ .pair_id = info->pair_id,
+				    .active = info->active,
+				    .standby = info->standby,
+				    .timeout_ns = info->timeout_ns,
+				    .armed_ns = info->armed_ns,
+				    .last_notify_ns = info->last_notify_ns,
+				    .deadline_ns = info->deadline_ns,
+				    .notifications = info->notifications,
+				    .firing = info->firing != 0 };
+}
+
 static int kmod_kernel_adopt(struct fo_hv *hv, uint32_t pair_id, uint32_t poll_ms, struct fo_hv_karm *ret)
 {
 	struct kmod_hv *k = to_kmod(hv);
@@ -318,15 +332,24 @@ static int kmod_kernel_adopt(struct fo_hv *hv, uint32_t pair_id, uint32_t poll_m
 		lent_remember(k, pair_id, info.active);
 	}
 	if (ret)
-		*ret = (struct fo_hv_karm){ .active = info.active,
-					    .standby = info.standby,
-					    .timeout_ns = info.timeout_ns,
-					    .armed_ns = info.armed_ns,
-					    .last_notify_ns = info.last_notify_ns,
-					    .deadline_ns = info.deadline_ns,
-					    .notifications = info.notifications,
-					    .firing = info.firing != 0 };
+		*ret = karm_from_dev(&info);
 	return 0;
+}
+
+static int kmod_kernel_list(struct fo_hv *hv, struct fo_hv_karm *ret, size_t max)
+{
+	struct kmod_hv *k = to_kmod(hv);
+	struct fo_switch_pair_info info[FO_SWITCH_MAX_SLOTS];
+	struct fo_switch_list l = { .pairs = (uintptr_t)info, .capacity = FO_SWITCH_MAX_SLOTS };
+	int r = dev_ioctl(k, FO_SWITCH_IOC_LIST, &l);
+
+	if (r == -ENOTTY)
+		return -EOPNOTSUPP; /* a module from before LIST */
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < l.count && i < FO_SWITCH_MAX_SLOTS && i < max; i++)
+		ret[i] = karm_from_dev(&info[i]);
+	return (int)l.count;
 }
 
 static enum fo_hv_kresult kresult_from_dev(uint32_t r)
@@ -495,6 +518,7 @@ static const struct fo_hv_ops kmod_ops = {
 	.kernel_disarm = kmod_kernel_disarm,
 	.kernel_adopt = kmod_kernel_adopt,
 	.kernel_poll_events = kmod_kernel_poll_events,
+	.kernel_list = kmod_kernel_list,
 };
 
 int fo_hv_kmod_wrap(struct fo_hv *inner, const char *device, struct fo_hv **ret)

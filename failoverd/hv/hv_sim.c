@@ -61,6 +61,7 @@ struct fo_hv_sim {
 	struct fo_hv_ops kernel_ops; /* sim_ops + the module's ops (fo_sim_enable_kernel) */
 	bool kernel_hold;
 	bool kernel_stall;
+	bool kernel_no_list; /* fo_sim_kernel_without_list */
 	struct sim_kpair kpairs[SIM_MAX_KPAIRS];
 	struct fo_hv_kevent kevents[SIM_MAX_KEVENTS];
 	size_t n_kevents;
@@ -439,6 +440,30 @@ static int sim_kernel_disarm(struct fo_hv *hv, uint32_t pair_id)
 	return r;
 }
 
+static struct fo_hv_karm karm_of(const struct sim_kpair *k)
+{
+	return (struct fo_hv_karm){ .pair_id = k->id, .active = k->active, .standby = k->standby,
+				    .timeout_ns = k->timeout_ns, .armed_ns = k->armed_ns,
+				    .last_notify_ns = k->last_notify_ns, .deadline_ns = k->deadline_ns,
+				    .notifications = k->notifications, .firing = k->firing };
+}
+
+static int sim_kernel_list(struct fo_hv *hv, struct fo_hv_karm *ret, size_t max)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	size_t n = 0;
+
+	if (s->kernel_no_list)
+		return -EOPNOTSUPP; /* as a module from before LIST */
+	for (size_t i = 0; i < SIM_MAX_KPAIRS; i++)
+		if (s->kpairs[i].used) {
+			if (n < max)
+				ret[n] = karm_of(&s->kpairs[i]);
+			n++;
+		}
+	return (int)n;
+}
+
 static int sim_kernel_adopt(struct fo_hv *hv, uint32_t pair_id, uint32_t poll_ms, struct fo_hv_karm *ret)
 {
 	struct sim_kpair *k = kpair_find(sim_of(hv), pair_id);
@@ -446,10 +471,7 @@ static int sim_kernel_adopt(struct fo_hv *hv, uint32_t pair_id, uint32_t poll_ms
 	if (!k)
 		return -ENOENT;
 	if (ret)
-		*ret = (struct fo_hv_karm){ .active = k->active, .standby = k->standby, .timeout_ns = k->timeout_ns,
-					    .armed_ns = k->armed_ns, .last_notify_ns = k->last_notify_ns,
-					    .deadline_ns = k->deadline_ns, .notifications = k->notifications,
-					    .firing = k->firing };
+		*ret = karm_of(k);
 	return 0;
 }
 
@@ -752,6 +774,7 @@ void fo_sim_enable_kernel(struct fo_hv *hv)
 	s->kernel_ops.kernel_disarm = sim_kernel_disarm;
 	s->kernel_ops.kernel_adopt = sim_kernel_adopt;
 	s->kernel_ops.kernel_poll_events = sim_kernel_poll_events;
+	s->kernel_ops.kernel_list = sim_kernel_list;
 	hv->ops = &s->kernel_ops;
 }
 
@@ -778,6 +801,8 @@ void fo_sim_kernel_hold(struct fo_hv *hv, bool on)
 }
 
 void fo_sim_kernel_stall(struct fo_hv *hv, bool on) { sim_of(hv)->kernel_stall = on; }
+
+void fo_sim_kernel_without_list(struct fo_hv *hv, bool on) { sim_of(hv)->kernel_no_list = on; }
 
 void fo_sim_kernel_notify_only(struct fo_hv *hv, fo_domid_t domid) { kernel_notified(sim_of(hv), domid); }
 

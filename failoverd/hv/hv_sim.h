@@ -68,7 +68,7 @@ void fo_sim_agent_event(struct fo_hv *hv, fo_domid_t domid, int err, const char 
 
 /*
  * The simulated kernel module (kmod-switch's ARM mode): after this the
- * backend offers kernel_arm/disarm/adopt/poll_events like hv_kmod.c does.
+ * backend offers kernel_arm/disarm/adopt/poll_events/list like hv_kmod.c does.
  * An armed pair's active "notifies" on every fo_sim_heartbeat*; when no
  * notification came for timeout_ms of virtual time, fo_sim_advance() runs
  * the module's fenced switch (logged as FO_SIM_KERNEL_SWITCH) and queues an
@@ -84,6 +84,8 @@ bool fo_sim_kernel_armed(struct fo_hv *hv, uint32_t pair_id, fo_domid_t *ret_act
 void fo_sim_kernel_hold(struct fo_hv *hv, bool on);
 /* Stalled: the module's timers do not run (a broken module). */
 void fo_sim_kernel_stall(struct fo_hv *hv, bool on);
+/* A module from before LIST: kernel_list answers -EOPNOTSUPP. */
+void fo_sim_kernel_without_list(struct fo_hv *hv, bool on);
 /* The agent notifies its port without moving its page's sequence (the
  * module is satisfied, the daemon sees no progress). */
 void fo_sim_kernel_notify_only(struct fo_hv *hv, fo_domid_t domid);

@@ -224,6 +224,54 @@ static cJSON *status_json(struct fo_control *c)
 	return o;
 }
 
+/* What the kernel module has armed (LIST), whoever armed it, with the
+ * configured pair that owns each id (null: an orphan, which failoverd
+ * disarms at start and reload; seeing one here means it appeared since). */
+static cJSON *kernel_json(struct fo_control *c)
+{
+	struct fo_hv *hv = fo_manager_hv(c->mgr);
+	struct fo_hv_karm k[64];
+	uint64_t now = hv->ops->now_ns(hv);
+	cJSON *o, *arr;
+	int n;
+
+	if (!hv->ops->kernel_list)
+		return error_reply("kernel: the kernel module is not in use (daemon.kernel_fast_path, %s)",
+				   "/dev/fo_switch");
+	n = hv->ops->kernel_list(hv, k, sizeof(k) / sizeof(k[0]));
+	if (n == -EOPNOTSUPP)
+		return error_reply("kernel: the loaded kernel module has no LIST (older than this failoverd)");
+	if (n < 0)
+		return error_reply("kernel: listing the kernel module's pairs: %s", strerror(-n));
+	o = ok_reply();
+	cJSON_AddNumberToObject(o, "armed", n);
+	arr = cJSON_AddArrayToObject(o, "pairs");
+	for (int i = 0; i < n && i < (int)(sizeof(k) / sizeof(k[0])); i++) {
+		cJSON *po = cJSON_CreateObject();
+		const char *owner = NULL;
+
+		for (size_t j = 0; j < fo_manager_pair_count(c->mgr); j++) {
+			struct fo_pair *p = fo_manager_pair(c->mgr, j);
+			if (p->kernel_ok && p->kernel_id == k[i].pair_id)
+				owner = p->cfg.name;
+		}
+		cJSON_AddNumberToObject(po, "pair_id", (double)k[i].pair_id);
+		if (owner)
+			cJSON_AddStringToObject(po, "pair", owner);
+		else
+			cJSON_AddNullToObject(po, "pair");
+		cJSON_AddNumberToObject(po, "active_domid", (double)k[i].active);
+		cJSON_AddNumberToObject(po, "standby_domid", (double)k[i].standby);
+		cJSON_AddStringToObject(po, "state", k[i].firing ? "firing" : "armed");
+		cJSON_AddNumberToObject(po, "timeout_ms", (double)(k[i].timeout_ns / 1000000ull));
+		cJSON_AddNumberToObject(po, "notifications", (double)k[i].notifications);
+		cJSON_AddNumberToObject(po, "last_notify_age_ms",
+					now > k[i].last_notify_ns ? (double)((now - k[i].last_notify_ns) / 1000000ull) : 0);
+		cJSON_AddItemToArray(arr, po);
+	}
+	return o;
+}
+
 static cJSON *events_json(struct fo_control *c)
 {
 	const struct fo_event_ring *r = fo_manager_events(c->mgr);
@@ -308,6 +356,8 @@ static cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const c
 			if (cl && cJSON_IsTrue(f))
 				cl->follow = true;
 		}
+	} else if (strcmp(cmd, "kernel") == 0) {
+		reply = only_keys(req, cmd_keys, &bad) ? kernel_json(c) : error_reply("kernel: unknown key \"%s\"", bad);
 	} else if (strcmp(cmd, "metrics") == 0) {
 		static char text[64 * 1024];
 		if (!only_keys(req, cmd_keys, &bad)) {

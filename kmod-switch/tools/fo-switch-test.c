@@ -21,6 +21,9 @@
  *   fo-switch-test armonly A B MS ID  ARM pair ID and exit: the pair outlives
  *                                  the file (a restarting daemon)
  *   fo-switch-test events 0 0      print the events queued so far (no wait)
+ *   fo-switch-test list 0 0        print the armed pairs (LIST), one line each:
+ *                                  "PAIR id active A standby B firing F ..."
+ *   fo-switch-test disarm 0 0 ID   DISARM pair ID
  *
  * Every check prints "ok" or "FAIL"; the exit status is the number of
  * failures (capped at 100). Build: make tools (links libxenctrl,
@@ -67,6 +70,26 @@ static uint64_t now_ns(void)
 static int xioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+}
+
+/* LIST into a buffer that is always big enough; -errno or the count. */
+static int list_pairs(int fd, struct fo_switch_pair_info *out, unsigned max)
+{
+	struct fo_switch_list l = { .pairs = (uintptr_t)out, .capacity = max };
+	int r = xioctl(fd, FO_SWITCH_IOC_LIST, &l);
+
+	return r < 0 ? r : (int)l.count;
+}
+
+static bool list_has(int fd, uint32_t id, uint32_t a, uint32_t b)
+{
+	struct fo_switch_pair_info p[FO_SWITCH_MAX_SLOTS];
+	int n = list_pairs(fd, p, FO_SWITCH_MAX_SLOTS);
+
+	for (int i = 0; i < n; i++)
+		if (p[i].pair_id == id && p[i].active == a && p[i].standby == b)
+			return true;
+	return false;
 }
 
 static int dom_op(int fd, unsigned long cmd, uint32_t domid)
@@ -395,9 +418,11 @@ static void cmd_arm(int fd, uint32_t a, uint32_t b, unsigned timeout_ms)
 	check(xioctl(fd, FO_SWITCH_IOC_ARM, &bad) == -EBUSY, "ARM other pair id, same domains -> EBUSY");
 	check(do_switch(fd, a, b, &req) == -EBUSY, "SWITCH of an armed pair -> EBUSY");
 	check(dom_op(fd, FO_SWITCH_IOC_UNPAUSE, b) == -EBUSY, "UNPAUSE armed standby -> EBUSY");
+	check(list_has(fd, 7, a, b), "LIST shows pair 7 with both members");
 	id = 7;
 	check(xioctl(fd, FO_SWITCH_IOC_DISARM, &id) == 0, "DISARM");
 	check(xioctl(fd, FO_SWITCH_IOC_DISARM, &id) == -ENOENT, "DISARM again -> ENOENT");
+	check(!list_has(fd, 7, a, b), "LIST no longer shows pair 7");
 	check(xioctl(fd, FO_SWITCH_IOC_PAIRINFO, &info) == -ENOENT, "PAIRINFO disarmed -> ENOENT");
 	check(poll(&pfd, 1, 0) == 0, "no event after DISARM");
 
@@ -449,6 +474,22 @@ static void cmd_arm(int fd, uint32_t a, uint32_t b, unsigned timeout_ms)
 	pfd.revents = 0;
 	check(poll(&pfd, 1, 0) == 0, "event queue empty after read");
 	xs_close(xs);
+}
+
+static void cmd_list(int fd)
+{
+	struct fo_switch_pair_info p[FO_SWITCH_MAX_SLOTS];
+	struct fo_switch_list count_only = { 0 };
+	int n = list_pairs(fd, p, FO_SWITCH_MAX_SLOTS);
+
+	check(n >= 0, "LIST");
+	for (int i = 0; i < n; i++)
+		printf("PAIR %u active %u standby %u firing %u notifications %llu timeout_ms %llu\n", p[i].pair_id,
+		       p[i].active, p[i].standby, p[i].firing, (unsigned long long)p[i].notifications,
+		       (unsigned long long)(p[i].timeout_ns / 1000000u));
+	check(xioctl(fd, FO_SWITCH_IOC_LIST, &count_only) == 0 && (int)count_only.count == n,
+	      "LIST with no room counts the same pairs");
+	printf("     %d pair(s) armed\n", n < 0 ? 0 : n);
 }
 
 static void print_event(const struct fo_switch_event *ev)
@@ -523,6 +564,12 @@ int main(int argc, char **argv)
 		cmd_armonly(fd, a, b, (unsigned)atoi(argv[4]), (uint32_t)atoi(argv[5]));
 	else if (!strcmp(argv[1], "events"))
 		cmd_events(fd);
+	else if (!strcmp(argv[1], "list"))
+		cmd_list(fd);
+	else if (!strcmp(argv[1], "disarm") && argc > 4) {
+		uint32_t id = (uint32_t)strtoul(argv[4], NULL, 0);
+		check(xioctl(fd, FO_SWITCH_IOC_DISARM, &id) == 0, "DISARM");
+	}
 	else {
 		fprintf(stderr, "unknown command %s\n", argv[1]);
 		return 2;

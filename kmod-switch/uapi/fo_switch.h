@@ -14,9 +14,16 @@
  *   EIO     a switch did not complete; the struct still says how far it got
  *   EBUSY   the domain or pair id belongs to an armed pair (one owner per pair)
  *   ENOENT  DISARM/PAIRINFO of a pair id that is not armed
+ *   ENOMEM  LIST could not allocate its snapshot
  *   EALREADY DISARM of a pair whose deadline already expired: the switch is
  *           running or done, and its event is (or will be) readable
  *   ENOSPC  too many armed pairs plus unread events (FO_SWITCH_MAX_SLOTS)
+ *
+ * Compatibility: the interface only grows. A struct, once published, keeps
+ * its layout (its size is part of the ioctl number, and main.c asserts it);
+ * new requests get new numbers. A module older than a request answers
+ * ENOTTY, which callers take as "not supported here". Added after the
+ * first release: FO_SWITCH_IOC_LIST (0x08).
  *
  * All timestamps are CLOCK_MONOTONIC nanoseconds, the clock userspace reads
  * with clock_gettime(CLOCK_MONOTONIC); 0 means "phase not reached".
@@ -111,6 +118,18 @@ struct fo_switch_pair_info {
 	__u32 pad;
 };
 
+/* FO_SWITCH_IOC_LIST: every armed pair, whoever armed it, as
+ * struct fo_switch_pair_info records (firing ones included, with firing=1).
+ * `pairs` is a user pointer to room for `capacity` records (0 and capacity 0
+ * only count); the module fills min(capacity, count) of them and sets
+ * `count` to how many pairs are armed. FO_SWITCH_MAX_SLOTS records are
+ * always enough. EFAULT if `pairs` cannot be written. */
+struct fo_switch_list {
+	__u64 pairs;             /* in: struct fo_switch_pair_info *, as an integer */
+	__u32 capacity;          /* in */
+	__u32 count;             /* out */
+};
+
 /* What read(2) returns: whole records only, one per expired deadline. */
 struct fo_switch_event {
 	__u32 pair_id;
@@ -137,5 +156,6 @@ struct fo_switch_event {
 #define FO_SWITCH_IOC_ARM      _IOW(FO_SWITCH_IOC_MAGIC, 0x05, struct fo_switch_arm)
 #define FO_SWITCH_IOC_DISARM   _IOW(FO_SWITCH_IOC_MAGIC, 0x06, __u32)
 #define FO_SWITCH_IOC_PAIRINFO _IOWR(FO_SWITCH_IOC_MAGIC, 0x07, struct fo_switch_pair_info)
+#define FO_SWITCH_IOC_LIST     _IOWR(FO_SWITCH_IOC_MAGIC, 0x08, struct fo_switch_list)
 
 #endif

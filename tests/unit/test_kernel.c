@@ -618,6 +618,191 @@ static void test_reload_removed_disarms(void)
 	fx_free(&f);
 }
 
+static const struct fo_event *event_of_pair(struct fx *f, const char *pair)
+{
+	const struct fo_event_ring *r = fo_manager_events(f->mgr);
+	const struct fo_event *found = NULL;
+
+	for (size_t i = 0; i < fo_event_ring_count(r); i++)
+		if (strcmp(fo_event_ring_get(r, i)->pair, pair) == 0)
+			found = fo_event_ring_get(r, i);
+	return found;
+}
+
+/* Killed while armed, restarted with the pair renamed (same members): the
+ * old id is an orphan. It is disarmed before the renamed pair arms, nothing
+ * is paused or unpaused for it, and the renamed pair ends up armed in the
+ * module under its own id. */
+static void test_restart_renamed_orphan_disarmed(void)
+{
+	struct fx f;
+	uint32_t old_id;
+	char name[32], dom[16];
+	const struct fo_event *e;
+
+	fx_armed(&f);
+	live(&f, 50);
+	old_id = f.p->kernel_id;
+	CHECK(kernel_has(&f, f.a, f.b), "armed under the old name");
+	snprintf(f.cfg.pairs[0].name, sizeof(f.cfg.pairs[0].name), "brake-renamed");
+	fo_sim_clear_calls(f.hv);
+	restart(&f);
+	CHECK(!fo_sim_kernel_armed(f.hv, old_id, NULL, NULL), "orphan (old id %u) disarmed", old_id);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->kernel_armed && kernel_has(&f, f.a, f.b),
+	      "renamed pair ARMED and armed in the module under its own id (%s: %s)", fo_pair_state_name(f.p->state),
+	      f.p->reason);
+	{
+		long d = first_call(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN), a = first_call(&f, FO_SIM_KERNEL_ARM, f.a);
+		CHECK(d >= 0 && a > d, "orphan DISARM (%ld) before the new ARM (%ld)", d, a);
+	}
+	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	      "no domain paused or unpaused");
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_RUNNING && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "states unchanged");
+	snprintf(name, sizeof(name), "kernel:%u", old_id);
+	e = event_of_pair(&f, name);
+	snprintf(dom, sizeof(dom), "dom%u", f.a);
+	CHECK(e && e->kind == FO_EV_INFO && strstr(e->message, "no configured pair") && strstr(e->message, "disarmed") &&
+		      strcmp(e->from, dom) == 0,
+	      "event names the orphan: %s", e ? e->message : "-");
+	CHECK(e && strstr(e->message, "running") && strstr(e->message, "paused"), "and its domains' states: %s",
+	      e ? e->message : "-");
+	/* Still protected: heartbeat loss, the module switches. */
+	for (int i = 0; i < 10; i++)
+		advance(&f, 10);
+	CHECK(f.p->active == 1 && count_calls(&f, FO_SIM_KERNEL_SWITCH, FO_SIM_ANY_DOMAIN) == 1,
+	      "the module switched the renamed pair");
+	CHECK(fo_sim_violations(f.hv) == 0 && !both_running(&f), "never both running");
+	fx_free(&f);
+}
+
+/* Restarted with the pair removed: the orphan is disarmed and its domains
+ * are left exactly as they were (a running, b paused; none watched). */
+static void test_restart_removed_orphan_disarmed(void)
+{
+	struct fx f;
+	uint32_t id;
+
+	fx_armed(&f);
+	live(&f, 50);
+	id = f.p->kernel_id;
+	f.cfg.n_pairs = 0;
+	fo_sim_clear_calls(f.hv);
+	restart(&f);
+	CHECK(!fo_sim_kernel_armed(f.hv, id, NULL, NULL), "orphan disarmed");
+	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	      "no domain paused or unpaused");
+	/* Nobody watches them now: time passes, nothing switches them. */
+	fo_sim_advance(f.hv, 500 * MS);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_RUNNING && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED,
+	      "a still running, b still paused");
+	CHECK(count_calls(&f, FO_SIM_KERNEL_SWITCH, FO_SIM_ANY_DOMAIN) == 0, "the module no longer switches them");
+	fx_free(&f);
+}
+
+/* An orphan that is firing when we start cannot be disarmed: it is left to
+ * finish, its event is reported as for no configured pair, nothing else. */
+static void test_restart_orphan_firing_left(void)
+{
+	struct fx f;
+	uint32_t id;
+
+	fx_armed(&f);
+	live(&f, 50);
+	id = f.p->kernel_id;
+	f.hold_delivery = true;
+	fo_sim_kernel_hold(f.hv, true);
+	for (int i = 0; i < 6; i++)
+		fo_sim_advance(f.hv, 10 * MS);
+	f.hold_delivery = false;
+	f.cfg.n_pairs = 0;
+	fo_sim_clear_calls(f.hv);
+	restart(&f);
+	CHECK(fo_sim_kernel_armed(f.hv, id, NULL, NULL), "firing orphan left to the module");
+	CHECK(count_calls(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN) == 0, "no DISARM tried");
+	fo_sim_kernel_hold(f.hv, false);
+	advance(&f, 1);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING,
+	      "the module finished its switch");
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0, "no unpause of ours");
+	CHECK(fo_sim_violations(f.hv) == 0 && !both_running(&f), "never both running");
+	fx_free(&f);
+}
+
+/* Our id armed with other domains while our pair cannot arm (a member does
+ * not exist): adoption never looked (it waits for the member), the sweep
+ * after arming disarms it; the unrelated domains are left as they are. */
+static void test_foreign_under_our_id_not_adopted(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+	fo_domid_t x, y;
+	const struct fo_event *e;
+
+	sim_base_config(&cfg);
+	fx_new(&f, &cfg, FO_DOM_RUNNING, FO_DOM_GONE, true);
+	CHECK(f.p->state == FO_PAIR_ARMING, "waiting for brake-b (%s)", f.p->reason);
+	x = fo_sim_add_domain(f.hv, "old-x", FO_DOM_RUNNING);
+	y = fo_sim_add_domain(f.hv, "old-y", FO_DOM_PAUSED);
+	CHECK(fo_sim_kernel_arm_external(f.hv, f.p->kernel_id, x, y, 60000) == 0, "stale arming under our id");
+	fo_sim_clear_calls(f.hv);
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_ARMING, "still waiting for brake-b (%s)", f.p->reason);
+	CHECK(!fo_sim_kernel_armed(f.hv, f.p->kernel_id, NULL, NULL), "stale arming under our id disarmed");
+	e = last_event_of(&f, FO_EV_INFO);
+	CHECK(e && strcmp(e->pair, "brake") == 0 && strstr(e->message, "did not arm") && strstr(e->message, "disarmed"),
+	      "recorded on the pair: %s", e ? e->message : "-");
+	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	      "no domain action");
+	CHECK(fo_sim_state(f.hv, x) == FO_DOM_RUNNING && fo_sim_state(f.hv, y) == FO_DOM_PAUSED, "stale domains untouched");
+	fx_free(&f);
+}
+
+/* Restart with a stale arming under our id: the adoption's event says so. */
+static void test_restart_stale_arming_recorded(void)
+{
+	struct fx f;
+	fo_domid_t x, y;
+	const struct fo_event *e;
+	const struct fo_event_ring *r;
+	bool seen = false;
+
+	fx_armed(&f);
+	fo_pair_disarm(f.p);
+	x = fo_sim_add_domain(f.hv, "old-x", FO_DOM_RUNNING);
+	y = fo_sim_add_domain(f.hv, "old-y", FO_DOM_PAUSED);
+	CHECK(fo_sim_kernel_arm_external(f.hv, f.p->kernel_id, x, y, 60000) == 0, "stale arming");
+	restart(&f);
+	r = fo_manager_events(f.mgr);
+	for (size_t i = 0; i < fo_event_ring_count(r); i++) {
+		e = fo_event_ring_get(r, i);
+		seen = seen || (e->kind == FO_EV_INFO && strstr(e->message, "not its members") &&
+				strstr(e->message, "re-armed"));
+	}
+	CHECK(seen, "event: other domains under our id, disarmed, re-armed");
+	CHECK(f.p->state == FO_PAIR_ARMED && kernel_has(&f, f.a, f.b), "ours armed (%s)", fo_pair_state_name(f.p->state));
+	fx_free(&f);
+}
+
+/* A module without LIST: nothing is swept (said in the log), nothing else
+ * changes; the configured pair is adopted as before. */
+static void test_module_without_list(void)
+{
+	struct fx f;
+
+	fx_armed(&f);
+	live(&f, 50);
+	CHECK(fo_sim_kernel_arm_external(f.hv, 777, fo_sim_add_domain(f.hv, "o-x", FO_DOM_RUNNING),
+					 fo_sim_add_domain(f.hv, "o-y", FO_DOM_PAUSED), 60000) == 0,
+	      "an orphan");
+	fo_sim_kernel_without_list(f.hv, true);
+	fo_sim_clear_calls(f.hv);
+	restart(&f);
+	CHECK(fo_sim_kernel_armed(f.hv, 777, NULL, NULL), "orphan not found without LIST");
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->kernel_armed, "ours adopted as before");
+	CHECK(count_calls(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN) == 0, "no DISARM");
+	fx_free(&f);
+}
+
 /* Random walk with the module: faults, heartbeats or not, delivery late or
  * not, the module held, restarts, operator actions; never both running, as
  * seen after every step and by the guard on every unpause. */
@@ -704,6 +889,12 @@ int main(void)
 	RUN(test_standby_dies_disarms);
 	RUN(test_agent_new_port_rearms);
 	RUN(test_reload_removed_disarms);
+	RUN(test_restart_renamed_orphan_disarmed);
+	RUN(test_restart_removed_orphan_disarmed);
+	RUN(test_restart_orphan_firing_left);
+	RUN(test_foreign_under_our_id_not_adopted);
+	RUN(test_restart_stale_arming_recorded);
+	RUN(test_module_without_list);
 	RUN(test_random_walk_kernel);
 	return check_summary("test_kernel");
 }
