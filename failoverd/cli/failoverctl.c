@@ -697,6 +697,40 @@ static int print_event_json(const struct options *o, const cJSON *ev)
 
 enum { COL_PAIR, COL_STATE, COL_ACTIVE, COL_STANDBY, COL_PATH, COL_LAST, COL_HB, N_COLS };
 
+/* status and kernel: {"cmd":CMD}, whose reply carries a "pairs" array.
+ * On EXIT_OK *ret_pairs is that array inside *ret_reply (the caller frees
+ * the reply); with --json the reply line is printed as is and *ret_printed
+ * says the caller has nothing left to print. */
+static int request_pairs(const struct options *o, struct conn *c, const char *cmd, cJSON **ret_reply,
+			 const cJSON **ret_pairs, bool *ret_printed)
+{
+	cJSON *req = cJSON_CreateObject();
+	char *line;
+	int rc;
+
+	*ret_reply = NULL;
+	*ret_printed = false;
+	if (!req || !cJSON_AddStringToObject(req, "cmd", cmd)) {
+		cJSON_Delete(req);
+		cmd_error(o, "out of memory");
+		return EXIT_DAEMON;
+	}
+	rc = transact(o, c, req, ret_reply, &line);
+	cJSON_Delete(req);
+	if (rc != EXIT_OK)
+		return rc;
+	*ret_pairs = cJSON_GetObjectItemCaseSensitive(*ret_reply, "pairs");
+	if (!cJSON_IsArray(*ret_pairs)) {
+		cmd_error(o, "malformed reply from failoverd: \"pairs\" is missing or not an array");
+		return EXIT_DAEMON;
+	}
+	if (o->json) {
+		puts(line);
+		*ret_printed = true;
+	}
+	return EXIT_OK;
+}
+
 struct status_row {
 	char cell[N_COLS][96];
 	const char *reason;
@@ -709,32 +743,14 @@ static int cmd_status(const struct options *o, struct conn *c)
 	};
 	size_t width[N_COLS], n = 0, i, j;
 	struct status_row *rows = NULL;
-	cJSON *req = NULL, *reply = NULL;
+	cJSON *reply = NULL;
 	const cJSON *pairs, *p;
-	bool any_reason = false;
-	char *line;
+	bool any_reason = false, printed;
 	int rc;
 
-	req = cJSON_CreateObject();
-	if (!req || !cJSON_AddStringToObject(req, "cmd", "status")) {
-		cmd_error(o, "out of memory");
-		rc = EXIT_DAEMON;
+	rc = request_pairs(o, c, "status", &reply, &pairs, &printed);
+	if (rc != EXIT_OK || printed)
 		goto out;
-	}
-	rc = transact(o, c, req, &reply, &line);
-	if (rc != EXIT_OK)
-		goto out;
-
-	pairs = cJSON_GetObjectItemCaseSensitive(reply, "pairs");
-	if (!cJSON_IsArray(pairs)) {
-		cmd_error(o, "malformed reply from failoverd: \"pairs\" is missing or not an array");
-		rc = EXIT_DAEMON;
-		goto out;
-	}
-	if (o->json) {
-		puts(line);
-		goto out;
-	}
 
 	rows = calloc((size_t)cJSON_GetArraySize(pairs) + 1, sizeof(*rows));
 	if (!rows) {
@@ -805,7 +821,6 @@ static int cmd_status(const struct options *o, struct conn *c)
 out:
 	free(rows);
 	cJSON_Delete(reply);
-	cJSON_Delete(req);
 	return rc;
 }
 
@@ -813,29 +828,14 @@ out:
  * column is the configured pair owning the id, "-" for an orphan. */
 static int cmd_kernel(const struct options *o, struct conn *c)
 {
-	cJSON *req = cJSON_CreateObject(), *reply = NULL;
+	cJSON *reply = NULL;
 	const cJSON *pairs, *p;
-	char *line;
+	bool printed;
 	int rc;
 
-	if (!req || !cJSON_AddStringToObject(req, "cmd", "kernel")) {
-		cmd_error(o, "out of memory");
-		rc = EXIT_DAEMON;
+	rc = request_pairs(o, c, "kernel", &reply, &pairs, &printed);
+	if (rc != EXIT_OK || printed)
 		goto out;
-	}
-	rc = transact(o, c, req, &reply, &line);
-	if (rc != EXIT_OK)
-		goto out;
-	pairs = cJSON_GetObjectItemCaseSensitive(reply, "pairs");
-	if (!cJSON_IsArray(pairs)) {
-		cmd_error(o, "malformed reply from failoverd: \"pairs\" is missing or not an array");
-		rc = EXIT_DAEMON;
-		goto out;
-	}
-	if (o->json) {
-		puts(line);
-		goto out;
-	}
 	if (cJSON_GetArraySize(pairs) == 0) {
 		puts("the kernel module has no pair armed");
 		goto out;
@@ -859,7 +859,6 @@ static int cmd_kernel(const struct options *o, struct conn *c)
 	}
 out:
 	cJSON_Delete(reply);
-	cJSON_Delete(req);
 	return rc;
 }
 

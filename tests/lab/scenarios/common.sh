@@ -388,6 +388,18 @@ wait_active() {
 	return 1
 }
 
+# wait_kernel_armed PAIR ACTIVE TIMEOUT_S: status says the module owns the
+# pair with ACTIVE as the active.
+wait_kernel_armed() {
+	local end=$(($(date +%s) + $3))
+	while [ "$(date +%s)" -le $end ]; do
+		[ "$(pair_field "$1" kernel_armed)" = true ] && [ "$(pair_field "$1" active)" = "$2" ] &&
+			[ "$(pair_field "$1" state)" = ARMED ] && return 0
+		usleep 100000
+	done
+	return 1
+}
+
 # events_json: every event failoverd still holds, one JSON object per line
 # (failoverctl --json prints events one per line; a raw {"events":[..]}
 # reply is unpacked too).

@@ -27,18 +27,6 @@ irq_count() {
 		/proc/interrupts
 }
 
-# wait_kernel_armed PAIR ACTIVE TIMEOUT_S: status says the module owns the
-# pair with ACTIVE as the active.
-wait_kernel_armed() {
-	local end=$(($(date +%s) + $3))
-	while [ "$(date +%s)" -le $end ]; do
-		[ "$(pair_field "$1" kernel_armed)" = true ] && [ "$(pair_field "$1" active)" = "$2" ] &&
-			[ "$(pair_field "$1" state)" = ARMED ] && return 0
-		usleep 100000
-	done
-	return 1
-}
-
 # check_module_armed PAIR_ID ACTIVE STANDBY WHEN: the module logged the ARM
 # of ACTIVE -> STANDBY (their current domids) and its irq counts notifications.
 check_module_armed() {

@@ -16,18 +16,6 @@
 
 FO_DAEMON_EXTRA='"kernel_fast_path": "on"'
 
-# wait_kernel_armed PAIR ACTIVE TIMEOUT_S: status says the module owns the
-# pair with ACTIVE as the active.
-wait_kernel_armed() {
-	local end=$(($(date +%s) + $3))
-	while [ "$(date +%s)" -le $end ]; do
-		[ "$(pair_field "$1" kernel_armed)" = true ] && [ "$(pair_field "$1" active)" = "$2" ] &&
-			[ "$(pair_field "$1" state)" = ARMED ] && return 0
-		usleep 100000
-	done
-	return 1
-}
-
 # module_lists ID A B: fo-switch-test's LIST has pair ID with domids A -> B.
 module_lists() {
 	fo-switch-test list 0 0 | grep -q "^PAIR $1 active $2 standby $3 "
