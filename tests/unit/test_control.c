@@ -26,10 +26,11 @@ struct fx {
 	struct fo_hv *hv;
 	struct fo_loop *loop;
 	struct fo_control *ctl;
+	fo_domid_t a, b;
 	char path[108];
 };
 
-static void setup(struct fx *f)
+static void setup_kernel(struct fx *f, bool kernel)
 {
 	struct fo_hv_callbacks cb;
 
@@ -40,13 +41,20 @@ static void setup(struct fx *f)
 		abort();
 	cb = fo_manager_hv_callbacks(f->mgr);
 	fo_hv_sim_new(&cb, &f->hv);
+	if (kernel)
+		fo_sim_enable_kernel(f->hv);
 	fo_manager_attach_hv(f->mgr, f->hv);
-	fo_sim_add_domain(f->hv, "brake-a", FO_DOM_RUNNING);
-	fo_sim_add_domain(f->hv, "brake-b", FO_DOM_PAUSED);
+	f->a = fo_sim_add_domain(f->hv, "brake-a", FO_DOM_RUNNING);
+	f->b = fo_sim_add_domain(f->hv, "brake-b", FO_DOM_PAUSED);
 	fo_manager_start(f->mgr);
 	fo_loop_new(&f->loop);
 	int r = fo_control_new(f->loop, f->mgr, f->path, NULL, &f->ctl);
 	CHECK(r == 0, "control socket: %s", strerror(-r));
+}
+
+static void setup(struct fx *f)
+{
+	setup_kernel(f, false);
 }
 
 static void teardown(struct fx *f)
@@ -130,6 +138,52 @@ static void test_good_requests(void)
 	CHECK(strstr(reply, "\"kind\":\"armed\"") != NULL, "events listed: %s", reply);
 	fo_control_handle_line(f.ctl, "{\"cmd\":\"metrics\"}", reply, sizeof(reply));
 	CHECK(strstr(reply, "failoverd_switchovers_total{pair=\\\"brake\\\"} 1") != NULL, "metrics: %.300s", reply);
+	teardown(&f);
+}
+
+/* kernel: what the module has armed. No module: an error naming the
+ * setting; a pair armed by someone else: listed with "pair": null; an old
+ * module without LIST: an error saying so. */
+static void test_kernel_command(void)
+{
+	struct fx f;
+	char reply[65536];
+	cJSON *o, *pairs, *first;
+
+	setup(&f);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"kernel\"}", reply, sizeof(reply));
+	CHECK(strstr(reply, "\"ok\":false") && strstr(reply, "kernel module is not in use") &&
+		      strstr(reply, "kernel_fast_path"),
+	      "no module: %s", reply);
+	teardown(&f);
+
+	setup_kernel(&f, true);
+	/* the configured pair, armed at start, and one armed by someone else */
+	CHECK(fo_sim_kernel_arm_external(f.hv, 4242, fo_sim_add_domain(f.hv, "other-a", FO_DOM_RUNNING),
+					 fo_sim_add_domain(f.hv, "other-b", FO_DOM_PAUSED), 50) == 0,
+	      "external arm");
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"kernel\"}", reply, sizeof(reply));
+	o = cJSON_Parse(reply);
+	CHECK(o && cJSON_IsTrue(cJSON_GetObjectItem(o, "ok")), "%s", reply);
+	pairs = o ? cJSON_GetObjectItem(o, "pairs") : NULL;
+	CHECK(cJSON_GetArraySize(pairs) == 2, "two armed pairs: %s", reply);
+	for (int i = 0; i < cJSON_GetArraySize(pairs); i++) {
+		first = cJSON_GetArrayItem(pairs, i);
+		bool orphan = cJSON_GetObjectItem(first, "pair_id")->valuedouble == 4242;
+		const cJSON *owner = cJSON_GetObjectItem(first, "pair");
+		if (orphan)
+			CHECK(cJSON_IsNull(owner), "someone else's pair has no owner: %s", reply);
+		else
+			CHECK(cJSON_IsString(owner) && strcmp(owner->valuestring, "brake") == 0 &&
+				      cJSON_GetObjectItem(first, "active_domid")->valuedouble == f.a,
+			      "ours is brake, active brake-a: %s", reply);
+	}
+	cJSON_Delete(o);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"kernel\",\"pair\":\"brake\"}", reply, sizeof(reply));
+	CHECK(strstr(reply, "\"ok\":false") && strstr(reply, "pair"), "unexpected key named: %s", reply);
+	fo_sim_kernel_without_list(f.hv, true);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"kernel\"}", reply, sizeof(reply));
+	CHECK(strstr(reply, "\"ok\":false") && strstr(reply, "no LIST"), "old module: %s", reply);
 	teardown(&f);
 }
 
@@ -221,6 +275,7 @@ int main(void)
 	fo_log_set_level(FO_LOG_ERR);
 	RUN(test_bad_requests);
 	RUN(test_good_requests);
+	RUN(test_kernel_command);
 	RUN(test_socket_abuse);
 	return check_summary("test_control");
 }
