@@ -53,7 +53,7 @@ cat $LAB/bad.log | sed 's/^/bad config: /'
 grep -q 'placement: cpupools\[0\] (rtbad, null, pCPUs 2,7): pCPU 7 does not exist (this host has pCPUs 0-3); refusing to start' $LAB/bad.log ||
 	fail "no clear error for pCPU 7: $(tail -n 3 $LAB/bad.log)"
 [ -z "$(pool_cpus rtbad)" ] || fail "a half-made pool rtbad was left behind"
-[ "$(pool_cpus Pool-0)" = "0-3" ] || fail "Pool-0 lost pCPUs to a refused config: $(pool_cpus Pool-0)"
+case $(pool_cpus Pool-0) in 0,1,2,3|0-3) ;; *) false ;; esac || fail "Pool-0 lost pCPUs to a refused config: $(pool_cpus Pool-0)"
 
 # -- 2. the pair placed as configured
 create_dom p1-a
