@@ -2550,8 +2550,12 @@ static int xen_cpupool_ensure(struct fo_hv *hv, const char *name, const char *sc
 	libxl_uuid_generate(&uuid);
 	rc = libxl_cpupool_create(x->ctx, name, lsched, map, &uuid, &poolid);
 	if (rc) {
-		snprintf(why, whylen, "libxl_cpupool_create(%s, %s, pCPUs %s): %s", name, sched, want_text,
-			 libxl_rc_name(rc));
+		/* What failed is rarely said by libxl; the usual cause is a
+		 * scheduler left out of the hypervisor's build (Debian's Xen
+		 * 4.17 has credit and credit2 only). */
+		snprintf(why, whylen, "libxl_cpupool_create(%s, %s, pCPUs %s): %s (is the %s scheduler built "
+			 "into this hypervisor? see `xl dmesg` and its .config)", name, sched, want_text,
+			 libxl_rc_name(rc), sched);
 		rc = libxl_rc_to_errno(rc);
 		goto rollback;
 	}
