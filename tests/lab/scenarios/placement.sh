@@ -44,15 +44,18 @@ wait_placed() {
 }
 
 # The null scheduler is left out of Debian's Xen 4.17 build (and of the
-# lab's patched one): probe with an empty pool; without it the same checks
-# run on credit2, and the verdict says so.
+# lab's patched one): probe with a one-pCPU pool (xl wants a free pCPU),
+# then give the pCPU back; without null the same checks run on credit2,
+# and the verdict says so.
 SCHED=null
-if xl cpupool-create name=\"fo-probe\" sched=\"null\" > $LAB/probe.log 2>&1; then
+xl cpupool-cpu-remove Pool-0 3 || fail "cannot free pCPU 3 for the scheduler probe"
+if xl cpupool-create name=\"fo-probe\" sched=\"null\" cpus=[\"3\"] > $LAB/probe.log 2>&1; then
 	xl cpupool-destroy fo-probe
 else
 	SCHED=credit2
-	log "this hypervisor has no null scheduler ($(tail -n 1 $LAB/probe.log)); pool rt uses credit2"
+	log "this hypervisor has no null scheduler ($(tr '\n' ' ' < $LAB/probe.log)); pool rt uses credit2"
 fi
+xl cpupool-cpu-add Pool-0 3 || fail "cannot give pCPU 3 back to Pool-0 after the probe"
 metric null_scheduler_available $([ $SCHED = null ] && echo 1 || echo 0)
 
 # -- 1. a pCPU that does not exist: refused at start, plainly, nothing made
