@@ -157,6 +157,10 @@ static void reload(struct fo_daemon *d)
 	    next.daemon.kernel_fast_path != d->cfg.daemon.kernel_fast_path)
 		fo_warn("reload: daemon.control_socket, daemon.cpu, daemon.rt_priority and daemon.kernel_fast_path "
 			"apply at the next restart");
+	if (next.daemon.dom0_vcpu_pcpu != d->cfg.daemon.dom0_vcpu_pcpu || next.n_cpupools != d->cfg.n_cpupools ||
+	    memcmp(next.cpupools, d->cfg.cpupools, sizeof(next.cpupools[0]) * next.n_cpupools) != 0)
+		fo_warn("reload: cpupools and daemon.dom0_vcpu_pcpu are set up at the next restart; until then "
+			"the running layout is reported as drift");
 	fo_log_set_level(next.daemon.log_level);
 	fo_manager_reload(d->mgr, &next);
 	d->cfg = next;
@@ -291,6 +295,15 @@ int fo_daemon_run(const struct fo_daemon_options *opt)
 	if (setup_kernel_fast_path(d) < 0)
 		goto out;
 	fo_manager_attach_hv(d->mgr, d->hv);
+	/* Pools and dom0's vCPU before anything is armed: a host that cannot
+	 * be laid out as configured is a configuration error, said once and
+	 * plainly, like a config that does not parse. */
+	if (fo_config_has_placement(&d->cfg)) {
+		if (fo_manager_setup_placement(d->mgr, err, sizeof(err)) < 0) {
+			fo_err("placement: %s; refusing to start", err);
+			goto out;
+		}
+	}
 	if ((r = fo_loop_new(&d->loop)) < 0 || (r = setup_fds(d)) < 0 || (r = sync_hv_fds(d)) < 0)
 		goto fail;
 	r = fo_control_new(d->loop, d->mgr, d->cfg.daemon.control_socket, d->cfg.daemon.control_group,

@@ -32,9 +32,23 @@ static int config_test(const char *path)
 		fprintf(stderr, "failoverd: %s%s\n", fo_config_error_prefix(path, err, line, sizeof(line)), err);
 		return 1;
 	}
+	for (size_t i = 0; i < cfg.n_cpupools; i++) {
+		const struct fo_cpupool_config *cp = &cfg.cpupools[i];
+
+		printf("cpupool %s: scheduler=%s pcpus=[", cp->name, fo_sched_name(cp->scheduler));
+		for (size_t j = 0; j < cp->n_pcpus; j++)
+			printf("%s%d", j ? "," : "", cp->pcpus[j]);
+		printf("]\n");
+	}
 	for (size_t i = 0; i < cfg.n_pairs; i++) {
 		fo_config_describe_pair(&cfg.pairs[i], line, sizeof(line));
 		printf("%s\n", line);
+	}
+	if (fo_config_has_placement(&cfg)) {
+		printf("placement: check_ms=%u enforce=%s", cfg.placement.check_ms, cfg.placement.enforce ? "yes" : "no");
+		if (cfg.daemon.dom0_vcpu_pcpu >= 0)
+			printf(" dom0 vCPU %d -> pCPU %d", cfg.daemon.cpu, cfg.daemon.dom0_vcpu_pcpu);
+		printf("\n");
 	}
 	printf("%s: OK, %zu pair(s)\n", path, cfg.n_pairs);
 	return 0;

@@ -818,6 +818,27 @@ static int cmd_status(const struct options *o, struct conn *c)
 			fputc('\n', stdout);
 		}
 	}
+	/* Placement drift (pools, pins, dom0's vCPU) under the table: rare,
+	 * and the detail is too long for a column. */
+	{
+		const cJSON *h = cJSON_GetObjectItemCaseSensitive(reply, "host_placement");
+		const char *st = h ? jstr(h, "state") : NULL, *det;
+
+		if (st && strcmp(st, "drift") == 0 && (det = jstr(h, "detail"))) {
+			fputs("placement drift (host): ", stdout);
+			put_clean(stdout, det);
+			fputc('\n', stdout);
+		}
+		cJSON_ArrayForEach(p, pairs) {
+			st = jstr(p, "placement");
+			det = jstr(p, "placement_detail");
+			if (!st || strcmp(st, "drift") != 0 || !det)
+				continue;
+			printf("placement drift (%s): ", (st = jstr(p, "name")) ? st : "?");
+			put_clean(stdout, det);
+			fputc('\n', stdout);
+		}
+	}
 out:
 	free(rows);
 	cJSON_Delete(reply);

@@ -262,6 +262,12 @@ static const char *const on_failover_names[] = { "keep-paused", "destroy", "rebu
 static const char *const failback_names[] = { "manual", "never", NULL };
 static const char *const log_level_names[] = { "err", "warning", "notice", "info", "debug", NULL };
 static const char *const kernel_fast_path_names[] = { "auto", "on", "off", NULL };
+static const char *const sched_names[] = { "null", "credit", "credit2", "rtds", NULL };
+
+/* Xen's default pool: it holds dom0 and every pCPU nobody moved; failoverd
+ * only ever takes pCPUs out of it, never configures it. */
+#define POOL0_NAME "Pool-0"
+#define DEFAULT_PLACEMENT_CHECK_MS 1000
 
 static bool has_control_char(const char *s)
 {
@@ -347,7 +353,8 @@ static int check_abs_path(struct parser *p, const char *kp, const char *s, size_
 static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_config *d)
 {
 	static const char *const keys[] = { "control_socket", "control_group", "rt_priority",
-					    "cpu", "require_rt", "log_level", "kernel_fast_path", NULL };
+					    "cpu", "dom0_vcpu_pcpu", "require_rt", "log_level",
+					    "kernel_fast_path", NULL };
 	/* A control socket path must also fit sockaddr_un, or bind() fails at
 	 * startup with a less helpful ENAMETOOLONG. */
 	const size_t socket_max = sizeof(((struct sockaddr_un *)0)->sun_path) < FO_PATH_MAX
@@ -402,6 +409,13 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 		return rc;
 	if (rc > 0)
 		d->cpu = (int)v;
+
+	/* Checked against daemon.cpu and the cpupools in check_placement(). */
+	rc = read_int(p, obj, "daemon", "dom0_vcpu_pcpu", -1, CPU_MAX, &v);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		d->dom0_vcpu_pcpu = (int)v;
 
 	rc = read_bool(p, obj, "daemon", "require_rt", &d->require_rt);
 	if (rc < 0)
@@ -505,17 +519,269 @@ static int parse_pcpu_list(struct parser *p, const cJSON *obj, const char *kp, c
 
 static int parse_pin(struct parser *p, const cJSON *obj, const char *kp, struct fo_pin_config *pin)
 {
-	static const char *const keys[] = { "active_pcpus", "standby_pcpus", NULL };
+	static const char *const keys[] = { "active_pcpus", "standby_pcpus", "cpupool", NULL };
+	char mkp[KEYPATH_MAX], sbuf[SHOWN_MAX + 4];
+	const char *s = NULL;
 	int rc;
 
 	rc = check_object(p, obj, kp, keys);
 	if (rc < 0)
 		return rc;
+	/* That the pool exists is checked in check_placement(), once every
+	 * part of the document is read. */
+	rc = read_string(p, obj, kp, "cpupool", &s);
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		keypath_join(mkp, kp, "cpupool");
+		if (strlen(s) == 0 || strlen(s) > FO_NAME_MAX)
+			return fail(p, mkp, "must be the name of one of cpupools[], got \"%s\"", shown(s, sbuf));
+		snprintf(pin->cpupool, sizeof(pin->cpupool), "%s", s);
+	}
 	rc = parse_pcpu_list(p, obj, kp, "active_pcpus", pin->active_pcpus, &pin->n_active_pcpus);
 	if (rc < 0)
 		return rc;
 	rc = parse_pcpu_list(p, obj, kp, "standby_pcpus", pin->standby_pcpus, &pin->n_standby_pcpus);
 	return rc < 0 ? rc : 0;
+}
+
+/* cpupools[]: the pools failoverd creates at start (or adopts when one of
+ * that name already matches). */
+static int parse_cpupools(struct parser *p, const cJSON *arr, struct fo_config *c)
+{
+	static const char *const keys[] = { "name", "scheduler", "pcpus", NULL };
+	char kp[KEYPATH_MAX], mkp[KEYPATH_MAX], ikp[KEYPATH_MAX];
+	const cJSON *it;
+	int n, rc, e;
+
+	if (!cJSON_IsArray(arr))
+		return fail(p, "cpupools", "must be an array of cpupools, got %s", type_name(arr));
+	n = cJSON_GetArraySize(arr);
+	if (n > FO_MAX_CPUPOOLS)
+		return fail(p, "cpupools", "must contain at most %d cpupools, got %d", FO_MAX_CPUPOOLS, n);
+
+	c->n_cpupools = 0;
+	cJSON_ArrayForEach(it, arr) {
+		struct fo_cpupool_config *cp = &c->cpupools[c->n_cpupools];
+
+		keypath_index(kp, "cpupools", (int)c->n_cpupools);
+		rc = check_object(p, it, kp, keys);
+		if (rc < 0)
+			return rc;
+		for (const char *const *k = keys; *k; k++) {
+			rc = require(p, it, kp, *k);
+			if (rc < 0)
+				return rc;
+		}
+		rc = read_checked_name(p, it, kp, "name", check_pair_name, cp->name, sizeof(cp->name));
+		if (rc < 0)
+			return rc;
+		keypath_join(mkp, kp, "name");
+		if (strcmp(cp->name, POOL0_NAME) == 0)
+			return fail(p, mkp, "\"%s\" is Xen's default pool (dom0 runs there); failoverd only takes "
+				    "pCPUs out of it: name a pool of your own", POOL0_NAME);
+		for (size_t j = 0; j < c->n_cpupools; j++)
+			if (strcmp(c->cpupools[j].name, cp->name) == 0)
+				return fail(p, mkp, "duplicate cpupool name \"%s\" (also cpupools[%zu])", cp->name, j);
+
+		rc = read_enum(p, it, kp, "scheduler", sched_names, &e);
+		if (rc < 0)
+			return rc;
+		cp->scheduler = (enum fo_sched)e;
+
+		rc = parse_pcpu_list(p, it, kp, "pcpus", cp->pcpus, &cp->n_pcpus);
+		if (rc < 0)
+			return rc;
+		keypath_join(mkp, kp, "pcpus");
+		if (cp->n_pcpus == 0)
+			return fail(p, mkp, "must name at least one pCPU");
+		for (size_t k = 0; k < cp->n_pcpus; k++) {
+			keypath_index(ikp, mkp, (int)k);
+			/* Xen keeps pCPU 0 in Pool-0: it runs dom0 and the
+			 * hypervisor's own housekeeping. */
+			if (cp->pcpus[k] == 0)
+				return fail(p, ikp, "pCPU 0 stays in %s (dom0 and Xen's own work run there)",
+					    POOL0_NAME);
+			for (size_t j = 0; j < c->n_cpupools; j++)
+				for (size_t l = 0; l < c->cpupools[j].n_pcpus; l++)
+					if (c->cpupools[j].pcpus[l] == cp->pcpus[k])
+						return fail(p, ikp, "pCPU %d is already in cpupool \"%s\" "
+							    "(cpupools[%zu]); a pCPU belongs to one pool",
+							    cp->pcpus[k], c->cpupools[j].name, j);
+		}
+		c->n_cpupools++;
+	}
+	return 0;
+}
+
+static int parse_placement(struct parser *p, const cJSON *obj, struct fo_placement_config *pl)
+{
+	static const char *const keys[] = { "check_ms", "enforce", NULL };
+	long v;
+	int rc;
+
+	rc = check_object(p, obj, "placement", keys);
+	if (rc < 0)
+		return rc;
+	rc = read_int(p, obj, "placement", "check_ms", 0, PERIOD_MS_MAX, &v);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		pl->check_ms = (unsigned)v;
+	rc = read_bool(p, obj, "placement", "enforce", &pl->enforce);
+	return rc < 0 ? rc : 0;
+}
+
+static bool cpu_in(int cpu, const int *cpus, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (cpus[i] == cpu)
+			return true;
+	return false;
+}
+
+/* The pool (among c's) that holds `cpu`, or NULL. */
+static const struct fo_cpupool_config *pool_of_cpu(const struct fo_config *c, int cpu)
+{
+	for (size_t i = 0; i < c->n_cpupools; i++)
+		if (cpu_in(cpu, c->cpupools[i].pcpus, c->cpupools[i].n_pcpus))
+			return &c->cpupools[i];
+	return NULL;
+}
+
+static void cpus_text(char *buf, size_t len, const int *cpus, size_t n)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && off < len; i++) {
+		int w = snprintf(buf + off, len - off, "%s%d", i ? "," : "", cpus[i]);
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+}
+
+/* One member's pin list against its pair's pool (or against every pool,
+ * when the pair names none: such a member stays in Pool-0). */
+static int check_member_pins(struct parser *p, const struct fo_config *c, const char *pin_kp, const char *key,
+			     const int *cpus, size_t n, const struct fo_cpupool_config *pool)
+{
+	char akp[KEYPATH_MAX], ikp[KEYPATH_MAX], text[256];
+
+	keypath_join(akp, pin_kp, key);
+	for (size_t k = 0; k < n; k++) {
+		const struct fo_cpupool_config *owner = pool_of_cpu(c, cpus[k]);
+
+		keypath_index(ikp, akp, (int)k);
+		if (pool && owner != pool) {
+			cpus_text(text, sizeof(text), pool->pcpus, pool->n_pcpus);
+			return fail(p, ikp, "pCPU %d is not in cpupool \"%s\" (its pCPUs: %s)", cpus[k],
+				    pool->name, text);
+		}
+		/* Xen refuses a hard affinity outside the domain's pool. */
+		if (!pool && owner)
+			return fail(p, ikp, "pCPU %d belongs to cpupool \"%s\", which this pair's members are "
+				    "not in: set pin.cpupool to \"%s\" or pick a pCPU outside it",
+				    cpus[k], owner->name, owner->name);
+	}
+	return 0;
+}
+
+/*
+ * Placement rules that span sections: pools named by pairs exist, pins lie
+ * inside their pool, and under the null scheduler every vCPU owns a pCPU.
+ * A null-scheduler vCPU keeps its pCPU while its domain is paused, so a
+ * standby pinned onto the active's pCPU could never run after a switch
+ * (and two pairs sharing a pCPU would starve one another).
+ */
+static int check_placement(struct parser *p, const struct fo_config *c)
+{
+	char kp[KEYPATH_MAX], pin_kp[KEYPATH_MAX], mkp[KEYPATH_MAX], ikp[KEYPATH_MAX], names[256];
+	const struct fo_daemon_config *d = &c->daemon;
+
+	if (d->dom0_vcpu_pcpu >= 0) {
+		const struct fo_cpupool_config *owner = pool_of_cpu(c, d->dom0_vcpu_pcpu);
+
+		if (d->cpu < 0)
+			return fail(p, "daemon.dom0_vcpu_pcpu", "needs daemon.cpu: the dom0 vCPU pinned is the "
+				    "one failoverd runs on (dom0 CPU N is its vCPU N)");
+		if (owner)
+			return fail(p, "daemon.dom0_vcpu_pcpu", "pCPU %d belongs to cpupool \"%s\"; dom0 stays "
+				    "in %s, pick one of its pCPUs", d->dom0_vcpu_pcpu, owner->name, POOL0_NAME);
+	}
+
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		const struct fo_pair_config *pc = &c->pairs[i];
+		const struct fo_pin_config *pin = &pc->pin;
+		const struct fo_cpupool_config *pool = NULL;
+		int rc;
+
+		keypath_index(kp, "pairs", (int)i);
+		keypath_join(pin_kp, kp, "pin");
+		if (pin->cpupool[0]) {
+			size_t off = 0;
+
+			pool = fo_config_cpupool(c, pin->cpupool);
+			keypath_join(mkp, pin_kp, "cpupool");
+			if (!pool) {
+				names[0] = '\0';
+				for (size_t j = 0; j < c->n_cpupools; j++) {
+					int w = snprintf(names + off, sizeof(names) - off, "%s%s", j ? ", " : "",
+							 c->cpupools[j].name);
+					if (w < 0 || (size_t)w >= sizeof(names) - off)
+						break;
+					off += (size_t)w;
+				}
+				return fail(p, mkp, "no cpupool named \"%s\" (cpupools: %s)", pin->cpupool,
+					    c->n_cpupools ? names : "none configured");
+			}
+		}
+		rc = check_member_pins(p, c, pin_kp, "active_pcpus", pin->active_pcpus, pin->n_active_pcpus, pool);
+		if (rc < 0)
+			return rc;
+		rc = check_member_pins(p, c, pin_kp, "standby_pcpus", pin->standby_pcpus, pin->n_standby_pcpus,
+				       pool);
+		if (rc < 0)
+			return rc;
+		if (!pool || pool->scheduler != FO_SCHED_NULL)
+			continue;
+
+		if (!pin->n_active_pcpus || !pin->n_standby_pcpus)
+			return fail(p, pin_kp, "cpupool \"%s\" uses the null scheduler: give both active_pcpus "
+				    "and standby_pcpus, disjoint (a paused vCPU keeps its pCPU there)", pool->name);
+		keypath_join(mkp, pin_kp, "standby_pcpus");
+		for (size_t k = 0; k < pin->n_standby_pcpus; k++) {
+			keypath_index(ikp, mkp, (int)k);
+			if (cpu_in(pin->standby_pcpus[k], pin->active_pcpus, pin->n_active_pcpus))
+				return fail(p, ikp, "pCPU %d is also in active_pcpus: under the null scheduler "
+					    "(cpupool \"%s\") a paused vCPU keeps its pCPU, so the standby could "
+					    "never run there", pin->standby_pcpus[k], pool->name);
+		}
+		/* Another pair in the same null pool must not share a pCPU either. */
+		for (size_t j = 0; j < i; j++) {
+			const struct fo_pin_config *q = &c->pairs[j].pin;
+
+			if (strcmp(q->cpupool, pin->cpupool) != 0)
+				continue;
+			for (int w = 0; w < 2; w++) {
+				const int *cpus = w ? pin->standby_pcpus : pin->active_pcpus;
+				size_t n = w ? pin->n_standby_pcpus : pin->n_active_pcpus;
+
+				keypath_join(mkp, pin_kp, w ? "standby_pcpus" : "active_pcpus");
+				for (size_t k = 0; k < n; k++) {
+					keypath_index(ikp, mkp, (int)k);
+					if (cpu_in(cpus[k], q->active_pcpus, q->n_active_pcpus) ||
+					    cpu_in(cpus[k], q->standby_pcpus, q->n_standby_pcpus))
+						return fail(p, ikp, "pCPU %d is already pinned to pair \"%s\" "
+							    "(pairs[%zu]); under the null scheduler (cpupool \"%s\") "
+							    "a pCPU runs one vCPU", cpus[k], c->pairs[j].name, j,
+							    pool->name);
+				}
+			}
+		}
+	}
+	return 0;
 }
 
 static int parse_domain_config(struct parser *p, const cJSON *obj, const char *kp,
@@ -688,8 +954,8 @@ static int check_against_earlier_pairs(struct parser *p, const struct fo_config 
 
 static int parse_root(struct parser *p, const cJSON *root, struct fo_config *c)
 {
-	static const char *const keys[] = { "daemon", "pairs", NULL };
-	const cJSON *pairs, *it, *daemon;
+	static const char *const keys[] = { "daemon", "cpupools", "placement", "pairs", NULL };
+	const cJSON *pairs, *it, *daemon, *sub;
 	char kp[KEYPATH_MAX];
 	int rc, n;
 
@@ -700,6 +966,19 @@ static int parse_root(struct parser *p, const cJSON *root, struct fo_config *c)
 	daemon = member(root, "daemon");
 	if (daemon) {
 		rc = parse_daemon(p, daemon, &c->daemon);
+		if (rc < 0)
+			return rc;
+	}
+
+	sub = member(root, "cpupools");
+	if (sub) {
+		rc = parse_cpupools(p, sub, c);
+		if (rc < 0)
+			return rc;
+	}
+	sub = member(root, "placement");
+	if (sub) {
+		rc = parse_placement(p, sub, &c->placement);
 		if (rc < 0)
 			return rc;
 	}
@@ -727,7 +1006,7 @@ static int parse_root(struct parser *p, const cJSON *root, struct fo_config *c)
 			return rc;
 		c->n_pairs++;
 	}
-	return 0;
+	return check_placement(p, c);
 }
 
 int fo_config_parse(const char *json_text, struct fo_config *ret, char *err, size_t errlen)
@@ -754,6 +1033,9 @@ int fo_config_parse(const char *json_text, struct fo_config *ret, char *err, siz
 		 DEFAULT_CONTROL_SOCKET);
 	c->daemon.rt_priority = DEFAULT_RT_PRIORITY;
 	c->daemon.cpu = -1;
+	c->daemon.dom0_vcpu_pcpu = -1;
+	c->placement.check_ms = DEFAULT_PLACEMENT_CHECK_MS;
+	c->placement.enforce = false;
 	c->daemon.require_rt = false;
 	c->daemon.log_level = FO_LOG_INFO;
 	c->daemon.kernel_fast_path = FO_KERNEL_FAST_PATH_AUTO;
@@ -921,6 +1203,8 @@ void fo_config_describe_pair(const struct fo_pair_config *pc, char *buf, size_t 
 		out_add(&o, " standby=");
 		out_cpus(&o, pc->pin.standby_pcpus, pc->pin.n_standby_pcpus);
 	}
+	if (pc->pin.cpupool[0])
+		out_add(&o, " cpupool=%s", pc->pin.cpupool);
 	if (pc->active_config[0])
 		out_add(&o, " domain_config active=%s standby=%s", pc->active_config,
 			pc->standby_config);
@@ -952,6 +1236,31 @@ const char *fo_kernel_fast_path_name(enum fo_kernel_fast_path v)
 	if ((unsigned)v < sizeof(kernel_fast_path_names) / sizeof(kernel_fast_path_names[0]) - 1)
 		return kernel_fast_path_names[v];
 	return "unknown";
+}
+
+const char *fo_sched_name(enum fo_sched v)
+{
+	if ((unsigned)v < sizeof(sched_names) / sizeof(sched_names[0]) - 1)
+		return sched_names[v];
+	return "unknown";
+}
+
+const struct fo_cpupool_config *fo_config_cpupool(const struct fo_config *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_cpupools; i++)
+		if (strcmp(c->cpupools[i].name, name) == 0)
+			return &c->cpupools[i];
+	return NULL;
+}
+
+bool fo_config_has_placement(const struct fo_config *c)
+{
+	if (c->n_cpupools || c->daemon.dom0_vcpu_pcpu >= 0)
+		return true;
+	for (size_t i = 0; i < c->n_pairs; i++)
+		if (c->pairs[i].pin.n_active_pcpus || c->pairs[i].pin.n_standby_pcpus || c->pairs[i].pin.cpupool[0])
+			return true;
+	return false;
 }
 
 const char *fo_config_error_prefix(const char *path, const char *err, char *buf, size_t len)

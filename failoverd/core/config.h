@@ -15,6 +15,7 @@
 #define FO_PATH_MAX      256
 #define FO_MAX_PAIRS     32
 #define FO_MAX_PCPUS     64
+#define FO_MAX_CPUPOOLS  8
 #define FO_ERR_MAX       512
 
 enum fo_on_failover {
@@ -37,11 +38,37 @@ enum fo_kernel_fast_path {
 	FO_KERNEL_FAST_PATH_OFF,
 };
 
+/* cpupools[].scheduler: Xen's scheduler for the pool. */
+enum fo_sched {
+	FO_SCHED_NULL = 0, /* one vCPU per pCPU, no time slicing: the RT choice */
+	FO_SCHED_CREDIT,
+	FO_SCHED_CREDIT2,
+	FO_SCHED_RTDS,
+};
+
+/* A Xen cpupool failoverd creates (or adopts) at start: its pCPUs are
+ * taken out of Pool-0. */
+struct fo_cpupool_config {
+	char name[FO_NAME_MAX + 1];
+	enum fo_sched scheduler;
+	int pcpus[FO_MAX_PCPUS];
+	size_t n_pcpus;
+};
+
+/* Where a pair's members run. Pins follow the configured domain (active /
+ * standby by name), not the role, so a switch never moves vCPUs. */
 struct fo_pin_config {
 	int active_pcpus[FO_MAX_PCPUS];
 	size_t n_active_pcpus;
 	int standby_pcpus[FO_MAX_PCPUS];
 	size_t n_standby_pcpus;
+	char cpupool[FO_NAME_MAX + 1]; /* "" = leave the members in their pool */
+};
+
+/* placement: how the configured placement is kept. */
+struct fo_placement_config {
+	unsigned check_ms; /* re-verify every check_ms (0 = only at arm time and on domain changes); default 1000 */
+	bool enforce;      /* on drift, re-apply (else report only); default false */
 };
 
 struct fo_pair_config {
@@ -66,6 +93,7 @@ struct fo_daemon_config {
 	char control_group[FO_NAME_MAX + 1];/* "" = root only (0600); else 0660 with this group */
 	int rt_priority;                    /* 1..99, default 80 */
 	int cpu;                            /* -1 = no pinning; default -1 */
+	int dom0_vcpu_pcpu;                 /* pin dom0's vCPU `cpu` to this pCPU; -1 = not; default -1 */
 	bool require_rt;                    /* default false */
 	enum fo_log_level log_level;        /* default info */
 	enum fo_kernel_fast_path kernel_fast_path; /* default auto */
@@ -73,6 +101,9 @@ struct fo_daemon_config {
 
 struct fo_config {
 	struct fo_daemon_config daemon;
+	struct fo_cpupool_config cpupools[FO_MAX_CPUPOOLS];
+	size_t n_cpupools;
+	struct fo_placement_config placement;
 	struct fo_pair_config pairs[FO_MAX_PAIRS];
 	size_t n_pairs;
 };
@@ -93,5 +124,10 @@ const char *fo_on_failover_name(enum fo_on_failover v);
 const char *fo_failback_name(enum fo_failback v);
 const char *fo_log_level_name(enum fo_log_level v);
 const char *fo_kernel_fast_path_name(enum fo_kernel_fast_path v);
+const char *fo_sched_name(enum fo_sched v);
+/* The configured cpupool of that name, or NULL. */
+const struct fo_cpupool_config *fo_config_cpupool(const struct fo_config *c, const char *name);
+/* True when the configuration asks for any placement (pools, pins, dom0 vCPU). */
+bool fo_config_has_placement(const struct fo_config *c);
 
 #endif

@@ -24,6 +24,7 @@ enum fo_event_kind {
 	FO_EV_DISARMED,
 	FO_EV_DEGRADED,       /* pair lost its standby or cannot switch */
 	FO_EV_INFO,           /* anything else worth keeping (adoption, rebuild progress) */
+	FO_EV_PLACEMENT,      /* placement drifted (result degraded) or is as configured again (ok) */
 };
 
 enum fo_fault {

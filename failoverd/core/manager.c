@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "manager.h"
 
+#include "placement.h"
+
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,11 @@ struct fo_manager {
 	struct fo_pair pairs[FO_MAX_PAIRS];
 	size_t n_pairs;
 	struct fo_ratelimit unknown_rl;
+	/* placement: the periodic check and the host-wide verdict */
+	uint64_t placement_next_ns; /* 0 = no periodic check */
+	bool host_checked;
+	bool host_drift;
+	char host_placement[256];
 };
 
 int fo_manager_new(const struct fo_config *cfg, struct fo_manager **ret)
@@ -29,6 +37,7 @@ int fo_manager_new(const struct fo_config *cfg, struct fo_manager **ret)
 		return -ENOMEM;
 	m->cfg = *cfg;
 	m->env.ring = &m->ring;
+	m->env.placement_enforce = cfg->placement.enforce;
 	m->unknown_rl = (struct fo_ratelimit)FO_RATELIMIT_INIT(10000, 5);
 	fo_event_ring_init(&m->ring);
 	m->n_pairs = cfg->n_pairs;
@@ -85,6 +94,11 @@ static void on_domains_changed(void *ctx)
 
 	for (size_t i = 0; i < m->n_pairs; i++)
 		fo_pair_on_domains_changed(&m->pairs[i]);
+	/* A member that came back (a rebuild, an operator's `xl create`) was
+	 * placed when found; verify that it stuck. */
+	for (size_t i = 0; i < m->n_pairs; i++)
+		if (m->pairs[i].placement_checked)
+			fo_pair_check_placement(&m->pairs[i]);
 }
 
 static void on_domain_created(void *ctx, const char *config_path, int err, const char *reason)
@@ -232,6 +246,75 @@ static void kernel_sweep(struct fo_manager *m, bool adopted)
 	}
 }
 
+int fo_manager_setup_placement(struct fo_manager *m, char *err, size_t errlen)
+{
+	return fo_placement_setup(m->env.hv, &m->cfg, err, errlen);
+}
+
+static void host_event(struct fo_manager *m, enum fo_event_result result, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void host_event(struct fo_manager *m, enum fo_event_result result, const char *fmt, ...)
+{
+	struct fo_event *e = fo_event_ring_claim(&m->ring, m->env.hv->ops->now_ns(m->env.hv));
+	va_list ap;
+
+	e->kind = FO_EV_PLACEMENT;
+	e->result = result;
+	snprintf(e->pair, sizeof(e->pair), "-"); /* the host, not one pair */
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+}
+
+void fo_manager_check_placement(struct fo_manager *m)
+{
+	const struct fo_config *c = &m->cfg;
+	char found[sizeof(m->host_placement)] = "";
+	bool ok;
+
+	if (!fo_config_has_placement(c))
+		return;
+	ok = fo_placement_check_host(m->env.hv, c, found, sizeof(found));
+	if (!ok && c->placement.enforce && fo_placement_apply_host(m->env.hv, c) == 0) {
+		char again[sizeof(found)] = "";
+
+		if (fo_placement_check_host(m->env.hv, c, again, sizeof(again))) {
+			host_event(m, FO_RESULT_OK, "drift re-applied (placement.enforce): was %s", found);
+			found[0] = '\0';
+			ok = true;
+		} else {
+			snprintf(found, sizeof(found), "%s", again);
+		}
+	}
+	if (!ok && (!m->host_drift || strcmp(found, m->host_placement) != 0))
+		host_event(m, FO_RESULT_DEGRADED, "drift: %s", found);
+	else if (ok && m->host_drift)
+		host_event(m, FO_RESULT_OK, "as configured again");
+	m->host_drift = !ok;
+	m->host_checked = true;
+	snprintf(m->host_placement, sizeof(m->host_placement), "%s", found);
+
+	/* Pairs are verified once armed (at arm time first), so an arming
+	 * pair's half-built member is not reported as drift. */
+	for (size_t i = 0; i < m->n_pairs; i++)
+		if (m->pairs[i].placement_checked)
+			fo_pair_check_placement(&m->pairs[i]);
+}
+
+bool fo_manager_host_placement(const struct fo_manager *m, const char **ret_detail)
+{
+	*ret_detail = m->host_placement;
+	return m->host_checked && !m->host_drift;
+}
+
+static void placement_timer_arm(struct fo_manager *m)
+{
+	uint64_t every = (uint64_t)m->cfg.placement.check_ms * 1000000ull;
+
+	m->placement_next_ns = fo_config_has_placement(&m->cfg) && every ? m->env.hv->ops->now_ns(m->env.hv) + every : 0;
+}
+
 void fo_manager_start(struct fo_manager *m)
 {
 	/* Switches the module did while no daemon ran come first: arming
@@ -243,11 +326,13 @@ void fo_manager_start(struct fo_manager *m)
 	for (size_t i = 0; i < m->n_pairs; i++)
 		fo_pair_arm(&m->pairs[i]);
 	kernel_sweep(m, true);
+	fo_manager_check_placement(m);
+	placement_timer_arm(m);
 }
 
 uint64_t fo_manager_next_deadline(struct fo_manager *m)
 {
-	uint64_t next = 0;
+	uint64_t next = m->placement_next_ns;
 
 	for (size_t i = 0; i < m->n_pairs; i++)
 		for (int j = 0; j < 2; j++) {
@@ -262,12 +347,18 @@ void fo_manager_run_due(struct fo_manager *m)
 {
 	uint64_t now = m->env.hv->ops->now_ns(m->env.hv);
 
+	/* Heartbeat deadlines first: a switch that is due never waits for a
+	 * placement check. */
 	for (size_t i = 0; i < m->n_pairs; i++)
 		for (int j = 0; j < 2; j++) {
 			uint64_t d = m->pairs[i].m[j].deadline_ns;
 			if (d && d <= now)
 				fo_pair_on_deadline(&m->pairs[i], j);
 		}
+	if (m->placement_next_ns && m->placement_next_ns <= now) {
+		fo_manager_check_placement(m);
+		placement_timer_arm(m);
+	}
 }
 
 void fo_manager_publish_events(struct fo_manager *m, fo_event_sink sink, void *ctx)
@@ -323,6 +414,8 @@ void fo_manager_reload(struct fo_manager *m, const struct fo_config *cfg)
 	memcpy(m->pairs, next, sizeof(next[0]) * cfg->n_pairs);
 	m->n_pairs = cfg->n_pairs;
 	m->cfg = *cfg;
+	m->env.placement_enforce = cfg->placement.enforce;
+	placement_timer_arm(m);
 	assign_kernel_ids(m);
 	kernel_sweep(m, false);
 	for (size_t i = 0; i < m->n_pairs; i++)

@@ -25,6 +25,15 @@ struct fo_manager *fo_manager_free(struct fo_manager *m);
 struct fo_hv_callbacks fo_manager_hv_callbacks(struct fo_manager *m);
 void fo_manager_attach_hv(struct fo_manager *m, struct fo_hv *hv);
 void fo_manager_start(struct fo_manager *m);
+/* Before start: create/adopt the cpupools, pin dom0's vCPU. -errno with a
+ * one-line message when the host cannot match the configuration. */
+int fo_manager_setup_placement(struct fo_manager *m, char *err, size_t errlen);
+/* Verify the host's and every armed pair's placement now (the periodic
+ * check runs it from fo_manager_run_due every placement.check_ms). */
+void fo_manager_check_placement(struct fo_manager *m);
+/* Host-wide verdict (pools, dom0's vCPU): true when verified and as
+ * configured; *ret_detail says what drifted. */
+bool fo_manager_host_placement(const struct fo_manager *m, const char **ret_detail);
 
 /* Earliest pending deadline (CLOCK_MONOTONIC ns), 0 if none. */
 uint64_t fo_manager_next_deadline(struct fo_manager *m);

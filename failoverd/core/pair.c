@@ -73,6 +73,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "placement.h"
 #include "switchover.h"
 
 /* How long a freshly booted standby may take to heartbeat for the first time
@@ -222,15 +223,54 @@ static void refresh_member(struct fo_pair *p, struct fo_member *m)
 	if (hv->ops->get_state(hv, domid, &m->state) < 0)
 		m->state = FO_DOM_GONE;
 	hv->ops->watch_member(hv, domid);
-	if (p->cfg.pin.n_active_pcpus || p->cfg.pin.n_standby_pcpus) {
-		/* Pins follow the configured domain, not the role, so a switch
-		 * never has to move vCPUs on the real-time path. */
-		bool is_cfg_active = strcmp(m->name, p->cfg.active) == 0;
-		const int *cpus = is_cfg_active ? p->cfg.pin.active_pcpus : p->cfg.pin.standby_pcpus;
-		size_t n = is_cfg_active ? p->cfg.pin.n_active_pcpus : p->cfg.pin.n_standby_pcpus;
-		if (n && hv->ops->set_affinity(hv, domid, cpus, n) < 0)
-			fo_warn("pair %s: could not pin %s (domain %u) to its pCPUs", p->cfg.name, m->name, domid);
+	/* Placed as soon as it is found (arming, a rebuild), so that a
+	 * switch never has to move vCPUs on the real-time path. */
+	if (fo_placement_pair_wants(&p->cfg)) {
+		char why[160];
+
+		if (fo_placement_apply_member(hv, &p->cfg, m->name, domid, why, sizeof(why)) < 0)
+			fo_warn("pair %s: could not place %s (domain %u): %s", p->cfg.name, m->name, domid, why);
 	}
+}
+
+void fo_pair_check_placement(struct fo_pair *p)
+{
+	struct fo_hv *hv = p->env->hv;
+	char found[sizeof(p->placement)] = "";
+	bool ok = true;
+
+	if (!fo_placement_pair_wants(&p->cfg))
+		return;
+	for (int i = 0; i < 2; i++)
+		ok &= fo_placement_check_member(hv, &p->cfg, p->m[i].name, p->m[i].domid, found, sizeof(found));
+	if (!ok && p->env->placement_enforce) {
+		char why[160], again[sizeof(found)] = "";
+		bool fixed = true;
+
+		for (int i = 0; i < 2; i++) {
+			if (p->m[i].domid == FO_DOMID_INVALID)
+				continue;
+			if (fo_placement_apply_member(hv, &p->cfg, p->m[i].name, p->m[i].domid, why, sizeof(why)) < 0)
+				fo_warn("pair %s: could not re-place %s: %s", p->cfg.name, p->m[i].name, why);
+			fixed &= fo_placement_check_member(hv, &p->cfg, p->m[i].name, p->m[i].domid, again,
+							   sizeof(again));
+		}
+		if (fixed) {
+			p->placement_reapplied++;
+			record(p, FO_EV_PLACEMENT, FO_RESULT_OK, "drift re-applied (placement.enforce): was %s", found);
+			found[0] = '\0';
+			ok = true;
+		} else {
+			snprintf(found, sizeof(found), "%s", again);
+		}
+	}
+	if (!ok && (!p->placement_drift || strcmp(found, p->placement) != 0))
+		record(p, FO_EV_PLACEMENT, FO_RESULT_DEGRADED, "drift: %s", found);
+	else if (ok && p->placement_drift)
+		record(p, FO_EV_PLACEMENT, FO_RESULT_OK, "as configured again");
+	p->placement_drift = !ok;
+	p->placement_checked = true;
+	snprintf(p->placement, sizeof(p->placement), "%s", found);
 }
 
 static void publish_roles(struct fo_pair *p)
@@ -277,6 +317,9 @@ static void arm_active_deadline_if_armed(struct fo_pair *p)
 
 static void become_armed(struct fo_pair *p, const char *how)
 {
+	/* Verified at arm time; a drift is reported, never a reason to leave
+	 * the pair unprotected. */
+	fo_pair_check_placement(p);
 	p->m[0].fresh = p->m[1].fresh = false;
 	set_deadline(fo_pair_standby(p), FO_DL_NONE, 0);
 	arm_active_deadline(p);

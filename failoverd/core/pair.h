@@ -84,6 +84,7 @@ struct fo_pair_stats {
 struct fo_pair_env {
 	struct fo_hv *hv;
 	struct fo_event_ring *ring;
+	bool placement_enforce;    /* placement.enforce: re-apply on drift */
 };
 
 struct fo_pair {
@@ -113,6 +114,11 @@ struct fo_pair {
 	uint64_t kernel_switches;  /* switches the module did for this pair */
 	bool kevent_stored;        /* an event read while ARMING, applied once members are known */
 	struct fo_hv_kevent kevent;
+	/* placement (pin.cpupool, pins): last verification */
+	bool placement_checked;    /* verified at least once (at arm time or later) */
+	bool placement_drift;      /* something is not where the config says */
+	char placement[256];       /* what, "" when as configured */
+	uint64_t placement_reapplied; /* placement.enforce: times it was put back */
 };
 
 void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo_pair_env *env);
@@ -149,6 +155,11 @@ bool fo_pair_kernel_holds(const struct fo_pair *p, const struct fo_hv_karm *k);
 void fo_pair_kernel_foreign(struct fo_pair *p, const struct fo_hv_karm *k);
 /* FNV-1a of the pair name: the module's pair id, the same after a restart. */
 uint32_t fo_pair_kernel_id(const char *name);
+
+/* Verify the members' placement against the config (at arm time, on a
+ * timer, when domains change); report a change of verdict as an event,
+ * re-apply on drift when placement.enforce. Never touches run state. */
+void fo_pair_check_placement(struct fo_pair *p);
 
 /* Apply a changed config to a live pair (same members): timings, policies. */
 void fo_pair_update_config(struct fo_pair *p, const struct fo_pair_config *cfg);

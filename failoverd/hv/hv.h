@@ -107,6 +107,50 @@ struct fo_hv_callbacks {
 	void (*kernel_switched)(void *ctx, const struct fo_hv_kevent *ev);
 };
 
+/*
+ * Placement (cpupools, vCPU hard affinity). A set of pCPUs is a bitmap as
+ * wide as the configuration allows (config.c's CPU_MAX + 1).
+ */
+#define FO_HV_MAX_CPUS  1024
+#define FO_HV_MAX_VCPUS 32   /* vCPUs of one domain that are checked */
+#define FO_HV_POOL_NAME_MAX 64
+
+struct fo_cpumask {
+	uint64_t w[FO_HV_MAX_CPUS / 64];
+};
+
+static inline void fo_cpumask_set(struct fo_cpumask *m, int cpu)
+{
+	if (cpu >= 0 && cpu < FO_HV_MAX_CPUS)
+		m->w[cpu / 64] |= 1ull << (cpu % 64);
+}
+
+static inline bool fo_cpumask_test(const struct fo_cpumask *m, int cpu)
+{
+	return cpu >= 0 && cpu < FO_HV_MAX_CPUS && (m->w[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+bool fo_cpumask_equal(const struct fo_cpumask *a, const struct fo_cpumask *b);
+bool fo_cpumask_empty(const struct fo_cpumask *m);
+void fo_cpumask_from_list(struct fo_cpumask *m, const int *cpus, size_t n);
+/* "2-3,6" (as xl prints it); "none" when empty. */
+void fo_cpumask_format(const struct fo_cpumask *m, char *buf, size_t len);
+
+/* A cpupool as Xen has it. */
+struct fo_hv_pool {
+	char name[FO_HV_POOL_NAME_MAX + 1];
+	char sched[16];           /* "null", "credit", "credit2", "rtds", ... */
+	struct fo_cpumask cpus;
+	unsigned n_domains;
+};
+
+/* Where a domain runs. */
+struct fo_hv_placement {
+	char pool[FO_HV_POOL_NAME_MAX + 1]; /* name of its cpupool */
+	unsigned n_vcpus;                   /* max_vcpu_id + 1 */
+	struct fo_cpumask hard[FO_HV_MAX_VCPUS]; /* the first min(n_vcpus, FO_HV_MAX_VCPUS) */
+};
+
 struct fo_hv;
 
 struct fo_hv_ops {
@@ -206,6 +250,28 @@ struct fo_hv_ops {
 	 */
 	int (*lend_channel)(struct fo_hv *hv, fo_domid_t domid, uint32_t poll_ms, uint32_t *port);
 	void (*reclaim_channel)(struct fo_hv *hv, fo_domid_t domid);
+
+	/*
+	 * Optional (all NULL if absent): placement. Slow (libxl, xenstore,
+	 * one hypercall per vCPU): called at start, when a member appears and
+	 * from the periodic check, never on the switch path.
+	 *
+	 * cpupool_ensure: make pool `name` exist with scheduler `sched` and
+	 *   exactly `cpus`: adopt one that matches, else take the pCPUs out of
+	 *   Pool-0 and create it. -EEXIST: a pool of that name differs;
+	 *   -ENODEV: a pCPU does not exist; -EBUSY: a pCPU is in another pool
+	 *   or cannot leave Pool-0; `why` says which and what was found.
+	 * cpupool_get: the pool of that name; -ENOENT if there is none.
+	 * cpupool_move: move a domain into the pool (no-op if it is there).
+	 * get_placement: the domain's pool and each vCPU's hard affinity.
+	 * pin_vcpu: one vCPU's hard affinity (set_affinity does them all).
+	 */
+	int (*cpupool_ensure)(struct fo_hv *hv, const char *name, const char *sched, const struct fo_cpumask *cpus,
+			      char *why, size_t whylen);
+	int (*cpupool_get)(struct fo_hv *hv, const char *name, struct fo_hv_pool *ret);
+	int (*cpupool_move)(struct fo_hv *hv, fo_domid_t domid, const char *name);
+	int (*get_placement)(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_placement *ret);
+	int (*pin_vcpu)(struct fo_hv *hv, fo_domid_t domid, unsigned vcpu, const struct fo_cpumask *hard);
 };
 
 /* Every backend's handle starts with this. */

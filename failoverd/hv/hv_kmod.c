@@ -494,6 +494,45 @@ static void kmod_free(struct fo_hv *hv)
 	free(k);
 }
 
+/* Placement is the Xen backend's business; the module has no part in it. */
+static int kmod_cpupool_ensure(struct fo_hv *hv, const char *name, const char *sched, const struct fo_cpumask *cpus,
+			       char *why, size_t whylen)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	if (!in->ops->cpupool_ensure)
+		return -EOPNOTSUPP;
+	return in->ops->cpupool_ensure(in, name, sched, cpus, why, whylen);
+}
+
+static int kmod_cpupool_get(struct fo_hv *hv, const char *name, struct fo_hv_pool *ret)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	return in->ops->cpupool_get ? in->ops->cpupool_get(in, name, ret) : -EOPNOTSUPP;
+}
+
+static int kmod_cpupool_move(struct fo_hv *hv, fo_domid_t domid, const char *name)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	return in->ops->cpupool_move ? in->ops->cpupool_move(in, domid, name) : -EOPNOTSUPP;
+}
+
+static int kmod_get_placement(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_placement *ret)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	return in->ops->get_placement ? in->ops->get_placement(in, domid, ret) : -EOPNOTSUPP;
+}
+
+static int kmod_pin_vcpu(struct fo_hv *hv, fo_domid_t domid, unsigned vcpu, const struct fo_cpumask *hard)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	return in->ops->pin_vcpu ? in->ops->pin_vcpu(in, domid, vcpu, hard) : -EOPNOTSUPP;
+}
+
 static const struct fo_hv_ops kmod_ops = {
 	.name = "xen+kernel",
 	.now_ns = kmod_now_ns,
@@ -519,6 +558,11 @@ static const struct fo_hv_ops kmod_ops = {
 	.kernel_adopt = kmod_kernel_adopt,
 	.kernel_poll_events = kmod_kernel_poll_events,
 	.kernel_list = kmod_kernel_list,
+	.cpupool_ensure = kmod_cpupool_ensure,
+	.cpupool_get = kmod_cpupool_get,
+	.cpupool_move = kmod_cpupool_move,
+	.get_placement = kmod_get_placement,
+	.pin_vcpu = kmod_pin_vcpu,
 };
 
 int fo_hv_kmod_wrap(struct fo_hv *inner, const char *device, struct fo_hv **ret)

@@ -25,6 +25,11 @@ enum fo_sim_op {
 	FO_SIM_KERNEL_ARM,    /* the simulated kmod-switch (fo_sim_enable_kernel) */
 	FO_SIM_KERNEL_DISARM,
 	FO_SIM_KERNEL_SWITCH, /* logged when the simulated module switches a pair itself */
+	FO_SIM_CPUPOOL_ENSURE, /* placement (cpupools, vCPU hard affinity) */
+	FO_SIM_CPUPOOL_GET,
+	FO_SIM_CPUPOOL_MOVE,
+	FO_SIM_GET_PLACEMENT,
+	FO_SIM_PIN_VCPU,
 	FO_SIM_OP_COUNT
 };
 
@@ -99,6 +104,24 @@ int fo_sim_kernel_arm_external(struct fo_hv *hv, uint32_t pair_id, fo_domid_t ac
 /* A daemon restart: the backend (Xen and the module) keeps its state, the
  * callbacks now go to the new daemon's manager. */
 void fo_sim_set_callbacks(struct fo_hv *hv, const struct fo_hv_callbacks *cb);
+
+/*
+ * Placement. The simulated host has 8 pCPUs (fo_sim_set_pcpus), all in
+ * Pool-0 (scheduler credit2); a domain has 1 vCPU (fo_sim_set_vcpus),
+ * hard affinity all pCPUs. As on Xen, moving a domain to another pool
+ * resets its vCPUs' hard affinity to all, and a hard affinity with no
+ * pCPU of the domain's pool is refused (-EINVAL). The setters below change
+ * things behind the daemon's back (drift); they are not logged calls.
+ */
+#define FO_SIM_MAX_VCPUS 8
+void fo_sim_set_pcpus(struct fo_hv *hv, int n);
+void fo_sim_set_vcpus(struct fo_hv *hv, fo_domid_t domid, unsigned n);
+/* A pool that exists before the daemon starts. 0 or -errno. */
+int fo_sim_add_pool(struct fo_hv *hv, const char *name, const char *sched, const int *cpus, size_t n);
+/* Move a pCPU from its pool back to Pool-0 (xl cpupool-cpu-remove). */
+void fo_sim_pool_remove_cpu(struct fo_hv *hv, int cpu);
+void fo_sim_move_domain(struct fo_hv *hv, fo_domid_t domid, const char *pool);
+void fo_sim_pin(struct fo_hv *hv, fo_domid_t domid, unsigned vcpu, const int *cpus, size_t n);
 
 /* What happened. */
 size_t fo_sim_calls(struct fo_hv *hv, const struct fo_sim_call **ret);

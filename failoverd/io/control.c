@@ -219,7 +219,25 @@ static cJSON *status_json(struct fo_control *c)
 			cJSON_AddNullToObject(po, "heartbeat_age_ms");
 		cJSON_AddNumberToObject(po, "heartbeats", (double)a->hb.beats);
 		cJSON_AddNumberToObject(po, "heartbeat_invalid", (double)(a->hb.invalid + s->hb.invalid));
+		/* "none": the pair asks for no placement; "unverified": not
+		 * armed yet; "ok" / "drift" (placement_detail says what). */
+		cJSON_AddStringToObject(po, "placement",
+					!(p->cfg.pin.cpupool[0] || p->cfg.pin.n_active_pcpus || p->cfg.pin.n_standby_pcpus)
+						? "none"
+						: !p->placement_checked ? "unverified" : p->placement_drift ? "drift" : "ok");
+		cJSON_AddStringToObject(po, "placement_detail", p->placement);
 		cJSON_AddItemToArray(arr, po);
+	}
+	{
+		const struct fo_config *cfg = fo_manager_config(c->mgr);
+		const char *detail = "";
+		bool ok = fo_manager_host_placement(c->mgr, &detail);
+		cJSON *h = cJSON_AddObjectToObject(o, "host_placement");
+
+		/* The pools and failoverd's own dom0 vCPU. */
+		cJSON_AddStringToObject(h, "state", !(cfg->n_cpupools || cfg->daemon.dom0_vcpu_pcpu >= 0) ? "none"
+						   : ok ? "ok" : detail[0] ? "drift" : "unverified");
+		cJSON_AddStringToObject(h, "detail", detail);
 	}
 	return o;
 }

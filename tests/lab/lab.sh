@@ -25,10 +25,12 @@
 #       -v, --verbose     stream the serial console while it runs
 #   Environment: FO_LAB_DOM0_ARGS (more fo.KEY=VALUE words for dom0's kernel
 #   command line, no commas), FO_LAB_EXTRA_BINS (more executables for /lab/bin),
-#   FO_LAB_XEN_ARGS (more words for Xen's own command line)
+#   FO_LAB_XEN_ARGS (more words for Xen's own command line), FO_LAB_SMP
+#   (pCPUs of the emulated machine, default 2 or the scenario's "# smp: N")
 #   A scenario's header may ask for more: "# xen-args: ..." (Xen's command
 #   line), "# qemu: ..." (QEMU options, e.g. a q35 machine with an IOMMU and
-#   NICs), "# dom0-modules: ..." / "# domu-modules: ..." (kernel modules
+#   NICs), "# smp: N" (pCPUs; dom0 keeps its 2 vCPUs, the others are free
+#   for cpupools), "# dom0-modules: ..." / "# domu-modules: ..." (kernel modules
 #   carried into /lib/modules of dom0 / of every domU).
 #
 # Exit status of `run`: 0 only when the scenario printed a PASS result (and
@@ -435,6 +437,13 @@ cmd_run() {
 	local more
 	more="$(scenario_header xen-args) ${FO_LAB_XEN_ARGS:-}"
 	xen_args="$xen_args $(echo $more)"
+	# pCPUs: 2 unless the scenario needs more (a null-scheduler cpupool
+	# wants pCPUs of its own beside Pool-0's, which dom0 keeps).
+	local smp
+	smp=${FO_LAB_SMP:-$(scenario_header smp)}
+	smp=$(echo ${smp:-2})
+	case $smp in ''|*[!0-9]*) die "smp (FO_LAB_SMP or the scenario's # smp:) must be a number, not '$smp'" ;; esac
+	[ "$smp" -ge 2 ] && [ "$smp" -le 8 ] || die "smp must be 2..8, not $smp"
 	local -a qemu_extra
 	# shellcheck disable=SC2207
 	qemu_extra=($(scenario_header qemu))
@@ -446,14 +455,14 @@ cmd_run() {
 		note "another lab run holds $lock; waiting for it"
 		flock 8
 	fi
-	note "booting scenario $SCENARIO (timeout ${TIMEOUT}s, serial log $log)"
+	note "booting scenario $SCENARIO ($smp pCPUs, timeout ${TIMEOUT}s, serial log $log)"
 	t0=$(date +%s.%N)
 	set +e
 	# -accel tcg: KVM cannot run Xen here (emulation failure on CET);
 	# -cpu qemu64,+svm: what Xen 4.17 accepts under TCG; stdin from
 	# /dev/null so QEMU never puts a terminal into raw mode.
 	local qemu=(timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi
-		-cpu qemu64,+svm -m 2048 -smp 2 -nographic -no-reboot
+		-cpu qemu64,+svm -m 2048 -smp "$smp" -nographic -no-reboot
 		-kernel "$XEN_ELF" -append "$xen_args"
 		-initrd "/boot/vmlinuz-$KVER $dom0_args,$RUN_DIR/dom0.cpio.gz"
 		"${qemu_extra[@]}")

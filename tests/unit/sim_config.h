@@ -17,6 +17,8 @@ static inline void sim_base_config(struct fo_config *cfg)
 	snprintf(cfg->daemon.control_socket, sizeof(cfg->daemon.control_socket), "/tmp/x.sock");
 	cfg->daemon.rt_priority = 80;
 	cfg->daemon.cpu = -1;
+	cfg->daemon.dom0_vcpu_pcpu = -1; /* as fo_config_parse defaults them */
+	cfg->placement.check_ms = 1000;
 	cfg->n_pairs = 1;
 	snprintf(p->name, sizeof(p->name), "brake");
 	snprintf(p->active, sizeof(p->active), "brake-a");

@@ -100,6 +100,23 @@ static const struct bad_case {
 	{ "bad_control_group_empty", "daemon.control_group" },
 	{ "bad_control_group_colon", "daemon.control_group" },
 	{ "bad_kernel_fast_path", "daemon.kernel_fast_path" },
+	{ "bad_cpupool_unknown", "pairs[0].pin.cpupool" },
+	{ "bad_cpupool_pcpu_two_pools", "cpupools[1].pcpus[1]" },
+	{ "bad_cpupool_pin_outside", "pairs[0].pin.standby_pcpus[1]" },
+	{ "bad_cpupool_null_shared", "pairs[0].pin.standby_pcpus[0]" },
+	{ "bad_cpupool_null_no_standby_pins", "pairs[0].pin" },
+	{ "bad_cpupool_null_two_pairs", "pairs[1].pin.standby_pcpus[0]" },
+	{ "bad_cpupool_pool0", "cpupools[0].name" },
+	{ "bad_cpupool_pcpu0", "cpupools[0].pcpus[0]" },
+	{ "bad_cpupool_scheduler", "cpupools[0].scheduler" },
+	{ "bad_cpupool_empty_pcpus", "cpupools[0].pcpus" },
+	{ "bad_cpupool_dup_name", "cpupools[1].name" },
+	{ "bad_cpupool_missing_scheduler", "cpupools[0]" },
+	{ "bad_pin_in_pool_without_cpupool", "pairs[0].pin.active_pcpus[0]" },
+	{ "bad_dom0_vcpu_no_cpu", "daemon.dom0_vcpu_pcpu" },
+	{ "bad_dom0_vcpu_in_pool", "daemon.dom0_vcpu_pcpu" },
+	{ "bad_placement_unknown", "placement.check_every_ms" },
+	{ "bad_placement_check_big", "placement.check_ms" },
 };
 
 /* A few messages checked whole, because operators read them. */
@@ -118,11 +135,23 @@ static const struct exact_case {
 	  "daemon.kernel_fast_path: must be one of \"auto\", \"on\", \"off\", got \"yes\"" },
 	{ "bad_domain_two_pairs",
 	  "pairs[1].standby: domain \"a0\" already belongs to pair \"p0\" (pairs[0])" },
+	{ "bad_cpupool_unknown", "pairs[0].pin.cpupool: no cpupool named \"rt2\" (cpupools: rt)" },
+	{ "bad_cpupool_null_shared",
+	  "pairs[0].pin.standby_pcpus[0]: pCPU 3 is also in active_pcpus: under the null scheduler "
+	  "(cpupool \"rt\") a paused vCPU keeps its pCPU, so the standby could never run there" },
+	{ "bad_cpupool_pin_outside",
+	  "pairs[0].pin.standby_pcpus[1]: pCPU 5 is not in cpupool \"rt\" (its pCPUs: 2,3)" },
+	{ "bad_cpupool_pcpu_two_pools",
+	  "cpupools[1].pcpus[1]: pCPU 3 is already in cpupool \"rt\" (cpupools[0]); a pCPU belongs to one pool" },
+	{ "bad_cpupool_null_two_pairs",
+	  "pairs[1].pin.standby_pcpus[0]: pCPU 2 is already pinned to pair \"p0\" (pairs[0]); under the "
+	  "null scheduler (cpupool \"rt\") a pCPU runs one vCPU" },
 };
 
 static const char *good_cases[] = {
 	"good_minimal", "good_min_bounds", "good_max_bounds", "good_max_pairs",
 	"good_whole_float", "good_rebuild", "good_two_pairs", "good_kernel_fast_path",
+	"good_cpupools",
 };
 
 static int load_case(const char *name, struct fo_config *c, char *err, size_t errlen)
@@ -277,6 +306,39 @@ static void test_good_cases(void)
 		CHECK(strcmp(fo_kernel_fast_path_name(c.daemon.kernel_fast_path), "on") == 0, "name");
 	}
 
+	if (load_case("good_cpupools", &c, err, sizeof(err)) == 0) {
+		const struct fo_cpupool_config *rt = fo_config_cpupool(&c, "rt");
+
+		CHECK(c.n_cpupools == 2, "n_cpupools %zu", c.n_cpupools);
+		CHECK(rt && rt->scheduler == FO_SCHED_NULL && rt->n_pcpus == 4 && rt->pcpus[3] == 5, "pool rt");
+		CHECK(c.cpupools[1].scheduler == FO_SCHED_CREDIT2 && strcmp(fo_sched_name(c.cpupools[1].scheduler),
+									 "credit2") == 0, "pool soft");
+		CHECK(fo_config_cpupool(&c, "Pool-0") == NULL, "Pool-0 is not ours");
+		CHECK(c.daemon.dom0_vcpu_pcpu == 1 && c.daemon.cpu == 1, "dom0 vcpu %d", c.daemon.dom0_vcpu_pcpu);
+		CHECK(c.placement.check_ms == 0 && c.placement.enforce, "placement %u %d", c.placement.check_ms,
+		      c.placement.enforce);
+		CHECK(strcmp(c.pairs[1].pin.cpupool, "rt") == 0 && c.pairs[1].pin.standby_pcpus[0] == 5, "p1 pin");
+		CHECK(strcmp(c.pairs[3].pin.cpupool, "soft") == 0 && c.pairs[3].pin.n_active_pcpus == 0, "p3 pin");
+		CHECK(c.pairs[4].pin.cpupool[0] == '\0', "p4 stays in its pool");
+		CHECK(fo_config_has_placement(&c), "has placement");
+		fo_config_describe_pair(&c.pairs[0], line, sizeof(line));
+		CHECK(strstr(line, " pin active=[2] standby=[3] cpupool=rt") != NULL, "describe: %s", line);
+	}
+
+	if (load_case("good_minimal", &c, err, sizeof(err)) == 0) {
+		CHECK(c.n_cpupools == 0 && c.daemon.dom0_vcpu_pcpu == -1, "no placement by default");
+		CHECK(c.placement.check_ms == 1000 && !c.placement.enforce, "placement defaults");
+		CHECK(!fo_config_has_placement(&c), "minimal has no placement");
+	}
+
+	/* The shipped RT example. */
+	if (fo_config_load("../../configs/failoverd-rt-pinned.json", &c, err, sizeof(err)) == 0) {
+		CHECK(c.n_cpupools == 1 && c.cpupools[0].scheduler == FO_SCHED_NULL, "rt example pool");
+		CHECK(c.daemon.dom0_vcpu_pcpu == 1, "rt example dom0 vcpu");
+	} else {
+		CHECK(0, "configs/failoverd-rt-pinned.json: %s", err);
+	}
+
 	if (load_case("good_whole_float", &c, err, sizeof(err)) == 0)
 		CHECK(c.pairs[0].period_ms == 10 && c.pairs[0].deadline_ms == 100, "1e1, 100.0");
 
@@ -338,7 +400,7 @@ static void test_parse_direct(void)
 
 	/* A key with a newline in it is shown on one line. */
 	r = fo_config_parse("{\"a\\nb\": 1}", &c, err, sizeof(err));
-	CHECK(r == -EINVAL && strcmp(err, "a?b: unknown key (known keys: daemon, pairs)") == 0,
+	CHECK(r == -EINVAL && strcmp(err, "a?b: unknown key (known keys: daemon, cpupools, placement, pairs)") == 0,
 	      "%s", err);
 
 	CHECK(strcmp(fo_on_failover_name(FO_ON_FAILOVER_REBUILD), "rebuild") == 0, "name");
