@@ -428,7 +428,12 @@ cmd_run() {
 	dom0_timeout=$((TIMEOUT - BOOT_MARGIN_S))
 	[ $dom0_timeout -ge 30 ] || dom0_timeout=30
 	local xen_args="dom0_mem=1024M,max:1024M console=com1 com1=115200,8n1 noreboot dom0_max_vcpus=2"
-	local dom0_args="console=hvc0 earlyprintk=xen rdinit=/init quiet fo.scenario=$SCENARIO fo.timeout=$dom0_timeout fo.dom0_kernel=$DOM0_KERNEL"
+	# fo.xen: which hypervisor dom0 runs on, for scenarios whose checks
+	# differ (the patched build has the null scheduler, Debian's has not).
+	local xen_kind=debian
+	[ "$PATCHED_XEN" = 1 ] && xen_kind=patched
+	[ "$PATCHED_XEN" != 1 ] && [ -n "$XEN_FILE" ] && xen_kind=file
+	local dom0_args="console=hvc0 earlyprintk=xen rdinit=/init quiet fo.scenario=$SCENARIO fo.timeout=$dom0_timeout fo.dom0_kernel=$DOM0_KERNEL fo.xen=$xen_kind"
 	# Scenario parameters ride on the same command line (a comma would
 	# end the multiboot module string).
 	case ${FO_LAB_DOM0_ARGS:-} in *,*) die "FO_LAB_DOM0_ARGS must not contain commas" ;; esac

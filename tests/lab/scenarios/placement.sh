@@ -43,15 +43,19 @@ wait_placed() {
 	return 1
 }
 
-# The null scheduler is left out of Debian's Xen 4.17 build (and of the
-# lab's patched one): probe with a one-pCPU pool (xl wants a free pCPU),
-# then give the pCPU back; without null the same checks run on credit2,
-# and the verdict says so.
+# The null scheduler is left out of Debian's Xen 4.17 build; the lab's
+# patched one (rt-patches/build-xen.sh, `--patched-xen`, fo.xen=patched)
+# has it. Probe with a one-pCPU pool (xl wants a free pCPU), then give the
+# pCPU back; without null the same checks run on credit2 and the verdict
+# says so, but on the patched Xen null is required.
 SCHED=null
+XEN_KIND=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^fo\.xen=//p')
 xl cpupool-cpu-remove Pool-0 3 || fail "cannot free pCPU 3 for the scheduler probe"
 if xl cpupool-create name=\"fo-probe\" sched=\"null\" cpus=[\"3\"] > $LAB/probe.log 2>&1; then
 	xl cpupool-destroy fo-probe
 else
+	[ "$XEN_KIND" != patched ] ||
+		fail "the patched Xen is built with the null scheduler, but a null pool could not be created: $(tr '\n' ' ' < $LAB/probe.log)"
 	SCHED=credit2
 	log "this hypervisor has no null scheduler ($(tr '\n' ' ' < $LAB/probe.log)); pool rt uses credit2"
 fi
