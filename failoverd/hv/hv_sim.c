@@ -38,6 +38,8 @@ struct sim_domain {
 	uint64_t boot_id;
 	enum fo_hb_app_status app_status;
 	bool agent_stopped; /* daemon mode: a drill told the agent to stop */
+	bool has_page;      /* `page`: what the agent last wrote, for notify-only and polls */
+	struct fo_hb_page page;
 	char role[16];
 	char command[32];
 	int pool;                 /* index into pools[] */
@@ -65,6 +67,7 @@ struct sim_kpair {
 	uint32_t id;
 	fo_domid_t active, standby;
 	uint64_t timeout_ns, armed_ns, last_notify_ns, deadline_ns, notifications;
+	uint64_t poll_ns, next_poll_ns; /* fo_sim_kernel_poll_pages: the active's page is read then */
 };
 
 struct fo_hv_sim {
@@ -74,6 +77,7 @@ struct fo_hv_sim {
 	bool kernel_hold;
 	bool kernel_stall;
 	bool kernel_no_list; /* fo_sim_kernel_without_list */
+	bool kernel_poll;    /* fo_sim_kernel_poll_pages */
 	struct sim_kpair kpairs[SIM_MAX_KPAIRS];
 	struct fo_hv_kevent kevents[SIM_MAX_KEVENTS];
 	size_t n_kevents;
@@ -128,12 +132,18 @@ static void check_guards(struct fo_hv_sim *s)
 
 /* Common prologue of every call: log it, apply delay / vanish / injected
  * failure. Returns 0 to go on, or the injected -errno. */
+static void kernel_timers(struct fo_hv_sim *s);
+
 static int enter(struct fo_hv_sim *s, enum fo_sim_op op, fo_domid_t domid)
 {
 	struct sim_fault *f = &s->faults[op];
 	int r = 0;
 
 	s->clock_ns += s->delay_ns[op];
+	/* The module's hrtimer does not wait for our call to return: a pair
+	 * may fire while a slow call (DISARM racing it) is under way. */
+	if (s->delay_ns[op])
+		kernel_timers(s);
 	if (s->vanish_armed[op] && s->vanish_domid[op] == domid) {
 		struct sim_domain *d = find_dom(s, domid);
 		s->vanish_armed[op] = false;
@@ -604,7 +614,8 @@ static struct sim_kpair *kpair_find(struct fo_hv_sim *s, uint32_t id)
 	return NULL;
 }
 
-static int kpair_arm(struct fo_hv_sim *s, uint32_t id, fo_domid_t active, fo_domid_t standby, uint32_t timeout_ms)
+static int kpair_arm(struct fo_hv_sim *s, uint32_t id, fo_domid_t active, fo_domid_t standby, uint32_t timeout_ms,
+		     uint32_t poll_ms)
 {
 	struct sim_kpair *k = NULL;
 
@@ -623,6 +634,8 @@ static int kpair_arm(struct fo_hv_sim *s, uint32_t id, fo_domid_t active, fo_dom
 				 .timeout_ns = (uint64_t)timeout_ms * 1000000ull };
 	k->armed_ns = k->last_notify_ns = s->clock_ns;
 	k->deadline_ns = s->clock_ns + k->timeout_ns;
+	k->poll_ns = (uint64_t)(poll_ms ? poll_ms : 10) * 1000000ull;
+	k->next_poll_ns = s->clock_ns + k->poll_ns;
 	return 0;
 }
 
@@ -640,7 +653,7 @@ static int sim_kernel_arm(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active,
 	if (d && !d->watched)
 		r = -ENOENT;
 	if (r == 0)
-		r = kpair_arm(s, pair_id, active, standby, timeout_ms);
+		r = kpair_arm(s, pair_id, active, standby, timeout_ms, poll_ms);
 	set_result(s, r);
 	return r;
 }
@@ -694,6 +707,8 @@ static int sim_kernel_adopt(struct fo_hv *hv, uint32_t pair_id, uint32_t poll_ms
 
 	if (!k)
 		return -ENOENT;
+	if (poll_ms)
+		k->poll_ns = (uint64_t)poll_ms * 1000000ull; /* as hv_kmod.c lends it: read every poll_ms */
 	if (ret)
 		*ret = karm_of(k);
 	return 0;
@@ -892,9 +907,49 @@ void fo_sim_set_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state stat
 }
 
 uint64_t fo_sim_now(struct fo_hv *hv) { return sim_now(hv); }
+
+static bool kernel_holds_port(struct fo_hv_sim *s, fo_domid_t domid)
+{
+	for (size_t i = 0; i < SIM_MAX_KPAIRS; i++)
+		if (s->kpairs[i].used && s->kpairs[i].active == domid)
+			return true;
+	return false;
+}
+
+static void deliver_page(struct fo_hv *hv, struct sim_domain *d)
+{
+	struct fo_hb_page copy = d->page;
+
+	hv->cb.heartbeat(hv->cb.ctx, d->domid, &copy);
+}
+
+/* fo_sim_kernel_poll_pages: the Xen backend's poll timer over lent pages.
+ * Like a periodic timerfd, ticks missed while the clock jumped collapse
+ * into one read. */
+static void kernel_page_polls(struct fo_hv *hv)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+
+	if (!s->kernel_poll)
+		return;
+	for (size_t i = 0; i < SIM_MAX_KPAIRS; i++) {
+		struct sim_kpair *k = &s->kpairs[i];
+		struct sim_domain *d;
+
+		if (!k->used || s->clock_ns < k->next_poll_ns)
+			continue;
+		while (k->next_poll_ns <= s->clock_ns)
+			k->next_poll_ns += k->poll_ns;
+		d = find_dom(s, k->active);
+		if (d && d->watched && d->has_page)
+			deliver_page(hv, d); /* may disarm k: re-checked next round */
+	}
+}
+
 void fo_sim_advance(struct fo_hv *hv, uint64_t ns)
 {
 	sim_of(hv)->clock_ns += ns;
+	kernel_page_polls(hv);
 	kernel_timers(sim_of(hv));
 }
 
@@ -934,8 +989,18 @@ static void kernel_notified(struct fo_hv_sim *s, fo_domid_t domid)
 
 void fo_sim_raw_page(struct fo_hv *hv, fo_domid_t domid, const struct fo_hb_page *page)
 {
-	kernel_notified(sim_of(hv), domid);
+	struct fo_hv_sim *s = sim_of(hv);
+	struct sim_domain *d = find_dom(s, domid);
 	struct fo_hb_page copy = *page;
+
+	if (d) {
+		d->page = *page;
+		d->has_page = true;
+	}
+	kernel_notified(s, domid);
+	/* A port the module holds reaches us only through the poll. */
+	if (s->kernel_poll && kernel_holds_port(s, domid))
+		return;
 	hv->cb.heartbeat(hv->cb.ctx, domid, &copy);
 }
 
@@ -1046,7 +1111,18 @@ void fo_sim_kernel_stall(struct fo_hv *hv, bool on) { sim_of(hv)->kernel_stall =
 
 void fo_sim_kernel_without_list(struct fo_hv *hv, bool on) { sim_of(hv)->kernel_no_list = on; }
 
-void fo_sim_kernel_notify_only(struct fo_hv *hv, fo_domid_t domid) { kernel_notified(sim_of(hv), domid); }
+void fo_sim_kernel_notify_only(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	struct sim_domain *d = find_dom(s, domid);
+
+	kernel_notified(s, domid);
+	/* Whoever reads the page on a notification reads it unchanged. */
+	if (d && d->watched && d->has_page && !(s->kernel_poll && kernel_holds_port(s, domid)))
+		deliver_page(hv, d);
+}
+
+void fo_sim_kernel_poll_pages(struct fo_hv *hv, bool on) { sim_of(hv)->kernel_poll = on; }
 
 size_t fo_sim_kernel_deliver(struct fo_hv *hv)
 {
@@ -1068,7 +1144,7 @@ size_t fo_sim_kernel_queued(struct fo_hv *hv) { return sim_of(hv)->n_kevents; }
 int fo_sim_kernel_arm_external(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
 			       uint32_t timeout_ms)
 {
-	return kpair_arm(sim_of(hv), pair_id, active, standby, timeout_ms);
+	return kpair_arm(sim_of(hv), pair_id, active, standby, timeout_ms, 0);
 }
 
 void fo_sim_set_callbacks(struct fo_hv *hv, const struct fo_hv_callbacks *cb) { hv->cb = *cb; }

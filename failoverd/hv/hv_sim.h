@@ -92,8 +92,14 @@ void fo_sim_kernel_stall(struct fo_hv *hv, bool on);
 /* A module from before LIST: kernel_list answers -EOPNOTSUPP. */
 void fo_sim_kernel_without_list(struct fo_hv *hv, bool on);
 /* The agent notifies its port without moving its page's sequence (the
- * module is satisfied, the daemon sees no progress). */
+ * module is satisfied, the daemon sees no progress). Without
+ * fo_sim_kernel_poll_pages the daemon gets the unchanged page at once. */
 void fo_sim_kernel_notify_only(struct fo_hv *hv, fo_domid_t domid);
+/* As the Xen backend does: while the module holds the active's port, its
+ * page reaches the daemon only by a poll every poll_ms (kernel_arm's or
+ * kernel_adopt's), from fo_sim_advance, not on each fo_sim_heartbeat*.
+ * Off by default (every page is delivered at once). */
+void fo_sim_kernel_poll_pages(struct fo_hv *hv, bool on);
 /* Deliver queued kernel events (what the daemon's loop does when the
  * device is readable); returns how many. */
 size_t fo_sim_kernel_deliver(struct fo_hv *hv);
