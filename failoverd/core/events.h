@@ -35,6 +35,7 @@ enum fo_fault {
 	FO_FAULT_SHUTDOWN,          /* domain shut down */
 	FO_FAULT_GONE,              /* domain destroyed / dying / vanished */
 	FO_FAULT_MANUAL,            /* operator asked for a switchover */
+	FO_FAULT_HEARTBEAT_STUCK,   /* kernel-armed: the agent notifies, its sequence does not move */
 };
 
 enum fo_event_result {

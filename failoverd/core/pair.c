@@ -54,11 +54,17 @@
  *     its event. Only after a DISARM that succeeded do we pause/unpause.
  *     The module refuses unpause and SWITCH of an armed pair's members
  *     (EBUSY), so a stale view of ours can never start a second member.
- *   - Our heartbeat deadline becomes a backstop (timeout + timeout/2 +
- *     period): when it fires we ask the module. Firing/just switched: wait
- *     for its event. Still hearing notifications while the page's sequence
- *     does not move (something only we can see): take it back and switch.
- *     Its deadline long past and not firing: take it back and switch.
+ *   - Our heartbeat deadline becomes a look at the module (timeout +
+ *     period after the last progress we saw, when a silent agent has long
+ *     been switched by the module): we ask it (PAIRINFO). Firing/just
+ *     switched: wait for its event. Its deadline long past and not firing:
+ *     take it back and switch. Still hearing notifications while the
+ *     page's sequence does not move (a stuck agent, something only we can
+ *     see): look again one period later, and if it notified again and a
+ *     page we read since still shows no progress, take it back and switch
+ *     (fault heartbeat-stuck, about timeout + 2 periods). Not at the first
+ *     look: the page is only polled once a period, so progress the agent
+ *     notified may not have been read yet.
  *   - Leaving ARMED for DEGRADED / DISARMED / REBUILDING disarms it there.
  *   - Daemon stop or crash leaves it armed: the module keeps protecting the
  *     pair while we restart. A restarted daemon first reads the events
@@ -285,13 +291,15 @@ static void publish_roles(struct fo_pair *p)
 
 /* How long after its last progress the active's deadline fires. While the
  * module has the pair, it is the module that reacts at timeout_ms; ours is
- * a later backstop so that a heartbeat loss finds the module already
- * switching, not a race with it (see the top of this file). */
+ * one period later, so that a heartbeat loss finds the module already
+ * switching (its deadline counts from the notification, ours from our
+ * read of the page, which is never earlier), not a race with it; what we
+ * do then is kernel_backstop(). */
 static uint64_t hb_timeout_ns(const struct fo_pair *p)
 {
 	uint64_t t = MS(p->cfg.timeout_ms);
 
-	return p->kernel_armed ? t + MS(p->cfg.timeout_ms / 2 + p->cfg.period_ms) : t;
+	return p->kernel_armed ? t + MS(p->cfg.period_ms) : t;
 }
 
 /* The active must heartbeat within timeout_ms of its last progress (or of
@@ -303,6 +311,7 @@ static void arm_active_deadline(struct fo_pair *p)
 	uint64_t t = hb_timeout_ns(p);
 	uint64_t at = now + (t > MS(p->cfg.grace_ms) ? t : MS(p->cfg.grace_ms));
 
+	p->kstuck.looked = false; /* a new deadline: the stuck check starts over */
 	if (a->hb.progressed && a->hb.last_progress_ns + t > now)
 		at = a->hb.last_progress_ns + t;
 	set_deadline(a, FO_DL_HEARTBEAT, at);
@@ -488,59 +497,101 @@ static int take_from_kernel(struct fo_pair *p)
 }
 
 /*
- * Our heartbeat deadline passed while the module has the pair: true if we
- * must switch it ourselves (the module gave it up or cannot see the fault),
- * false if the module is on it (a new deadline is set).
+ * Our heartbeat deadline passed while the module has the pair (`due`: when
+ * it was due). Returns the fault to switch for ourselves, with its time in
+ * *fault_ns (the module gave the pair up, cannot see the fault, or does not
+ * act on it), or FO_FAULT_NONE if the module is on it or we look again
+ * (a new deadline is set).
  */
-static bool kernel_backstop(struct fo_pair *p, uint64_t now)
+static enum fo_fault kernel_backstop(struct fo_pair *p, uint64_t now, uint64_t due, uint64_t *fault_ns)
 {
 	struct fo_hv *hv = p->env->hv;
 	struct fo_member *a = fo_pair_active(p);
-	uint64_t seen = p->kernel_switches;
+	uint64_t seen = p->kernel_switches, period = MS(p->cfg.period_ms);
+	/* A second look only counts for the same active with no progress
+	 * since the first (progress sets a new deadline anyway). */
+	bool second = p->kstuck.looked && p->kstuck.member == p->active && p->kstuck.beats == a->hb.beats;
 	struct fo_hv_karm k;
 	int r;
 
+	*fault_ns = due && due <= now ? due : now;
+	p->kstuck.looked = false;
 	if (p->kernel_firing) {
 		set_deadline(a, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
-		return false;
+		return FO_FAULT_NONE;
 	}
 	r = hv->ops->kernel_adopt(hv, p->kernel_id, p->cfg.period_ms, &k);
 	if (r == -ENOENT) {
 		hv->ops->kernel_poll_events(hv);
 		if (p->kernel_switches != seen)
-			return false; /* adopted its switch */
+			return FO_FAULT_NONE; /* adopted its switch */
 		p->kernel_armed = false;
 		record(p, FO_EV_INFO, FO_RESULT_INFO,
 		       "the kernel module no longer has the pair armed (disarmed outside failoverd); failoverd switches it");
-		return true;
+		return FO_FAULT_HEARTBEAT_TIMEOUT;
 	}
 	if (r < 0) {
 		record(p, FO_EV_INFO, FO_RESULT_INFO, "cannot ask the kernel module about the pair: %s; it stays armed there",
 		       strerror(-r));
 		set_deadline(a, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
-		return false;
+		return FO_FAULT_NONE;
 	}
 	if (k.firing) {
 		p->kernel_firing = true;
 		set_deadline(a, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
-		return false;
+		return FO_FAULT_NONE;
 	}
 	if (now < k.deadline_ns) {
-		/* The module hears the agent notify, so it will not act, but the
-		 * sequence on the page has not moved: a fault only we can see. */
-		record(p, FO_EV_INFO, FO_RESULT_INFO,
-		       "active %s notifies the kernel module but its heartbeat sequence does not move; failoverd takes the pair back",
-		       a->name);
-		return true;
+		/* The module hears the agent notify within timeout_ms, so it
+		 * will not act, but the sequence on the page has not moved for
+		 * timeout + period: a fault only we can see. */
+		if (!second) {
+			/* Not yet: progress the agent notified just now may sit
+			 * in the page until the next poll. One period later,
+			 * with a page read after this look, it cannot. */
+			p->kstuck.looked = true;
+			p->kstuck.member = p->active;
+			p->kstuck.beats = a->hb.beats;
+			p->kstuck.notifications = k.notifications;
+			p->kstuck.at_ns = now;
+			/* The fault: timeout_ms without progress, one period
+			 * before this deadline (hb_timeout_ns). */
+			p->kstuck.fault_ns = *fault_ns > period ? *fault_ns - period : *fault_ns;
+			set_deadline(a, FO_DL_HEARTBEAT, now + period);
+			return FO_FAULT_NONE;
+		}
+		*fault_ns = p->kstuck.fault_ns;
+		if (k.notifications > p->kstuck.notifications && a->last_read_ns > p->kstuck.at_ns) {
+			record(p, FO_EV_INFO, FO_RESULT_INFO,
+			       "active %s notified the kernel module %llu times in %llu ms but its heartbeat sequence stays at %llu; failoverd takes the pair back (unless the module is switching it already)",
+			       a->name, (unsigned long long)(k.notifications - p->kstuck.notifications),
+			       (unsigned long long)((now - p->kstuck.at_ns) / 1000000ull), (unsigned long long)a->hb.sequence);
+			return FO_FAULT_HEARTBEAT_STUCK;
+		}
+		if (k.notifications > p->kstuck.notifications && now >= p->kstuck.at_ns + MS(p->cfg.timeout_ms / 2)) {
+			/* Notifying, and no page of it has reached us for half a
+			 * timeout: we cannot see progress it might make, and it
+			 * made none we could see. As before this check existed. */
+			record(p, FO_EV_INFO, FO_RESULT_INFO,
+			       "active %s notifies the kernel module but its heartbeat sequence does not move (no page read for %llu ms); failoverd takes the pair back",
+			       a->name, (unsigned long long)((now - a->last_read_ns) / 1000000ull));
+			return FO_FAULT_HEARTBEAT_STUCK;
+		}
+		/* No new notification (the agent may be going quiet: then the
+		 * module fires at its deadline) or no page read yet: look
+		 * again, keeping the first look. */
+		p->kstuck.looked = true;
+		set_deadline(a, FO_DL_HEARTBEAT, now + period);
+		return FO_FAULT_NONE;
 	}
 	if (now < k.deadline_ns + MS(p->cfg.timeout_ms)) {
 		set_deadline(a, FO_DL_HEARTBEAT, k.deadline_ns + MS(p->cfg.timeout_ms));
-		return false;
+		return FO_FAULT_NONE;
 	}
 	record(p, FO_EV_INFO, FO_RESULT_INFO,
 	       "the kernel module has not switched %llu ms after its deadline; failoverd takes the pair back",
 	       (unsigned long long)((now - k.deadline_ns) / 1000000ull));
-	return true;
+	return FO_FAULT_HEARTBEAT_TIMEOUT;
 }
 
 /* Record the module's switch as ours and go on from there. m[ai] was the
@@ -1010,6 +1061,12 @@ static int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fau
 	/* ---- the standby runs (or we stopped safely); the rest can take time ---- */
 	if (p->env->hv->ops->switch_path)
 		snprintf(e->path, sizeof(e->path), "%s", p->env->hv->ops->switch_path(p->env->hv));
+	if (fault == FO_FAULT_HEARTBEAT_STUCK)
+		snprintf(e->message, sizeof(e->message),
+			 "agent notified, sequence stuck at %llu for %llu ms (seen by failoverd, not the kernel module)",
+			 (unsigned long long)from->hb.sequence,
+			 (unsigned long long)((detected_ns - (from->hb.progressed ? from->hb.last_progress_ns : fault_ns)) /
+					      1000000ull));
 	return after_switch(p, e, &out, fault, drill);
 }
 
@@ -1120,6 +1177,7 @@ void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *p
 	const char *why;
 	enum fo_hb_verdict v = fo_hb_observe(&m->hb, page, now, &why);
 
+	m->last_read_ns = now; /* whatever it says: no progress in it is news too */
 	if (v == FO_HB_INVALID) {
 		if (fo_ratelimit_ok(&m->garbage_rl, now))
 			fo_warn("pair %s: member %s (domain %u) wrote an invalid heartbeat page: %s", p->cfg.name,
@@ -1143,6 +1201,7 @@ void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *p
 			/* fall through */
 		default:
 			set_deadline(m, FO_DL_HEARTBEAT, now + hb_timeout_ns(p));
+			p->kstuck.looked = false; /* it progressed: not stuck */
 			break;
 		}
 		/* A kernel ARM that failed (agent not attached yet) is retried. */
@@ -1235,11 +1294,14 @@ void fo_pair_on_deadline(struct fo_pair *p, int idx)
 	case FO_DL_HEARTBEAT:
 		m->misses++;
 		if (idx == p->active && p->state == FO_PAIR_ARMED) {
-			if (p->kernel_armed && !kernel_backstop(p, now))
-				return; /* the module has it */
 			/* The fault is the deadline, not our noticing it: the
 			 * timer's lateness counts, as it does for the module. */
-			fail_over(p, FO_FAULT_HEARTBEAT_TIMEOUT, due && due <= now ? due : now, now);
+			enum fo_fault fault = FO_FAULT_HEARTBEAT_TIMEOUT;
+			uint64_t fault_ns = due && due <= now ? due : now;
+
+			if (p->kernel_armed && (fault = kernel_backstop(p, now, due, &fault_ns)) == FO_FAULT_NONE)
+				return; /* the module has it, or we look again */
+			fail_over(p, fault, fault_ns, now);
 			return;
 		}
 		/* Not armed: nothing to switch to, but say so once. */

@@ -66,6 +66,7 @@ struct fo_member {
 	                             * construction (libxl builds domains paused and unpauses
 	                             * them last), so being paused proves nothing */
 	struct fo_hb_tracker hb;
+	uint64_t last_read_ns;      /* last copy of its page we got, whatever it said */
 	uint64_t deadline_ns;       /* 0 = none */
 	enum fo_deadline_kind deadline_kind;
 	uint64_t misses;            /* heartbeat deadlines that expired */
@@ -113,6 +114,16 @@ struct fo_pair {
 	uint64_t kernel_retry_ns;  /* a failed ARM is retried no earlier than this */
 	uint64_t kernel_switches;  /* switches the module did for this pair */
 	bool kevent_stored;        /* an event read while ARMING, applied once members are known */
+	/* The stuck-sequence check (pair.c kernel_backstop): its first look
+	 * saw the module hear notifications while the sequence did not move. */
+	struct {
+		bool looked;
+		int member;            /* the active it is about */
+		uint64_t beats;        /* its progress count then: any progress since voids the look */
+		uint64_t notifications; /* the module's count then */
+		uint64_t at_ns;        /* when */
+		uint64_t fault_ns;     /* its own deadline (timeout_ms without progress) */
+	} kstuck;
 	struct fo_hv_kevent kevent;
 	/* placement (pin.cpupool, pins): last verification */
 	bool placement_checked;    /* verified at least once (at arm time or later) */

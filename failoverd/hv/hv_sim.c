@@ -78,6 +78,7 @@ struct fo_hv_sim {
 	bool kernel_stall;
 	bool kernel_no_list; /* fo_sim_kernel_without_list */
 	bool kernel_poll;    /* fo_sim_kernel_poll_pages */
+	uint64_t poll_late_ns; /* fo_sim_kernel_poll_late: the next due poll waits this long */
 	struct sim_kpair kpairs[SIM_MAX_KPAIRS];
 	struct fo_hv_kevent kevents[SIM_MAX_KEVENTS];
 	size_t n_kevents;
@@ -938,6 +939,12 @@ static void kernel_page_polls(struct fo_hv *hv)
 
 		if (!k->used || s->clock_ns < k->next_poll_ns)
 			continue;
+		if (s->poll_late_ns) {
+			/* A loaded dom0: the poll runs late (and its grid with it). */
+			k->next_poll_ns += s->poll_late_ns;
+			s->poll_late_ns = 0;
+			continue;
+		}
 		while (k->next_poll_ns <= s->clock_ns)
 			k->next_poll_ns += k->poll_ns;
 		d = find_dom(s, k->active);
@@ -1123,6 +1130,7 @@ void fo_sim_kernel_notify_only(struct fo_hv *hv, fo_domid_t domid)
 }
 
 void fo_sim_kernel_poll_pages(struct fo_hv *hv, bool on) { sim_of(hv)->kernel_poll = on; }
+void fo_sim_kernel_poll_late(struct fo_hv *hv, uint64_t ns) { sim_of(hv)->poll_late_ns = ns; }
 
 size_t fo_sim_kernel_deliver(struct fo_hv *hv)
 {

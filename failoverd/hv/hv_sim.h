@@ -100,6 +100,9 @@ void fo_sim_kernel_notify_only(struct fo_hv *hv, fo_domid_t domid);
  * kernel_adopt's), from fo_sim_advance, not on each fo_sim_heartbeat*.
  * Off by default (every page is delivered at once). */
 void fo_sim_kernel_poll_pages(struct fo_hv *hv, bool on);
+/* The next poll that comes due runs `ns` late (dom0 loaded), and the ones
+ * after it keep that lag. */
+void fo_sim_kernel_poll_late(struct fo_hv *hv, uint64_t ns);
 /* Deliver queued kernel events (what the daemon's loop does when the
  * device is readable); returns how many. */
 size_t fo_sim_kernel_deliver(struct fo_hv *hv);

@@ -323,7 +323,7 @@ static void test_race_kernel_done_event_unread(void)
 	fx_armed(&f);
 	live(&f, 50);
 	f.hold_delivery = true;
-	advance(&f, 55);
+	advance(&f, 45); /* the module fired at 40; our look at the module comes at 50 */
 	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_kernel_queued(f.hv) == 1, "module switched, unread");
 	fo_sim_clear_calls(f.hv);
 	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true);
@@ -391,26 +391,192 @@ static void test_ebusy_foreign_owner(void)
 	fx_free(&f);
 }
 
+/* Kernel-armed as on Xen: while the module holds the active's port, its
+ * page reaches us only by a poll every period. Returns the daemon's last
+ * progress, read by a poll just now (the agent wrote it a period ago). */
+static uint64_t fx_armed_polled(struct fx *f)
+{
+	fx_armed(f);
+	fo_sim_kernel_poll_pages(f->hv, true);
+	live(f, 50);
+	CHECK(f->p->kernel_armed && f->p->m[0].hb.progressed && f->p->m[0].hb.last_progress_ns == fo_sim_now(f->hv),
+	      "fixture: armed in the module, last beat read by the poll just now");
+	return fo_sim_now(f->hv);
+}
+
+/* From the daemon's last progress `L` on, `ms` more of an agent whose app
+ * loop is stuck: it notifies every period (3 ms after each poll) without
+ * moving the sequence. Stops early once the pair switched. */
+static void stuck_until(struct fx *f, uint64_t L, uint64_t ms)
+{
+	while (fo_sim_now(f->hv) - L < ms * MS && f->p->active == 0) {
+		if ((fo_sim_now(f->hv) - L) / MS % 10 == 3)
+			fo_sim_kernel_notify_only(f->hv, f->a);
+		advance(f, 1);
+	}
+}
+
+static int64_t call_at_ms(struct fx *f, enum fo_sim_op op, fo_domid_t d, uint64_t L)
+{
+	const struct fo_sim_call *c;
+	long i = first_call(f, op, d);
+
+	fo_sim_calls(f->hv, &c);
+	return i < 0 ? -1 : (int64_t)((c[i].at_ns - L) / MS);
+}
+
 /* The agent notifies (the module is satisfied) but its sequence is stuck:
- * only the daemon sees it; the backstop takes the pair back and switches. */
-static void test_stuck_sequence_backstop(void)
+ * only the daemon sees it. First look at timeout + period (notifications
+ * still coming), second one period later (more notifications, a page read
+ * since, still no progress): DISARM, then our own fenced switch. */
+static void test_stuck_sequence_detected(void)
 {
 	struct fx f;
 	const struct fo_event *e;
-	uint64_t t0;
+	uint64_t L, dt;
+	int64_t d, pa, ub;
 
-	fx_armed(&f);
-	live(&f, 50);
-	t0 = fo_sim_now(f.hv);
-	for (int i = 0; i < 12 && f.p->active == 0; i++) {
-		fo_sim_kernel_notify_only(f.hv, f.a);
-		advance(&f, 10);
-	}
-	CHECK(f.p->active == 1, "switched by the daemon");
-	CHECK(fo_sim_now(f.hv) - t0 >= 75 * MS, "not before the backstop (%llu ms)",
-	      (unsigned long long)((fo_sim_now(f.hv) - t0) / MS));
+	L = fx_armed_polled(&f);
+	fo_sim_clear_calls(f.hv);
+	stuck_until(&f, L, 300);
+	dt = fo_sim_now(f.hv) - L;
+	CHECK(f.p->active == 1 && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "switched by the daemon");
+	CHECK(dt > 50 * MS, "not before timeout (%llu ms)", (unsigned long long)(dt / MS));
+	CHECK(dt <= (50 + 2 * 10 + 2) * MS, "within timeout + 2 periods (+2 ms) of the last progress read (%llu ms)",
+	      (unsigned long long)(dt / MS));
+	d = call_at_ms(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN, L);
+	pa = call_at_ms(&f, FO_SIM_PAUSE, f.a, L);
+	ub = call_at_ms(&f, FO_SIM_UNPAUSE, f.b, L);
+	CHECK(d >= 60, "nothing taken back at the first look (DISARM at %lld ms)", (long long)d);
+	CHECK(first_call(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN) >= 0 &&
+	      first_call(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN) < first_call(&f, FO_SIM_PAUSE, f.a) &&
+	      first_call(&f, FO_SIM_PAUSE, f.a) < first_call(&f, FO_SIM_UNPAUSE, f.b),
+	      "DISARM, then pause a, then unpause b (%lld %lld %lld ms)", (long long)d, (long long)pa, (long long)ub);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED, "old active kept paused");
 	e = last_event_of(&f, FO_EV_SWITCHOVER);
-	CHECK(e && strcmp(e->path, "sim") == 0 && e->fault == FO_FAULT_HEARTBEAT_TIMEOUT, "our own heartbeat switch");
+	CHECK(e && e->fault == FO_FAULT_HEARTBEAT_STUCK && e->result == FO_RESULT_OK && strcmp(e->path, "sim") == 0,
+	      "our own switch, fault heartbeat-stuck (%s)", e ? fo_fault_name(e->fault) : "-");
+	CHECK(e && strcmp(fo_fault_name(e->fault), "heartbeat-stuck") == 0, "fault name");
+	CHECK(e && strstr(e->message, "sequence stuck") != NULL, "says why: %s", e ? e->message : "-");
+	CHECK(e && e->phase_ns[FO_PHASE_FAULT] == L + 50 * MS, "fault = timeout_ms without progress");
+	CHECK(e && e->phase_ns[FO_PHASE_PAUSE_DONE] && e->phase_ns[FO_PHASE_PAUSE_DONE] <= e->phase_ns[FO_PHASE_UNPAUSE_ISSUED],
+	      "old active confirmed paused before the standby was unpaused");
+	CHECK(e && fo_event_within_deadline(e), "within the pair's budget");
+	CHECK(count_calls(&f, FO_SIM_KERNEL_SWITCH, FO_SIM_ANY_DOMAIN) == 0, "the module did not switch");
+	CHECK(!fo_sim_kernel_armed(f.hv, f.p->kernel_id, NULL, NULL) || kernel_has(&f, f.b, f.a),
+	      "not armed with the old roles");
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 1, "one switchover");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Why not at the first look: a live agent (progress within timeout_ms of
+ * its last) whose page is read late (dom0 loaded, the poll more than a
+ * period late) is still unread at timeout + period. The first look only
+ * looks; the late read's progress ends it. Never switched. */
+static void test_stuck_live_late_read_not_switched(void)
+{
+	struct fx f;
+	uint64_t L;
+
+	L = fx_armed_polled(&f); /* the agent wrote it at L - 10 */
+	fo_sim_clear_calls(f.hv);
+	stuck_until(&f, L, 39);                 /* a hiccup: notifies, no progress */
+	fo_sim_heartbeat(f.hv, f.a);            /* L + 39: progress, 49 ms after the last */
+	fo_sim_kernel_poll_late(f.hv, 23 * MS); /* due at L + 40, read at L + 63 */
+	advance(&f, 22);
+	CHECK(f.p->kstuck.looked, "the first look (L + 60) saw notifications without progress");
+	CHECK(f.p->m[0].hb.last_progress_ns == L, "progress not read yet");
+	advance(&f, 2);
+	CHECK(f.p->m[0].hb.last_progress_ns == L + 63 * MS && !f.p->kstuck.looked, "late read: progress, look over");
+	live(&f, 300);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 0 && kernel_has(&f, f.a, f.b), "still armed, a active");
+	CHECK(count_calls(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	      "never taken back, nothing paused");
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 0, "no switchover");
+	fx_free(&f);
+}
+
+/* An agent stuck past timeout_ms whose progress comes back between the two
+ * looks: not switched (at any moment in that period). */
+static void test_stuck_recovers_between_looks(void)
+{
+	for (uint64_t at = 60; at < 70; at++) {
+		struct fx f;
+		uint64_t L = fx_armed_polled(&f);
+
+		fo_sim_clear_calls(f.hv);
+		stuck_until(&f, L, at);
+		fo_sim_heartbeat(f.hv, f.a);
+		stuck_until(&f, L, 75);
+		CHECK(f.p->m[0].hb.last_progress_ns == L + 70 * MS, "progress read by the poll at L + 70 (at %llu)",
+		      (unsigned long long)at);
+		live(&f, 200);
+		CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 0 && kernel_has(&f, f.a, f.b),
+		      "progress at L + %llu: still armed, a active", (unsigned long long)at);
+		CHECK(count_calls(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN) == 0 && count_events(&f, FO_EV_SWITCHOVER) == 0,
+		      "progress at L + %llu: not taken back, not switched", (unsigned long long)at);
+		fx_free(&f);
+	}
+}
+
+/* Race: the stuck check decided, and the module fires while our DISARM is
+ * under way (the agent went silent; the ioctl was slow). DISARM says ENOENT
+ * (switched, event queued) or EALREADY (firing): the module's switch is
+ * adopted, ours never runs. */
+static void test_stuck_race_module_fires_during_disarm(void)
+{
+	for (int hold = 0; hold < 2; hold++) {
+		struct fx f;
+		const struct fo_event *e;
+		uint64_t L = fx_armed_polled(&f);
+
+		stuck_until(&f, L, 69); /* last notification at L + 63 */
+		CHECK(f.p->kstuck.looked && f.p->active == 0, "first look done, second due at L + 70");
+		fo_sim_clear_calls(f.hv);
+		fo_sim_kernel_hold(f.hv, hold);
+		fo_sim_delay(f.hv, FO_SIM_KERNEL_DISARM, 60 * MS); /* the module's deadline (L + 113) passes in it */
+		advance(&f, 1);
+		fo_sim_delay(f.hv, FO_SIM_KERNEL_DISARM, 0);
+		CHECK(count_calls(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN) == 1, "we tried to take it back (hold %d)", hold);
+		if (hold) {
+			CHECK(f.p->kernel_firing && f.p->state == FO_PAIR_ARMED && f.p->active == 0,
+			      "EALREADY: waiting for the module's event (%s)", fo_pair_state_name(f.p->state));
+			CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "nothing started meanwhile");
+			advance(&f, 100);
+			CHECK(count_calls(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN) == 1, "no second DISARM while firing");
+			fo_sim_kernel_hold(f.hv, false);
+			advance(&f, 1);
+		}
+		CHECK(f.p->active == 1 && f.p->state == FO_PAIR_SWITCHING, "the module's switch adopted (hold %d, %s)", hold,
+		      fo_pair_state_name(f.p->state));
+		CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "b runs, a paused");
+		CHECK(count_calls(&f, FO_SIM_KERNEL_SWITCH, FO_SIM_ANY_DOMAIN) == 1, "one switch, the module's");
+		CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+		      "no pause/unpause of our own");
+		e = last_event_of(&f, FO_EV_SWITCHOVER);
+		CHECK(e && strcmp(e->path, "kernel") == 0 && count_events(&f, FO_EV_SWITCHOVER) == 1, "one switchover, path kernel");
+		CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+		fx_free(&f);
+	}
+}
+
+/* Notifications without progress, but no page of it reaches us after the
+ * first look (the page poll is stuck): we cannot wait for a read forever;
+ * half a timeout after the first look it is taken back as before. */
+static void test_stuck_no_read_falls_back(void)
+{
+	struct fx f;
+	uint64_t L = fx_armed_polled(&f), dt;
+	const struct fo_event *e;
+
+	fo_sim_kernel_poll_late(f.hv, 10000 * MS); /* the next poll, due at L + 10, never comes */
+	stuck_until(&f, L, 300);
+	dt = fo_sim_now(f.hv) - L;
+	CHECK(f.p->active == 1 && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "switched by the daemon");
+	CHECK(dt >= 85 * MS && dt <= 96 * MS, "at the first look + timeout/2 (%llu ms)", (unsigned long long)(dt / MS));
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && e->fault == FO_FAULT_HEARTBEAT_STUCK && strcmp(e->path, "sim") == 0, "heartbeat-stuck, our switch");
 	CHECK(count_calls(&f, FO_SIM_KERNEL_SWITCH, FO_SIM_ANY_DOMAIN) == 0, "the module did not switch");
 	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
 	fx_free(&f);
@@ -880,7 +1046,11 @@ int main(void)
 	RUN(test_race_kernel_done_event_unread);
 	RUN(test_race_late_event_after_own_switch);
 	RUN(test_ebusy_foreign_owner);
-	RUN(test_stuck_sequence_backstop);
+	RUN(test_stuck_sequence_detected);
+	RUN(test_stuck_live_late_read_not_switched);
+	RUN(test_stuck_recovers_between_looks);
+	RUN(test_stuck_race_module_fires_during_disarm);
+	RUN(test_stuck_no_read_falls_back);
 	RUN(test_backstop_broken_module);
 	RUN(test_restart_adopts_armed);
 	RUN(test_restart_after_kernel_switch);
