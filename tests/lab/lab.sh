@@ -25,6 +25,7 @@
 #       -v, --verbose     stream the serial console while it runs
 #   Environment: FO_LAB_DOM0_ARGS (more fo.KEY=VALUE words for dom0's kernel
 #   command line, no commas), FO_LAB_EXTRA_BINS (more executables for /lab/bin),
+#   FO_LAB_QEMU_ARGS (more QEMU options, after the scenario's own),
 #   FO_LAB_XEN_ARGS (more words for Xen's own command line), FO_LAB_SMP
 #   (pCPUs of the emulated machine, default 2 or the scenario's "# smp: N")
 #   A scenario's header may ask for more: "# xen-args: ..." (Xen's command
@@ -451,7 +452,7 @@ cmd_run() {
 	[ "$smp" -ge 2 ] && [ "$smp" -le 8 ] || die "smp must be 2..8, not $smp"
 	local -a qemu_extra
 	# shellcheck disable=SC2207
-	qemu_extra=($(scenario_header qemu))
+	qemu_extra=($(scenario_header qemu) ${FO_LAB_QEMU_ARGS:-})
 	# One emulated machine per host at a time, across build trees too: two
 	# QEMUs on two cores stretch every timing the scenarios check.
 	local lock=${FO_LAB_LOCK:-/tmp/fo-lab.lock}
