@@ -58,6 +58,7 @@ enum control {
 	CTL_STOP,       /* stop-heartbeat */
 	CTL_FREEZE,
 	CTL_UNHEALTHY,
+	CTL_STUCK,      /* stuck-sequence: notify, never bump */
 };
 
 enum hostile {
@@ -391,6 +392,12 @@ static void handle_control(const char *cmd)
 	} else if (!strcmp(cmd, FO_HB_CMD_STOP)) {
 		agent_log("control: stop-heartbeat (drill)");
 		atomic_store(&control, CTL_STOP);
+	} else if (!strcmp(cmd, FO_HB_CMD_STUCK)) {
+		/* An application loop stuck behind a live notifier: only the
+		 * page shows it, the event channel keeps ticking (what a
+		 * kernel module counting notifications cannot see). */
+		agent_log("control: stuck-sequence (drill): notifying, sequence frozen");
+		atomic_store(&control, CTL_STUCK);
 	} else if (!strcmp(cmd, FO_HB_CMD_UNHEALTHY)) {
 		agent_log("control: unhealthy (drill)");
 		atomic_store(&control, CTL_UNHEALTHY);
@@ -1008,7 +1015,10 @@ int main(int argc, char **argv)
 			for (;;)
 				__asm__ __volatile__("" ::: "memory");
 		}
-		if (ctl != CTL_STOP) {
+		if (ctl == CTL_STUCK) {
+			if (xenevtchn_notify(xce, port) < 0 && opt.verbose)
+				agent_log("notify: %s", strerror(errno));
+		} else if (ctl != CTL_STOP) {
 			beat(xce, &seq, 0);
 			if (opt.verbose && seq % 1000 == 0)
 				agent_log("%" PRIu64 " heartbeats", seq);

@@ -63,6 +63,7 @@ struct fo_hb_page {
 #define FO_HB_CMD_FREEZE "freeze"           /* stop everything, spin without yielding */
 #define FO_HB_CMD_CRASH  "crash"            /* sysrq-c: guest kernel crash */
 #define FO_HB_CMD_UNHEALTHY "unhealthy"     /* report FO_HB_APP_UNHEALTHY */
+#define FO_HB_CMD_STUCK  "stuck-sequence"   /* keep notifying, stop bumping the sequence */
 
 #define FO_HB_PAGE_SIZE 4096u
 

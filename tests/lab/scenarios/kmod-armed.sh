@@ -11,7 +11,9 @@
 #      with no daemon;
 #   3. the restarted daemon adopts that switch (read from the module's queue
 #      at start): no switch of its own, the right active, ARMED (and armed
-#      in the module) again after the rebuild.
+#      in the module) again after the rebuild;
+#   4. the active's agent keeps notifying with its sequence stuck: the
+#      module stays quiet, failoverd DISARMs and switches (heartbeat-stuck).
 # The observer never sees both members running; dmesg stays clean.
 # needs: failoverd failoverctl fo-heartbeat fo_switch.ko
 . /lab/scenarios/common.sh
@@ -53,6 +55,15 @@ check_kernel_switch_event() {
 	echo "$ev" | jq -r .message | grep -q 'switched by the kernel module' ||
 		fail "$2: the switch was not the module's: $ev"
 	[ "$(echo "$ev" | jq -r .fault)" = heartbeat-timeout ] || fail "$2: fault is not heartbeat-timeout: $ev"
+}
+
+# own_switches: switches failoverd decided itself. "path" says how a switch
+# was executed (with kernel_fast_path on, failoverd's own switches go
+# through the module's SWITCH too); the module's own are the ones it reports
+# as "switched by the kernel module".
+own_switches() {
+	events_json | jq -s '[.[] | select((.kind == "switchover" or .kind == "drill") and
+		(.message | test("switched by the kernel module") | not))] | length'
 }
 
 require_bin failoverd failoverctl
@@ -129,16 +140,43 @@ start_failoverd
 wait_active p1 p1-a 30 || fail "restarted daemon does not have p1-a active: $(status_json)"
 metric readopt_ms $(us_to_ms $(fo-labtime since $t3)) ms
 check_kernel_switch_event p1 restart
-own=$(events_json | jq -s '[.[] | select((.kind == "switchover" or .kind == "drill") and .path != "kernel")] | length')
+own=$(own_switches)
 [ "$own" = 0 ] || fail "the restarted daemon switched by itself ($own): $(events_json | tail -n 5)"
 wait_kernel_armed p1 p1-a $REBUILD_S || fail "p1 not ARMED in the module with p1-a active after restart + rebuild: $(status_json)"
 check_module_armed "$PID" p1-a p1-b readopted
-own=$(events_json | jq -s '[.[] | select((.kind == "switchover" or .kind == "drill") and .path != "kernel")] | length')
+own=$(own_switches)
 [ "$own" = 0 ] || fail "the restarted daemon switched by itself ($own)"
+exactly_one_running p1
+
+# ---- 4. a stuck sequence the module cannot see ----
+# The agent keeps notifying but its sequence stops (stuck-sequence): the
+# module's notification count keeps it quiet; failoverd, reading the page,
+# looks at the module twice a period apart, takes the pair back (DISARM)
+# and switches itself: fault heartbeat-stuck, not the module's switch, within
+# timeout + 2 periods of the last progress.
+n_dis=$(dmesg | grep -c "fo_switch: pair $PID disarmed")
+xs_control p1-a stuck-sequence
+t4=$T_INJECT
+wait_active p1 p1-b 30 || fail "stuck sequence not taken over by failoverd: $(status_json)"
+ev=$(last_event switchover p1)
+log "event: $ev"
+[ "$(echo "$ev" | jq -r .fault)" = heartbeat-stuck ] && [ "$(echo "$ev" | jq -r .result)" = ok ] &&
+	! echo "$ev" | jq -r .message | grep -q 'switched by the kernel module' ||
+	fail "stuck sequence: expected failoverd's own switch for fault heartbeat-stuck: $ev"
+[ "$(own_switches)" = 1 ] || fail "stuck sequence: failoverd's own switches: $(own_switches), expected 1"
+[ "$(dmesg | grep -c "fo_switch: pair $PID disarmed")" -gt "$n_dis" ] ||
+	fail "failoverd switched a pair the module still had armed: $(dmesg | grep fo_switch | tail -n 3)"
+[ "$(dmesg | grep -c "fo_switch: pair $PID: no heartbeat for")" = 2 ] ||
+	fail "the module switched the stuck pair too: $(dmesg | grep fo_switch | tail -n 3)"
+event_metrics "$ev" stuck
+# p1-a is rebuilt (booted, heartbeating, then paused) and the pair handed
+# to the module again with p1-b active
+wait_kernel_armed p1 p1-b $REBUILD_S || fail "p1 not ARMED in the module with p1-b active after the stuck switch: $(status_json)"
 exactly_one_running p1
 stop_observer
 check_failover p1-a p1-b $t1 $(hb_bound_ms) khb
 check_failover p1-b p1-a $t2 $(hb_bound_ms) nodaemon
+check_failover p1-a p1-b $t4 $((FO_TIMEOUT_MS + 2 * FO_PERIOD_MS + FO_DEADLINE_MS + LAB_SLACK_MS)) stuck
 kill_failoverd
 dmesg_clean "at the end"
-pass "kernel-armed: module switched under failoverd and without it; restart adopted; re-armed twice with roles swapped"
+pass "kernel-armed: module switched under failoverd and without it; restart adopted; re-armed twice with roles swapped; a stuck sequence taken back from the module and switched by failoverd"
