@@ -8,7 +8,7 @@ set -euo pipefail
 PACKAGES="build-essential cmake ninja-build pkg-config git
  libxen-dev libcjson-dev libsystemd-dev
  qemu-system-x86 xen-hypervisor-4.17-amd64 xen-utils-4.17 xenstore-utils
- linux-image-amd64 linux-headers-amd64 linux-headers-rt-amd64 busybox-static cpio gzip xz-utils zstd jq stress-ng python3 python3-matplotlib
+ linux-image-amd64 linux-headers-amd64 linux-image-rt-amd64 linux-headers-rt-amd64 busybox-static cpio gzip xz-utils zstd jq stress-ng python3 python3-matplotlib
  mmdebstrap qemu-utils e2fsprogs iperf3
  flex bison dpkg-dev
  clang bpftool libbpf-dev"

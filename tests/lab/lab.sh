@@ -21,7 +21,13 @@
 #       --dom0-kernel K   stock (linux-image-amd64, default) or rt (Debian's
 #                         PREEMPT_RT linux-image-rt-amd64); default
 #                         $FO_LAB_DOM0_KERNEL. An rt run's files are named
-#                         <scenario>-rt.{log,json}
+#                         <scenario>-rt.{log,json}. The domUs keep the stock
+#                         kernel either way (the RT question is dom0's).
+#       --dom0-mode M     pv (default) or pvh: dom0 as a PVH guest (Xen's
+#                         dom0=pvh, on a q35 machine with QEMU's VT-d, which
+#                         PVH dom0 needs). Debian's own Xen 4.17.7 binary
+#                         triple-faults dom0 this way under TCG; the patched
+#                         build (--patched-xen) boots it. Files: <run>-pvh.*
 #       -v, --verbose     stream the serial console while it runs
 #   Environment: FO_LAB_DOM0_ARGS (more fo.KEY=VALUE words for dom0's kernel
 #   command line, no commas), FO_LAB_EXTRA_BINS (more executables for /lab/bin),
@@ -117,17 +123,17 @@ kernel_flavour() {
 
 pick_kernel() {
 	local img kv m f pkg_img pkg_mod ver_img ver_mod why="" ok
-	local candidates
-	if [ -n "${FO_LAB_KERNEL:-}" ]; then
-		candidates=/boot/vmlinuz-$FO_LAB_KERNEL
+	local candidates flavour=${1:-$DOM0_KERNEL} forced=${2-${FO_LAB_KERNEL:-}}
+	if [ -n "$forced" ]; then
+		candidates=/boot/vmlinuz-$forced
 	else
 		candidates=$(ls /boot/vmlinuz-* 2>/dev/null | sort -V -r || true)
 	fi
 	for img in $candidates; do
 		[ -f "$img" ] || { why="$why $img: missing;"; continue; }
 		kv=${img#/boot/vmlinuz-}
-		if [ "$(kernel_flavour "$kv")" != "$DOM0_KERNEL" ]; then
-			why="$why $kv: not a $DOM0_KERNEL kernel;"; continue
+		if [ "$(kernel_flavour "$kv")" != "$flavour" ]; then
+			why="$why $kv: not a $flavour kernel;"; continue
 		fi
 		pkg_img=$(dpkg_owner "$img")
 		[ -n "$pkg_img" ] || { why="$why $kv: image not from a package;"; continue; }
@@ -153,15 +159,15 @@ pick_kernel() {
 	# here (README.md, "The PREEMPT_RT dom0 kernel"), and other labs that
 	# take the newest /boot kernel would pick it up.
 	local pkg="linux-image-amd64: tests/lab/lab.sh deps"
-	[ "$DOM0_KERNEL" = rt ] && pkg="linux-image-rt-amd64: apt-get install linux-image-rt-amd64"
-	die "no usable $DOM0_KERNEL dom0 kernel in /boot:${why:- none installed} (install $pkg)"
+	[ "$flavour" = rt ] && pkg="linux-image-rt-amd64: apt-get install linux-image-rt-amd64"
+	die "no usable $flavour kernel in /boot:${why:- none installed} (install $pkg)"
 }
 
 # The base image's cache key: every package its files come from, the
 # kernel, and the builder script itself.
 base_key() {
 	{
-		echo "kernel=$KVER $KPKG=$KPKG_VERSION flavour=$DOM0_KERNEL"
+		echo "kernel=$KVER $KPKG=$KPKG_VERSION flavour=$DOM0_KERNEL domu=$DOMU_KVER"
 		dpkg-query -W -f '${Package}=${Version}\n' 2>/dev/null |
 			grep -E '^(xen-|libxen|xenstore-utils|busybox-static|jq|libjq|libonig|stress-ng|iperf3|libiperf|libsctp|libssl3|libc6|libgcc-s1|libyajl|libuuid|zlib1g|liblzma|libzstd)' |
 			LC_ALL=C sort
@@ -183,7 +189,7 @@ ensure_base() {
 			note "base image cached: $(basename "$BASE_IMG")"
 		else
 			note "building base image for kernel $KVER ($KPKG $KPKG_VERSION)"
-			img_base "$BASE_IMG" "$KVER"
+			img_base "$BASE_IMG" "$KVER" "$DOMU_KVER"
 			# Old keys of this flavour (and unflavoured ones from before
 			# the flavours) are dead weight (~40 MB each).
 			find "$LAB_DIR/cache" \( -name "dom0-base-$DOM0_KERNEL-*.cpio.gz" -o \
@@ -292,7 +298,7 @@ build_project_image() {
 	for b in "$REPO"/configs/*.json; do
 		[ -f "$b" ] && cp "$b" "$root/lab/configs/"
 	done
-	img_domu "$root/boot/domu.cpio.gz" "$KVER" "$agent"
+	img_domu "$root/boot/domu.cpio.gz" "$DOMU_KVER" "$agent"
 	# Scenario extras: dom0 modules (e.g. xen-pciback) into this archive;
 	# domU modules and the domU hooks (domu/hooks/NAME.sh, run by fo.hook=NAME)
 	# as a second archive appended to the domU's (Linux unpacks both).
@@ -306,7 +312,7 @@ build_project_image() {
 		rm -rf "$ov"
 		mkdir -p "$ov/lab/hooks"
 		# shellcheck disable=SC2086
-		[ -z "$mods" ] || img_copy_modules "$ov" "$KVER" $mods
+		[ -z "$mods" ] || img_copy_modules "$ov" "$DOMU_KVER" $mods
 		[ ! -d "$LAB_SRC/domu/hooks" ] || cp "$LAB_SRC"/domu/hooks/*.sh "$ov/lab/hooks/" 2>/dev/null || true
 		img_pack "$ov" "$RUN_DIR/domu-overlay.cpio.gz"
 		cat "$RUN_DIR/domu-overlay.cpio.gz" >> "$root/boot/domu.cpio.gz"
@@ -357,6 +363,7 @@ parse_opts() {
 	VERBOSE=${FO_LAB_VERBOSE:-0}
 	DOM0_KERNEL=${FO_LAB_DOM0_KERNEL:-stock}
 	PATCHED_XEN=${FO_LAB_PATCHED_XEN:-0}
+	DOM0_MODE=${FO_LAB_DOM0_MODE:-pv}
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--build-dir) BUILD_DIR=$2; shift 2 ;;
@@ -368,6 +375,8 @@ parse_opts() {
 		--patched-xen) PATCHED_XEN=1; shift ;;
 		--dom0-kernel) DOM0_KERNEL=$2; shift 2 ;;
 		--dom0-kernel=*) DOM0_KERNEL=${1#*=}; shift ;;
+		--dom0-mode) DOM0_MODE=$2; shift 2 ;;
+		--dom0-mode=*) DOM0_MODE=${1#*=}; shift ;;
 		-v|--verbose) VERBOSE=1; shift ;;
 		*) die "unknown option $1" ;;
 		esac
@@ -388,13 +397,22 @@ parse_opts() {
 		[ -z "$XEN_FILE" ] || die "--patched-xen and --xen exclude each other"
 		RUN_NAME=$RUN_NAME-xenrt
 	fi
+	case $DOM0_MODE in
+	pv) ;;
+	pvh) RUN_NAME=$RUN_NAME-pvh ;;
+	*) die "--dom0-mode (FO_LAB_DOM0_MODE): pv or pvh, not '$DOM0_MODE'" ;;
+	esac
 }
 
 prepare_images() {
 	local t0=$SECONDS
 	command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (tests/lab/lab.sh deps)"
+	# The domUs boot a stock kernel whatever dom0 runs: the question an rt
+	# run asks is dom0's, and Debian's rt kernel hangs as a PV guest here.
+	pick_kernel stock ""
+	DOMU_KVER=$KVER
 	pick_kernel
-	note "dom0 kernel $KVER ($DOM0_KERNEL) from $KPKG $KPKG_VERSION (image and modules match)"
+	note "dom0 kernel $KVER ($DOM0_KERNEL) from $KPKG $KPKG_VERSION (image and modules match); domU kernel $DOMU_KVER"
 	ensure_base
 	find_project_bins
 	RUN_DIR=$LAB_DIR/run-$RUN_NAME
@@ -451,8 +469,15 @@ cmd_run() {
 	case $smp in ''|*[!0-9]*) die "smp (FO_LAB_SMP or the scenario's # smp:) must be a number, not '$smp'" ;; esac
 	[ "$smp" -ge 2 ] && [ "$smp" -le 8 ] || die "smp must be 2..8, not $smp"
 	local -a qemu_extra
+	local pvh_qemu=""
+	if [ "$DOM0_MODE" = pvh ]; then
+		# PVH dom0 needs HVM with nested paging (TCG's SVM has NPT) and an
+		# IOMMU: QEMU's VT-d on a q35 machine.
+		xen_args="$xen_args dom0=pvh iommu=1"
+		pvh_qemu="-machine q35 -cpu qemu64,+svm,+npt -device intel-iommu,intremap=on,caching-mode=on"
+	fi
 	# shellcheck disable=SC2207
-	qemu_extra=($(scenario_header qemu) ${FO_LAB_QEMU_ARGS:-})
+	qemu_extra=($pvh_qemu $(scenario_header qemu) ${FO_LAB_QEMU_ARGS:-})
 	# One emulated machine per host at a time, across build trees too: two
 	# QEMUs on two cores stretch every timing the scenarios check.
 	local lock=${FO_LAB_LOCK:-/tmp/fo-lab.lock}

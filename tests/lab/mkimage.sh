@@ -142,7 +142,7 @@ PY
 }
 
 img_base() {
-	local out=$1 kver=$2 root
+	local out=$1 kver=$2 domu_kver=${3:-$2} root
 	root=$(mktemp -d "${TMPDIR:-/tmp}/fo-lab-base.XXXXXX")
 	img_skeleton "$root"
 	mkdir -p "$root"/var/{lib/xen,log/xen/console,run/xen} "$root/etc/xen"
@@ -181,10 +181,11 @@ img_base() {
 	fi
 
 	img_copy_modules "$root" "$kver" $DOM0_MODULES
-	# The domUs boot the same kernel as dom0, as the plain ELF inside the
-	# bzImage: libxenguest would otherwise un-xz ~65 MB on the emulated CPU
-	# at every `xl create` (about 6 s of the 8.5 s each creation took).
-	img_extract_vmlinux "/boot/vmlinuz-$kver" "$root/boot/vmlinux"
+	# The domUs' kernel (dom0's, or the stock one when dom0 runs rt), as
+	# the plain ELF inside the bzImage: libxenguest would otherwise un-xz
+	# ~65 MB on the emulated CPU at every `xl create` (about 6 s of the
+	# 8.5 s each creation took).
+	img_extract_vmlinux "/boot/vmlinuz-$domu_kver" "$root/boot/vmlinux"
 	echo "$kver" > "$root/etc/fo-lab-kernel"
 
 	img_pack "$root" "$out"
@@ -206,7 +207,7 @@ img_domu() {
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	case ${1:-} in
-	base) [ $# -eq 3 ] || { echo "usage: $0 base OUT KVER" >&2; exit 2; }; img_base "$2" "$3" ;;
+	base) [ $# -ge 3 ] || { echo "usage: $0 base OUT KVER [DOMU_KVER]" >&2; exit 2; }; img_base "$2" "$3" "${4:-}" ;;
 	domu) [ $# -ge 3 ] || { echo "usage: $0 domu OUT KVER [FO_HEARTBEAT]" >&2; exit 2; }; img_domu "$2" "$3" "${4:-}" ;;
 	*) echo "usage: $0 base|domu ..." >&2; exit 2 ;;
 	esac
