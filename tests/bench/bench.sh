@@ -116,8 +116,13 @@ bench_tool() {
 	echo "$out"
 }
 
-LOG=$BUILD_DIR/logs/bench.log
-[ "$DOM0_KERNEL" = rt ] && LOG=$BUILD_DIR/logs/bench-rt.log
+# lab.sh's run name: bench[-rt][-xenrt][-pvh] (the last two from its
+# environment, FO_LAB_PATCHED_XEN=1 and FO_LAB_DOM0_MODE=pvh).
+LOG=$BUILD_DIR/logs/bench
+[ "$DOM0_KERNEL" = rt ] && LOG=$LOG-rt
+[ "${FO_LAB_PATCHED_XEN:-0}" = 1 ] && LOG=$LOG-xenrt
+[ "${FO_LAB_DOM0_MODE:-pv}" = pvh ] && LOG=$LOG-pvh
+LOG=$LOG.log
 HOST_JSON=${LOG%.log}-host.json
 LAB_RC=0
 if [ -z "$FROM_LOG" ]; then
