@@ -257,16 +257,33 @@ struct privcmd_hypercall_arg {
  * the "time inside" is the driver's handler (fd lookup and syscall entry
  * are outside it). What each way costs failoverd's switch is measured in
  * README.md, "Overhead". */
+/* The overhead experiment's knob (FO_TRACE_IOCTL_VARIANT, see fo_trace.c
+ * and README.md "Overhead"): how much of the ioctl programs' work to skip,
+ * to find what costs. 0, the default: everything. Set before load, so the
+ * verifier drops the skipped code. */
+const volatile __u32 ioctl_variant = 0;
+enum {
+	IOV_NO_USER_READS = 1, /* no bpf_probe_read_user of the caller's buffer */
+	IOV_NO_RECORD,         /* ... and no ring-buffer record at exit */
+	IOV_NO_MAP,            /* ... and no per-thread map: target check only */
+	IOV_EMPTY,             /* return at once: the attach cost alone */
+};
+
 static __always_inline int ioctl_enter(unsigned int req, unsigned long data, unsigned int dev)
 {
 	struct ioctl_start s = {};
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, pid;
+	__u32 tgid, pid;
 
-	if (!tgid_target(tgid))
+	if (ioctl_variant >= IOV_EMPTY)
+		return 0;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!tgid_target(tgid) || ioctl_variant >= IOV_NO_MAP)
 		return 0;
 	s.request = req;
 	s.domid = 0xffffffff;
-	if (dev == FO_IOC_FO_SWITCH) {
+	if (ioctl_variant >= IOV_NO_USER_READS) {
+		s.kind = dev == FO_IOC_FO_SWITCH ? FO_IOC_FO_SWITCH : FO_IOC_PRIVCMD_OTHER;
+	} else if (dev == FO_IOC_FO_SWITCH) {
 		__u32 dom = 0;
 		s.kind = FO_IOC_FO_SWITCH;
 		s.nr = req & 0xff;
@@ -305,14 +322,19 @@ static __always_inline int ioctl_enter(unsigned int req, unsigned long data, uns
 
 static __always_inline int ioctl_exit(long ret)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u32 pid = (__u32)bpf_get_current_pid_tgid();
-	struct ioctl_start *s = bpf_map_lookup_elem(&ioctls, &pid);
+	__u64 now;
+	__u32 pid;
+	struct ioctl_start *s;
 	struct fo_trace_event *e;
 
+	if (ioctl_variant >= IOV_NO_MAP)
+		return 0;
+	now = bpf_ktime_get_ns();
+	pid = (__u32)bpf_get_current_pid_tgid();
+	s = bpf_map_lookup_elem(&ioctls, &pid);
 	if (!s)
 		return 0;
-	e = reserve();
+	e = ioctl_variant >= IOV_NO_RECORD ? NULL : reserve();
 	if (e) {
 		fill(e, FO_EV_IOCTL, now);
 		e->ioctl.enter_ns = s->enter_ns;

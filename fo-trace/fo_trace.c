@@ -751,6 +751,20 @@ int main(int argc, char **argv)
 		warnx_("privcmd_ioctl is not in /proc/kallsyms (xen-privcmd not loaded: not a Xen dom0?): "
 		       "hypercall ioctls will not be seen");
 	}
+	/* The overhead experiment only (README.md, "Overhead"): skip parts
+	 * of the ioctl programs' work; the breakdown is incomplete then. */
+	{
+		const char *v = getenv("FO_TRACE_IOCTL_VARIANT");
+		if (v && *v) {
+			char *end;
+			unsigned long k = strtoul(v, &end, 10);
+			if (*end || k > 4)
+				die("FO_TRACE_IOCTL_VARIANT=%s: expected 0-4", v);
+			skel->rodata->ioctl_variant = (__u32)k;
+			if (k)
+				warnx_("FO_TRACE_IOCTL_VARIANT=%lu: ioctl records are incomplete (overhead experiment)", k);
+		}
+	}
 	privcmd_hook = ioctl_hook(have_privcmd, "xen_privcmd", skel->progs.fo_privcmd_fentry,
 				  skel->progs.fo_privcmd_fexit, skel->progs.fo_privcmd_enter,
 				  skel->progs.fo_privcmd_exit);

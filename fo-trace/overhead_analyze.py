@@ -25,18 +25,18 @@ def pct(v, p):
 
 def main():
     log, out = sys.argv[1], sys.argv[2]
-    rows = {"off": [], "on": [], "sched": [], "ioctl": []}
+    rows = {"off": [], "on": [], "sched": [], "ioctl": []}  # ioctl-vK added as found
     metrics = {}
     for line in open(log, errors="replace"):
         line = line.rstrip("\r\n")
-        m = re.search(r"@@FO-TRACE-OH (off|on|sched|ioctl) (\d+) (.*)$", line)
+        m = re.search(r"@@FO-TRACE-OH (off|on|sched|ioctl|ioctl-v\d) (\d+) (.*)$", line)
         if m:
             f = m.group(3).split(",")
             if f[0] == "i" or len(f) < len(HEADER):
                 continue
             r = dict(zip(HEADER, f))
             r["block"] = int(m.group(2))
-            rows[m.group(1)].append(r)
+            rows.setdefault(m.group(1), []).append(r)
             continue
         m = re.search(r"@@FO-METRIC (\{.*\})", line)
         if m:
@@ -62,9 +62,12 @@ def main():
     res = {"source_log": log, "n": {c: len(rows[c]) for c in rows}, "target_added_p50_pct": TARGET_PCT,
            "conditions": {"off": "no fo-trace", "on": "fo-trace attached, everything traced",
                           "sched": "fo-trace --no-ioctl (wake-ups, context switches)",
-                          "ioctl": "fo-trace --no-sched (privcmd ioctl probes only)"},
+                          "ioctl": "fo-trace --no-sched (privcmd ioctl probes only)",
+                          "ioctl-v1": "ioctl, no user-memory reads", "ioctl-v2": "ioctl-v1, no ring-buffer record",
+                          "ioctl-v3": "ioctl-v2, no per-thread map (target check only)",
+                          "ioctl-v4": "ioctl programs attached but empty"},
            "metrics": metrics, "paths": {}}
-    conds = [c for c in ("on", "sched", "ioctl") if rows[c]]
+    conds = [c for c in rows if c != "off" and rows[c]]
     lines = ["# fo-trace overhead on failoverd's switch", "",
              f"Source: `{log}`; manual switchovers by tests/bench's `bench-ctl --mode manual`, in blocks that "
              "rotate the conditions: off (no fo-trace), on (`fo-trace -p PID`, everything), sched "

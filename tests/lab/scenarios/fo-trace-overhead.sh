@@ -9,14 +9,19 @@
 # The order of the conditions rotates from block to block so slow drift of
 # the emulated machine cancels out. Every bench-ctl row is printed as
 # `@@FO-TRACE-OH <condition> <block> <csv>`.
-# Parameters from dom0's command line: fo.oh.n=N (20), fo.oh.blocks=B (4).
+# Parameters from dom0's command line: fo.oh.n=N (20), fo.oh.blocks=B (4),
+# fo.oh.conds=C+C+... (off+on+sched+ioctl). A condition ioctl-vK is
+# ioctl with FO_TRACE_IOCTL_VARIANT=K: the ioctl programs skipping part of
+# their work (fo_trace.bpf.c), to find what costs.
 # needs: failoverd failoverctl fo-heartbeat
 . /lab/scenarios/common.sh
 
 N=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^fo\.oh\.n=//p')
 BLOCKS=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^fo\.oh\.blocks=//p')
+CONDS=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^fo\.oh\.conds=//p' | tr '+' ' ')
 N=${N:-20}
 BLOCKS=${BLOCKS:-4}
+CONDS=${CONDS:-off on sched ioctl}
 require_bin bench-ctl fo-trace jq
 
 arm_pairs p1
@@ -24,9 +29,9 @@ sleep 2
 FT_PID=""
 
 ft_start() {
-	local opt=""
-	case $2 in sched) opt=--no-ioctl ;; ioctl) opt=--no-sched ;; esac
-	fo-trace -p "$FOD_PID" -d 3600 -q $opt -j $LAB/oh-$1.json 2> $LAB/oh-$1.err &
+	local opt="" variant=0
+	case $2 in sched) opt=--no-ioctl ;; ioctl) opt=--no-sched ;; ioctl-v*) opt=--no-sched variant=${2#ioctl-v} ;; esac
+	FO_TRACE_IOCTL_VARIANT=$variant fo-trace -p "$FOD_PID" -d 3600 -q $opt -j $LAB/oh-$1.json 2> $LAB/oh-$1.err &
 	FT_PID=$!
 	i=0
 	while ! grep -q attached $LAB/oh-$1.err 2>/dev/null; do
@@ -56,7 +61,6 @@ run_block() {
 	sed "s/^/@@FO-TRACE-OH $cond $b /" $LAB/oh-$cond-$b.csv
 }
 
-CONDS="off on sched ioctl"
 for b in $(seq 1 $BLOCKS); do
 	# rotate: block 1 off on sched ioctl, block 2 on sched ioctl off, ...
 	set -- $CONDS
@@ -65,5 +69,5 @@ for b in $(seq 1 $BLOCKS); do
 	for c in "$@"; do run_block $c $b; done
 done
 rows=$(cat $LAB/oh-*-*.csv | grep -vc '^i,')
-[ "$rows" -ge $((N * BLOCKS * 4)) ] || fail "only $rows switch rows recorded"
+[ "$rows" -ge $((N * BLOCKS * $(echo $CONDS | wc -w))) ] || fail "only $rows switch rows recorded"
 pass "fo-trace overhead: $rows manual switches in $BLOCKS blocks, conditions $CONDS"
