@@ -34,17 +34,24 @@ static void rt_config(struct fo_config *cfg)
 	pin->n_standby_pcpus = 1;
 }
 
-/* fx_armed_cfg, with the daemon's placement set-up between attach and start. */
-static int fx_placed(struct fx *f, const struct fo_config *cfg, char *err, size_t errlen)
+/* A manager on the simulator, attached, nothing set up or started yet. */
+static void fx_attached(struct fx *f, const struct fo_config *cfg)
 {
 	struct fo_hv_callbacks cb;
-	int r;
 
 	memset(f, 0, sizeof(*f));
 	f->cfg = *cfg;
 	if (fo_manager_new(&f->cfg, &f->mgr) < 0 || (cb = fo_manager_hv_callbacks(f->mgr), fo_hv_sim_new(&cb, &f->hv)) < 0)
 		abort();
 	fo_manager_attach_hv(f->mgr, f->hv);
+}
+
+/* fx_armed_cfg, with the daemon's placement set-up between attach and start. */
+static int fx_placed(struct fx *f, const struct fo_config *cfg, char *err, size_t errlen)
+{
+	int r;
+
+	fx_attached(f, cfg);
 	f->a = fo_sim_add_domain(f->hv, "brake-a", FO_DOM_RUNNING);
 	f->b = fo_sim_add_domain(f->hv, "brake-b", FO_DOM_RUNNING);
 	r = fo_manager_setup_placement(f->mgr, err, errlen);
@@ -136,14 +143,8 @@ static void test_setup_refuses(void)
 
 	/* A pool of that name that is not what the config says. */
 	rt_config(&cfg);
-	memset(&f, 0, sizeof(f));
 	{
-		struct fo_hv_callbacks cb;
-
-		fo_manager_new(&cfg, &f.mgr);
-		cb = fo_manager_hv_callbacks(f.mgr);
-		fo_hv_sim_new(&cb, &f.hv);
-		fo_manager_attach_hv(f.mgr, f.hv);
+		fx_attached(&f, &cfg);
 		CHECK(fo_sim_add_pool(f.hv, "rt", "credit2", (int[]){ 2, 3 }, 2) == 0, "pre-existing pool");
 		r = fo_manager_setup_placement(f.mgr, err, sizeof(err));
 		CHECK(r == -EEXIST, "returned %d", r);
@@ -154,12 +155,7 @@ static void test_setup_refuses(void)
 	/* A pCPU held by somebody else's pool. */
 	rt_config(&cfg);
 	{
-		struct fo_hv_callbacks cb;
-
-		fo_manager_new(&cfg, &f.mgr);
-		cb = fo_manager_hv_callbacks(f.mgr);
-		fo_hv_sim_new(&cb, &f.hv);
-		fo_manager_attach_hv(f.mgr, f.hv);
+		fx_attached(&f, &cfg);
 		fo_sim_add_pool(f.hv, "other", "credit", (int[]){ 3 }, 1);
 		r = fo_manager_setup_placement(f.mgr, err, sizeof(err));
 		CHECK(r == -EBUSY && strstr(err, "pCPU 3 is in cpupool other"), "%d: %s", r, err);
@@ -176,12 +172,7 @@ static void test_setup_refuses(void)
 	/* The backend's own failure is passed on with the pool named. */
 	rt_config(&cfg);
 	{
-		struct fo_hv_callbacks cb;
-
-		fo_manager_new(&cfg, &f.mgr);
-		cb = fo_manager_hv_callbacks(f.mgr);
-		fo_hv_sim_new(&cb, &f.hv);
-		fo_manager_attach_hv(f.mgr, f.hv);
+		fx_attached(&f, &cfg);
 		fo_sim_fail(f.hv, FO_SIM_CPUPOOL_ENSURE, FO_SIM_ANY_DOMAIN, -EIO, 1);
 		r = fo_manager_setup_placement(f.mgr, err, sizeof(err));
 		CHECK(r == -EIO && strncmp(err, "cpupools[0] (rt,", 16) == 0, "%d: %s", r, err);
@@ -304,14 +295,8 @@ static void test_failed_placement_does_not_block_arming(void)
 	struct fx f;
 
 	rt_config(&cfg);
-	memset(&f, 0, sizeof(f));
 	{
-		struct fo_hv_callbacks cb;
-
-		fo_manager_new(&cfg, &f.mgr);
-		cb = fo_manager_hv_callbacks(f.mgr);
-		fo_hv_sim_new(&cb, &f.hv);
-		fo_manager_attach_hv(f.mgr, f.hv);
+		fx_attached(&f, &cfg);
 		f.a = fo_sim_add_domain(f.hv, "brake-a", FO_DOM_RUNNING);
 		f.b = fo_sim_add_domain(f.hv, "brake-b", FO_DOM_RUNNING);
 		CHECK(fo_manager_setup_placement(f.mgr, err, sizeof(err)) == 0, "%s", err);
