@@ -118,6 +118,13 @@ static inline size_t count_calls(struct fx *f, enum fo_sim_op op, fo_domid_t dom
 	return k;
 }
 
+/* Since the last fo_sim_clear_calls: the daemon itself paused and unpaused
+ * no domain (whatever the kernel module did is its own op). */
+static inline bool paused_or_unpaused_nothing(struct fx *f)
+{
+	return count_calls(f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0;
+}
+
 /* Index of the first call of op on domid, or -1. */
 static inline long first_call(struct fx *f, enum fo_sim_op op, fo_domid_t domid)
 {

@@ -65,7 +65,7 @@ static void test_handover_on_armed(void)
 	live(&f, 500);
 	CHECK(f.p->state == FO_PAIR_ARMED && f.p->kernel_armed, "still armed in the kernel");
 	CHECK(count_calls(&f, FO_SIM_KERNEL_ARM, FO_SIM_ANY_DOMAIN) == 0, "no re-ARM churn");
-	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	CHECK(paused_or_unpaused_nothing(&f),
 	      "no domain action while healthy");
 	/* The module's guard: unpausing its standby is refused. */
 	CHECK(f.hv->ops->unpause(f.hv, f.b) == -EBUSY, "unpause of an armed pair's member: EBUSY");
@@ -126,7 +126,7 @@ static void test_kernel_switch_adopted(void)
 	      "the module switched at timeout_ms (a %s, b %s, armed %d, calls %zu)", fo_dom_state_name(fo_sim_state(f.hv, f.a)),
 	      fo_dom_state_name(fo_sim_state(f.hv, f.b)), fo_sim_kernel_armed(f.hv, f.p->kernel_id, NULL, NULL), count_calls(&f, FO_SIM_KERNEL_SWITCH, FO_SIM_ANY_DOMAIN));
 	CHECK(count_calls(&f, FO_SIM_KERNEL_SWITCH, f.a) == 1, "one kernel switch");
-	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	CHECK(paused_or_unpaused_nothing(&f),
 	      "the daemon paused/unpaused nothing itself");
 	CHECK(f.p->state == FO_PAIR_SWITCHING && f.p->active == 1, "adopted: SWITCHING, b active (%s)",
 	      fo_pair_state_name(f.p->state));
@@ -176,7 +176,7 @@ static void test_backstop_reads_late_event(void)
 	      "the module switched; the backstop read its event");
 	CHECK(f.p->state == FO_PAIR_SWITCHING, "adopted through the backstop (%s)", fo_pair_state_name(f.p->state));
 	CHECK(fo_sim_kernel_queued(f.hv) == 0, "the backstop read the queue");
-	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	CHECK(paused_or_unpaused_nothing(&f),
 	      "no switch of our own");
 	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 1, "one switchover event");
 	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
@@ -327,7 +327,7 @@ static void test_race_kernel_done_event_unread(void)
 	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_kernel_queued(f.hv) == 1, "module switched, unread");
 	fo_sim_clear_calls(f.hv);
 	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true);
-	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	CHECK(paused_or_unpaused_nothing(&f),
 	      "no switch of our own");
 	CHECK(f.p->state == FO_PAIR_SWITCHING && f.p->active == 1, "adopted (%s)", fo_pair_state_name(f.p->state));
 	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 1, "one switchover");
@@ -552,7 +552,7 @@ static void test_stuck_race_module_fires_during_disarm(void)
 		      fo_pair_state_name(f.p->state));
 		CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "b runs, a paused");
 		CHECK(count_calls(&f, FO_SIM_KERNEL_SWITCH, FO_SIM_ANY_DOMAIN) == 1, "one switch, the module's");
-		CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+		CHECK(paused_or_unpaused_nothing(&f),
 		      "no pause/unpause of our own");
 		e = last_event_of(&f, FO_EV_SWITCHOVER);
 		CHECK(e && strcmp(e->path, "kernel") == 0 && count_events(&f, FO_EV_SWITCHOVER) == 1, "one switchover, path kernel");
@@ -630,7 +630,7 @@ static void test_restart_adopts_armed(void)
 	CHECK(count_calls(&f, FO_SIM_KERNEL_ARM, FO_SIM_ANY_DOMAIN) == 0 &&
 		      count_calls(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN) == 0,
 	      "no DISARM/ARM churn");
-	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	CHECK(paused_or_unpaused_nothing(&f),
 	      "no domain action");
 	/* And it still protects: heartbeat loss of b, the module switches. */
 	live(&f, 30);
@@ -669,7 +669,7 @@ static void test_restart_after_kernel_switch(void)
 	      fo_pair_state_name(f.p->state), f.p->reason);
 	e = last_event_of(&f, FO_EV_SWITCHOVER);
 	CHECK(e && strcmp(e->path, "kernel") == 0 && e->pending, "recorded as a kernel switch");
-	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	CHECK(paused_or_unpaused_nothing(&f),
 	      "no switch of its own");
 	advance(&f, 20); /* grace counts from the restart, not from the old switch */
 	CHECK(f.p->state == FO_PAIR_SWITCHING, "grace not expired at once (%s)", fo_pair_state_name(f.p->state));
@@ -821,7 +821,7 @@ static void test_restart_renamed_orphan_disarmed(void)
 		long d = first_call(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN), a = first_call(&f, FO_SIM_KERNEL_ARM, f.a);
 		CHECK(d >= 0 && a > d, "orphan DISARM (%ld) before the new ARM (%ld)", d, a);
 	}
-	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	CHECK(paused_or_unpaused_nothing(&f),
 	      "no domain paused or unpaused");
 	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_RUNNING && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "states unchanged");
 	snprintf(name, sizeof(name), "kernel:%u", old_id);
@@ -855,7 +855,7 @@ static void test_restart_removed_orphan_disarmed(void)
 	fo_sim_clear_calls(f.hv);
 	restart(&f);
 	CHECK(!fo_sim_kernel_armed(f.hv, id, NULL, NULL), "orphan disarmed");
-	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	CHECK(paused_or_unpaused_nothing(&f),
 	      "no domain paused or unpaused");
 	/* Nobody watches them now: time passes, nothing switches them. */
 	fo_sim_advance(f.hv, 500 * MS);
@@ -917,7 +917,7 @@ static void test_foreign_under_our_id_not_adopted(void)
 	e = last_event_of(&f, FO_EV_INFO);
 	CHECK(e && strcmp(e->pair, "brake") == 0 && strstr(e->message, "did not arm") && strstr(e->message, "disarmed"),
 	      "recorded on the pair: %s", e ? e->message : "-");
-	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0,
+	CHECK(paused_or_unpaused_nothing(&f),
 	      "no domain action");
 	CHECK(fo_sim_state(f.hv, x) == FO_DOM_RUNNING && fo_sim_state(f.hv, y) == FO_DOM_PAUSED, "stale domains untouched");
 	fx_free(&f);
