@@ -88,6 +88,16 @@ static void on_agent(void *ctx, fo_domid_t domid, int err, const char *reason)
 		fo_pair_on_agent(p, idx, err, reason);
 }
 
+/* Pairs are verified once armed (at arm time first), so that an arming
+ * pair's half-built member is not reported as drift; after that, on every
+ * check. */
+static void check_verified_pairs(struct fo_manager *m)
+{
+	for (size_t i = 0; i < m->n_pairs; i++)
+		if (m->pairs[i].placement_checked)
+			fo_pair_check_placement(&m->pairs[i]);
+}
+
 static void on_domains_changed(void *ctx)
 {
 	struct fo_manager *m = ctx;
@@ -96,9 +106,7 @@ static void on_domains_changed(void *ctx)
 		fo_pair_on_domains_changed(&m->pairs[i]);
 	/* A member that came back (a rebuild, an operator's `xl create`) was
 	 * placed when found; verify that it stuck. */
-	for (size_t i = 0; i < m->n_pairs; i++)
-		if (m->pairs[i].placement_checked)
-			fo_pair_check_placement(&m->pairs[i]);
+	check_verified_pairs(m);
 }
 
 static void on_domain_created(void *ctx, const char *config_path, int err, const char *reason)
@@ -295,11 +303,7 @@ void fo_manager_check_placement(struct fo_manager *m)
 	m->host_checked = true;
 	snprintf(m->host_placement, sizeof(m->host_placement), "%s", found);
 
-	/* Pairs are verified once armed (at arm time first), so an arming
-	 * pair's half-built member is not reported as drift. */
-	for (size_t i = 0; i < m->n_pairs; i++)
-		if (m->pairs[i].placement_checked)
-			fo_pair_check_placement(&m->pairs[i]);
+	check_verified_pairs(m);
 }
 
 bool fo_manager_host_placement(const struct fo_manager *m, const char **ret_detail)
