@@ -33,7 +33,10 @@
 #   command line, no commas), FO_LAB_EXTRA_BINS (more executables for /lab/bin),
 #   FO_LAB_QEMU_ARGS (more QEMU options, after the scenario's own),
 #   FO_LAB_XEN_ARGS (more words for Xen's own command line), FO_LAB_SMP
-#   (pCPUs of the emulated machine, default 2 or the scenario's "# smp: N")
+#   (pCPUs of the emulated machine, default 2 or the scenario's "# smp: N"),
+#   FO_LAB_BOOT_STALL_S (a boot not at dom0's /init by then is retried
+#   once, default 150), FO_LAB_HANG_DUMP_S (Xen's debug keys into the
+#   serial log once it has been silent this long; off by default)
 #   A scenario's header may ask for more: "# xen-args: ..." (Xen's command
 #   line), "# qemu: ..." (QEMU options, e.g. a q35 machine with an IOMMU and
 #   NICs), "# smp: N" (pCPUs; dom0 keeps its 2 vCPUs, the others are free
@@ -63,6 +66,9 @@ export PYTHON
 # dom0 needs this much wall time besides the scenario itself: Xen + dom0
 # boot, then the poweroff. The scenario's own limit in dom0 is the rest.
 BOOT_MARGIN_S=45
+# A boot that has not reached dom0's /init by then has stalled (boot_qemu).
+BOOT_STALL_S=${FO_LAB_BOOT_STALL_S:-150}
+RC_BOOT_STALL=200
 
 die() {
 	echo "lab: $*" >&2
@@ -492,18 +498,25 @@ cmd_run() {
 	# -accel tcg: KVM cannot run Xen here (emulation failure on CET);
 	# -cpu qemu64,+svm: what Xen 4.17 accepts under TCG; stdin from
 	# /dev/null so QEMU never puts a terminal into raw mode.
-	local qemu=(timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi
+	local qemu=(qemu-system-x86_64 -accel tcg,thread=multi
 		-cpu qemu64,+svm -m 2048 -smp "$smp" -nographic -no-reboot
 		-kernel "$XEN_ELF" -append "$xen_args"
 		-initrd "/boot/vmlinuz-$KVER $dom0_args,$RUN_DIR/dom0.cpio.gz"
 		"${qemu_extra[@]}")
-	if [ "$VERBOSE" = 1 ]; then
-		"${qemu[@]}" < /dev/null 2>&1 | tee "$log"
-		rc=${PIPESTATUS[0]}
-	else
-		"${qemu[@]}" < /dev/null > "$log" 2>&1
+	local attempt
+	for attempt in 1 2; do
+		boot_qemu "$log" "${qemu[@]}"
 		rc=$?
-	fi
+		[ $rc = $RC_BOOT_STALL ] || break
+		mv -f "$log" "$log.stall$attempt"
+		if [ $attempt = 2 ]; then
+			note "dom0 stalled in boot twice; giving up (serial logs $log.stall1, $log.stall2)"
+			cp "$log.stall2" "$log"
+			break
+		fi
+		note "dom0 did not reach its /init within ${BOOT_STALL_S}s (serial log kept as $log.stall1):" \
+			"an emulator stall before any project code runs; booting once more"
+	done
 	set -e
 	exec 8>&-
 	local wall
@@ -519,6 +532,72 @@ cmd_run() {
 	"$PYTHON" "$LAB_SRC/results.py" "$log" "$SCENARIO" "$LOG_DIR/$RUN_NAME.json" || vrc=$?
 	check_dom0_kernel "$log" || vrc=1
 	return $vrc
+}
+
+# boot_qemu LOG QEMU-ARGV...: run the emulated machine, its serial output
+# into LOG (and the terminal with -v), for at most $TIMEOUT s. Returns
+# QEMU's status (124 on the timeout), or RC_BOOT_STALL when dom0's /init
+# has not said "== dom0 up" within BOOT_STALL_S: TCG sometimes wedges a
+# boot under host load (seen once in CI, a 4-pCPU boot silent after
+# "Poking KASLR" for 280 s, where it takes ~20 s), and nothing of ours has
+# run yet, so the caller boots once more instead of failing the scenario.
+boot_qemu() {
+	local log=$1 pid waited=0 tailpid="" booted=0
+	shift
+	: > "$log"
+	# QEMU's stdin: /dev/null, or with FO_LAB_HANG_DUMP_S a FIFO through
+	# which a silent machine is asked for Xen's debug keys (below).
+	local fifo="" size=0 quiet=0 dumped=0
+	if [ -n "${FO_LAB_HANG_DUMP_S:-}" ]; then
+		fifo=$RUN_DIR/serial-in.fifo
+		rm -f "$fifo"
+		mkfifo "$fifo"
+		timeout -k 10 "$TIMEOUT" "$@" < "$fifo" >> "$log" 2>&1 &
+		pid=$!
+		exec 7> "$fifo"
+		trap '' PIPE
+	else
+		timeout -k 10 "$TIMEOUT" "$@" < /dev/null >> "$log" 2>&1 &
+		pid=$!
+	fi
+	if [ "$VERBOSE" = 1 ]; then
+		tail -n +1 -f --pid=$pid "$log" &
+		tailpid=$!
+	fi
+	while kill -0 $pid 2>/dev/null; do
+		[ $booted = 1 ] || ! grep -aq '== dom0 up' "$log" || booted=1
+		if [ $booted = 0 ] && [ $waited -ge "$BOOT_STALL_S" ]; then
+			kill -TERM $pid 2>/dev/null
+			wait $pid 2>/dev/null
+			[ -z "$tailpid" ] || wait $tailpid 2>/dev/null
+			return $RC_BOOT_STALL
+		fi
+		sleep 1
+		waited=$((waited + 1))
+		[ -n "$fifo" ] && [ $dumped = 0 ] || continue
+		# A hang diagnosis: once the serial log has not grown for
+		# FO_LAB_HANG_DUMP_S s, switch the console's input to Xen
+		# (three CTRL-a; QEMU's stdio mux passes a doubled CTRL-a on as
+		# one) and press its debug keys: d (every pCPU's registers and
+		# stack), 0 (dom0's vCPUs), q (domains), r (run queues).
+		local now
+		now=$(stat -c %s "$log")
+		if [ "$now" != "$size" ]; then
+			size=$now quiet=0
+		elif [ $((quiet += 1)) -ge "$FO_LAB_HANG_DUMP_S" ]; then
+			printf '\001\001\001\001\001\001' >&7
+			sleep 1
+			printf '\n@@FO-LAB-HANG-DUMP after %ss of silence\n' "$quiet" >> "$log"
+			local k
+			for k in d 0 q r; do printf '%s' $k >&7; sleep 2; done
+			dumped=1
+		fi
+	done
+	wait $pid
+	local rc=$?
+	[ -z "$fifo" ] || { exec 7>&-; rm -f "$fifo"; }
+	[ -z "$tailpid" ] || wait $tailpid 2>/dev/null
+	return $rc
 }
 
 # dom0's /init reports the kernel it runs ("== dom0 kernel: release=R
