@@ -36,7 +36,9 @@
 #   (pCPUs of the emulated machine, default 2 or the scenario's "# smp: N"),
 #   FO_LAB_BOOT_STALL_S (a boot not at dom0's /init by then is retried
 #   once, default 150), FO_LAB_HANG_DUMP_S (Xen's debug keys into the
-#   serial log once it has been silent this long; off by default)
+#   serial log once it has been silent this long; off by default),
+#   FO_LAB_TCG_THREAD (single|multi; default multi or the scenario's
+#   "# tcg: single")
 #   A scenario's header may ask for more: "# xen-args: ..." (Xen's command
 #   line), "# qemu: ..." (QEMU options, e.g. a q35 machine with an IOMMU and
 #   NICs), "# smp: N" (pCPUs; dom0 keeps its 2 vCPUs, the others are free
@@ -498,7 +500,15 @@ cmd_run() {
 	# -accel tcg: KVM cannot run Xen here (emulation failure on CET);
 	# -cpu qemu64,+svm: what Xen 4.17 accepts under TCG; stdin from
 	# /dev/null so QEMU never puts a terminal into raw mode.
-	local qemu=(qemu-system-x86_64 -accel tcg,thread=multi
+	# TCG's threading: one host thread per vCPU (multi) unless the
+	# scenario says "# tcg: single" (README.md, Traps: live kernel text
+	# patching under multi-threaded TCG), or FO_LAB_TCG_THREAD says.
+	local tcg_thread
+	tcg_thread=${FO_LAB_TCG_THREAD:-$(scenario_header tcg)}
+	tcg_thread=$(echo ${tcg_thread:-multi})
+	case $tcg_thread in single|multi) ;; *) die "tcg threading (FO_LAB_TCG_THREAD or the scenario's # tcg:) must be single or multi, not '$tcg_thread'" ;; esac
+	[ "$tcg_thread" = multi ] || note "TCG single-threaded (one host thread runs all $smp vCPUs)"
+	local qemu=(qemu-system-x86_64 -accel "tcg,thread=$tcg_thread"
 		-cpu qemu64,+svm -m 2048 -smp "$smp" -nographic -no-reboot
 		-kernel "$XEN_ELF" -append "$xen_args"
 		-initrd "/boot/vmlinuz-$KVER $dom0_args,$RUN_DIR/dom0.cpio.gz"

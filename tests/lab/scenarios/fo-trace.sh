@@ -16,6 +16,11 @@
 # fo-trace/CMakeLists.txt). Each report is printed as one
 # `@@FO-TRACE-JSON <name> {...}` line for the host (fo_trace_plot.py --from-log).
 # needs: failoverd failoverctl fo-heartbeat
+# Single-threaded TCG: every attach and detach live-patches hot kernel text
+# (the sched_switch static branch in __schedule, privcmd_ioctl's entry),
+# and under multi-threaded TCG a vCPU can keep running the old
+# translation of a patched site (README.md in tests/lab, Traps).
+# tcg: single
 export FO_ON_FAILOVER=rebuild
 . /lab/scenarios/common.sh
 
