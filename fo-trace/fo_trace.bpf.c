@@ -27,16 +27,19 @@
 #define TASK_RUNNING 0
 
 struct off_cpu {
+	__u32 pid; /* the slot's owner (slots are shared, see thread_slot()) */
+	__u32 reason;
 	__u64 off_ns;
 	__u64 wake_ns;
-	__u32 reason;
 	__u32 waker_pid;
 	char waker_comm[FO_TRACE_COMM_LEN];
 };
 
 struct ioctl_start {
-	__u64 enter_ns;
-	__u32 kind, request, hc_op, domctl_cmd, domid, nr;
+	__u64 enter_ns; /* 0: no ioctl in flight */
+	__u64 data;     /* the ioctl's argument (user pointer) */
+	__u32 pid;      /* the slot's owner (see thread_slot()) */
+	__u32 kind, request;
 };
 
 struct {
@@ -46,17 +49,22 @@ struct {
 	__type(value, __u32); /* enum fo_trace_target */
 } targets SEC(".maps");
 
+/* Per-thread state of traced threads, in slots indexed by tid (see
+ * thread_slot()): an array lookup is a bounds check and an add, where a
+ * hash map update/lookup/delete per event was most of what the ioctl hooks
+ * cost (README.md, "Overhead"). */
+#define FO_THREAD_SLOTS 8192
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32); /* tid */
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FO_THREAD_SLOTS);
+	__type(key, __u32); /* tid % FO_THREAD_SLOTS */
 	__type(value, struct off_cpu);
 } offcpu SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32); /* tid */
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FO_THREAD_SLOTS);
+	__type(key, __u32); /* tid % FO_THREAD_SLOTS */
 	__type(value, struct ioctl_start);
 } ioctls SEC(".maps");
 
@@ -86,11 +94,29 @@ struct {
  * wake-up of a user process per daemon event (which on a 2-vCPU dom0 would
  * compete with the daemon itself). */
 
+/* failoverd's tgid when tracing it (set before load; 0 with --xl). Every
+ * program runs for every task on dom0, nearly always to return at once: a
+ * compare with a constant instead of a hash lookup there. --xl needs the
+ * map, which the fork program grows with the command's children. */
+const volatile __u32 daemon_tgid = 0;
+
 static __always_inline __u32 tgid_target(__u32 tgid)
 {
-	__u32 *k = bpf_map_lookup_elem(&targets, &tgid);
+	__u32 *k;
 
+	if (daemon_tgid)
+		return tgid == daemon_tgid ? FO_TGT_DAEMON : 0;
+	k = bpf_map_lookup_elem(&targets, &tgid);
 	return k ? *k : 0;
+}
+
+/* The slot of thread `pid` in offcpu/ioctls. Two traced threads whose tids
+ * are equal modulo FO_THREAD_SLOTS would share one; the owner field tells
+ * them apart and the later one takes the slot over (a lost sample, never
+ * a wrong one). failoverd has a handful of threads; an xl run, one. */
+static __always_inline __u32 thread_slot(__u32 pid)
+{
+	return pid & (FO_THREAD_SLOTS - 1);
 }
 
 static __always_inline __u32 target_of(struct task_struct *t)
@@ -133,19 +159,21 @@ static __always_inline void fill(struct fo_trace_event *e, __u32 type, __u64 now
 
 static __always_inline int on_wakeup(struct task_struct *p, __u32 reason)
 {
-	struct off_cpu z = {}, *o;
-	__u32 pid;
+	struct off_cpu *o;
+	__u32 pid, slot;
 
 	if (!target_of(p))
 		return 0;
 	pid = BPF_CORE_READ(p, pid);
-	o = bpf_map_lookup_elem(&offcpu, &pid);
-	if (!o) {
+	slot = thread_slot(pid);
+	o = bpf_map_lookup_elem(&offcpu, &slot);
+	if (!o)
+		return 0;
+	if (o->pid != pid) {
 		/* went to sleep before tracing started */
-		bpf_map_update_elem(&offcpu, &pid, &z, BPF_ANY);
-		o = bpf_map_lookup_elem(&offcpu, &pid);
-		if (!o)
-			return 0;
+		o->pid = pid;
+		o->off_ns = 0;
+		o->wake_ns = 0;
 	}
 	/* A second wake-up of a runnable task changes nothing. */
 	if (o->wake_ns)
@@ -196,32 +224,38 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(fo_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u32 kind, pid;
+	__u32 kind, pid, slot;
 	struct off_cpu *o;
 	struct fo_trace_event *e;
 
 	if (target_of(prev)) {
-		struct off_cpu z = {};
 		pid = BPF_CORE_READ(prev, pid);
-		z.off_ns = now;
-		/* Still runnable: preempted, it waits in the run queue from now
-		 * (runqlat's rule). Otherwise it sleeps until a wake-up. */
-		if (task_state(prev) == TASK_RUNNING) {
-			z.wake_ns = now;
-			z.reason = FO_OFF_PREEMPTED;
+		slot = thread_slot(pid);
+		o = bpf_map_lookup_elem(&offcpu, &slot);
+		if (o) {
+			o->pid = pid;
+			o->off_ns = now;
+			o->wake_ns = 0;
+			/* Still runnable: preempted, it waits in the run queue
+			 * from now (runqlat's rule). Otherwise it sleeps until a
+			 * wake-up. */
+			if (task_state(prev) == TASK_RUNNING) {
+				o->wake_ns = now;
+				o->reason = FO_OFF_PREEMPTED;
+			}
 		}
-		bpf_map_update_elem(&offcpu, &pid, &z, BPF_ANY);
 	}
 	kind = target_of(next);
 	if (!kind)
 		return 0;
 	pid = BPF_CORE_READ(next, pid);
-	o = bpf_map_lookup_elem(&offcpu, &pid);
-	if (!o)
+	slot = thread_slot(pid);
+	o = bpf_map_lookup_elem(&offcpu, &slot);
+	if (!o || o->pid != pid)
 		return 0;
 	if (!o->wake_ns) {
 		/* no wake-up seen (tracing began meanwhile): nothing to report */
-		bpf_map_delete_elem(&offcpu, &pid);
+		o->pid = 0;
 		return 0;
 	}
 	hist_add(kind, now - o->wake_ns);
@@ -242,15 +276,9 @@ int BPF_PROG(fo_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		BPF_CORE_READ_STR_INTO(&e->run.prev_comm, prev, comm);
 		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	}
-	bpf_map_delete_elem(&offcpu, &pid);
+	o->pid = 0;
 	return 0;
 }
-
-/* The privcmd_hypercall argument of IOCTL_PRIVCMD_HYPERCALL. */
-struct privcmd_hypercall_arg {
-	__u64 op;
-	__u64 arg[5];
-};
 
 /* The ioctl handlers themselves (fentry/fexit, or kprobe + kretprobe, see
  * below): only privcmd (and /dev/fo_switch) calls reach these programs, and
@@ -269,85 +297,106 @@ enum {
 	IOV_EMPTY,             /* return at once: the attach cost alone */
 };
 
+/* Entry: who and when, nothing else; the caller's buffer is read at exit
+ * (the ioctl has not freed it: the thread is still in the syscall), so the
+ * entry stamp is taken as early and the exit stamp as soon as possible and
+ * the reads stay out of the measured time. */
 static __always_inline int ioctl_enter(unsigned int req, unsigned long data, unsigned int dev)
 {
-	struct ioctl_start s = {};
-	__u32 tgid, pid;
+	struct ioctl_start *s;
+	__u64 id;
+	__u32 pid, slot;
 
 	if (ioctl_variant >= IOV_EMPTY)
 		return 0;
-	tgid = bpf_get_current_pid_tgid() >> 32;
-	if (!tgid_target(tgid) || ioctl_variant >= IOV_NO_MAP)
+	id = bpf_get_current_pid_tgid();
+	if (!tgid_target(id >> 32) || ioctl_variant >= IOV_NO_MAP)
 		return 0;
-	s.request = req;
-	s.domid = 0xffffffff;
-	if (ioctl_variant >= IOV_NO_USER_READS) {
-		s.kind = dev == FO_IOC_FO_SWITCH ? FO_IOC_FO_SWITCH : FO_IOC_PRIVCMD_OTHER;
-	} else if (dev == FO_IOC_FO_SWITCH) {
+	pid = (__u32)id;
+	slot = thread_slot(pid);
+	s = bpf_map_lookup_elem(&ioctls, &slot);
+	if (!s)
+		return 0;
+	s->pid = pid;
+	s->kind = dev;
+	s->request = req;
+	s->data = data;
+	s->enter_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* What the ioctl was: the hypercall op and domctl/sysctl command (and
+ * domain) from the caller's privcmd_hypercall, or /dev/fo_switch's
+ * request and domain. */
+static __always_inline void ioctl_what(struct fo_trace_event *e, const struct ioctl_start *s)
+{
+	e->ioctl.domid = 0xffffffff;
+	e->ioctl.hc_op = 0;
+	e->ioctl.domctl_cmd = 0;
+	e->ioctl.nr = 0;
+	if (s->kind == FO_IOC_FO_SWITCH) {
 		__u32 dom = 0;
-		s.kind = FO_IOC_FO_SWITCH;
-		s.nr = req & 0xff;
+		e->ioctl.kind = FO_IOC_FO_SWITCH;
+		e->ioctl.nr = s->request & 0xff;
 		/* fo_switch_dom.domid / fo_switch_req.active: the first u32 */
-		if (!bpf_probe_read_user(&dom, sizeof(dom), (void *)data))
-			s.domid = dom;
-	} else if (req == FO_IOCTL_PRIVCMD_HYPERCALL) {
-		struct privcmd_hypercall_arg hc = {};
-		s.kind = FO_IOC_PRIVCMD_HYPERCALL;
-		if (!bpf_probe_read_user(&hc, sizeof(hc), (void *)data)) {
-			s.hc_op = (__u32)hc.op;
-			/* domctl and sysctl both start with a u32 cmd; a
-			 * sysctl's is tagged so getdomaininfolist is told apart. */
-			if (hc.op == FO_HYPERVISOR_SYSCTL) {
-				__u32 cmd = 0;
-				if (!bpf_probe_read_user(&cmd, sizeof(cmd), (void *)hc.arg[0]))
-					s.domctl_cmd = FO_SYSCTL_TAG | cmd;
-			} else if (hc.op == FO_HYPERVISOR_DOMCTL) {
-				/* struct xen_domctl: u32 cmd, u32 interface_version, u16 domain */
-				__u32 cmd = 0;
-				__u16 dom = 0;
-				if (!bpf_probe_read_user(&cmd, sizeof(cmd), (void *)hc.arg[0]))
-					s.domctl_cmd = cmd;
-				if (!bpf_probe_read_user(&dom, sizeof(dom), (void *)(hc.arg[0] + 8)))
-					s.domid = dom;
+		if (ioctl_variant < IOV_NO_USER_READS && !bpf_probe_read_user(&dom, sizeof(dom), (void *)s->data))
+			e->ioctl.domid = dom;
+	} else if (s->request == FO_IOCTL_PRIVCMD_HYPERCALL) {
+		/* struct privcmd_hypercall { u64 op; u64 arg[5]; }: op and arg[0] */
+		__u64 hc[2] = {};
+		e->ioctl.kind = FO_IOC_PRIVCMD_HYPERCALL;
+		if (ioctl_variant >= IOV_NO_USER_READS || bpf_probe_read_user(hc, sizeof(hc), (void *)s->data))
+			return;
+		e->ioctl.hc_op = (__u32)hc[0];
+		if (hc[0] == FO_HYPERVISOR_SYSCTL) {
+			/* a sysctl starts with a u32 cmd too; tagged so
+			 * getdomaininfolist is told apart from domctls */
+			__u32 cmd = 0;
+			if (!bpf_probe_read_user(&cmd, sizeof(cmd), (void *)hc[1]))
+				e->ioctl.domctl_cmd = FO_SYSCTL_TAG | cmd;
+		} else if (hc[0] == FO_HYPERVISOR_DOMCTL) {
+			/* struct xen_domctl: u32 cmd, u32 interface_version, u16 domain */
+			struct { __u32 cmd, version; __u16 domain; } d = {};
+			if (!bpf_probe_read_user(&d, sizeof(d), (void *)hc[1])) {
+				e->ioctl.domctl_cmd = d.cmd;
+				e->ioctl.domid = d.domain;
 			}
 		}
 	} else {
-		s.kind = FO_IOC_PRIVCMD_OTHER;
+		e->ioctl.kind = FO_IOC_PRIVCMD_OTHER;
 	}
-	s.enter_ns = bpf_ktime_get_ns();
-	pid = (__u32)bpf_get_current_pid_tgid();
-	bpf_map_update_elem(&ioctls, &pid, &s, BPF_ANY);
-	return 0;
 }
 
 static __always_inline int ioctl_exit(long ret)
 {
-	__u64 now;
-	__u32 pid;
+	__u64 now, id;
+	__u32 pid, slot;
 	struct ioctl_start *s;
 	struct fo_trace_event *e;
 
 	if (ioctl_variant >= IOV_NO_MAP)
 		return 0;
 	now = bpf_ktime_get_ns();
-	pid = (__u32)bpf_get_current_pid_tgid();
-	s = bpf_map_lookup_elem(&ioctls, &pid);
-	if (!s)
+	id = bpf_get_current_pid_tgid();
+	pid = (__u32)id;
+	slot = thread_slot(pid);
+	s = bpf_map_lookup_elem(&ioctls, &slot);
+	if (!s || s->pid != pid || !s->enter_ns)
 		return 0;
 	e = ioctl_variant >= IOV_NO_RECORD ? NULL : reserve();
 	if (e) {
-		fill(e, FO_EV_IOCTL, now);
+		e->type = FO_EV_IOCTL;
+		e->pid = pid;
+		e->tgid = id >> 32;
+		e->cpu = bpf_get_smp_processor_id();
+		e->ts_ns = now;
 		e->ioctl.enter_ns = s->enter_ns;
 		e->ioctl.ret = ret;
-		e->ioctl.kind = s->kind;
 		e->ioctl.request = s->request;
-		e->ioctl.hc_op = s->hc_op;
-		e->ioctl.domctl_cmd = s->domctl_cmd;
-		e->ioctl.domid = s->domid;
-		e->ioctl.nr = s->nr;
+		ioctl_what(e, s);
 		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	}
-	bpf_map_delete_elem(&ioctls, &pid);
+	s->enter_ns = 0;
 	return 0;
 }
 

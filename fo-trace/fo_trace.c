@@ -771,18 +771,17 @@ int main(int argc, char **argv)
 	fo_switch_hook = ioctl_hook(have_fo_switch, "fo_switch", skel->progs.fo_switch_fentry,
 				    skel->progs.fo_switch_fexit, skel->progs.fo_switch_enter,
 				    skel->progs.fo_switch_exit);
+	/* failoverd is one process known before load: the programs compare
+	 * with its tgid instead of looking the targets map up. */
+	skel->rodata->daemon_tgid = (__u32)dpid;
 	err = fo_trace_bpf__load(skel);
 	if (err)
 		die("cannot load the BPF programs (%s)%s", strerror(-err),
 		    -err == EPERM ? ": not permitted (root with CAP_BPF + CAP_PERFMON, and kernel.unprivileged_bpf_disabled "
 				    "does not matter for root; check lockdown / seccomp)"
 				  : "; libbpf's messages above say which program or relocation failed");
+	/* --xl's spawned commands go into the targets map (spawn()). */
 	targets_fd = bpf_map__fd(skel->maps.targets);
-	if (dpid) {
-		__u32 key = (__u32)dpid, val = FO_TGT_DAEMON;
-		if (bpf_map_update_elem(targets_fd, &key, &val, BPF_ANY) < 0)
-			die("cannot add pid %d to the targets map: %s", (int)dpid, strerror(errno));
-	}
 	err = fo_trace_bpf__attach(skel);
 	if (err)
 		die("cannot attach (%s); the kernel must support BTF-enabled raw tracepoints (tp_btf, Linux 5.5+) "
