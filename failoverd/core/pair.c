@@ -389,7 +389,8 @@ static void kernel_try_arm(struct fo_pair *p)
 	}
 	p->kernel_retry_ns = now + FO_KERNEL_RETRY_NS;
 	/* -ENOENT: the active's agent is not attached yet (no port to hand
-	 * over); the next heartbeat retries. Anything else is worth a line. */
+	 * over); its attach retries at once (fo_pair_on_agent), a heartbeat
+	 * after the delay. Anything else is worth a line. */
 	if (r != -ENOENT && fo_ratelimit_ok(&a->garbage_rl, now))
 		fo_warn("pair %s: cannot arm in the kernel module (pair id %u, dom%u -> dom%u): %s; failoverd switches it itself",
 			p->cfg.name, p->kernel_id, a->domid, s->domid, strerror(-r));
@@ -1244,6 +1245,15 @@ void fo_pair_on_agent(struct fo_pair *p, int idx, int err, const char *reason)
 		uint64_t at = now_ns(p) + MS(p->cfg.timeout_ms + p->cfg.period_ms);
 		if (at > m->deadline_ns)
 			set_deadline(m, FO_DL_HEARTBEAT, at);
+	}
+	/* The active's channel is attached: now there is a port to hand to
+	 * the module. A restarted daemon adopts the pair before the attach, and
+	 * waiting out the retry delay would leave the pair to our own, slower
+	 * wake-up path for up to a second. */
+	if (err == 0 && idx == p->active && p->state == FO_PAIR_ARMED && !p->kernel_armed) {
+		p->kernel_retry_ns = 0;
+		kernel_try_arm(p);
+		return;
 	}
 	if (err == -ESTALE && idx == p->active && p->kernel_armed && !p->kernel_firing) {
 		/* The agent restarted with a new port while the module holds the

@@ -100,6 +100,48 @@ static void test_arm_failure_retried(void)
 	fx_free(&f);
 }
 
+/* An ARM that finds no port to hand over (ENOENT: the active's agent is
+ * not attached yet, as right after a restart) is retried at the active's
+ * attach, not a second later: until the module has the pair only the
+ * daemon's own wake-up path protects it. */
+static void test_arm_at_attach(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+
+	sim_base_config(&cfg);
+	fx_new(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, true);
+	fo_sim_fail(f.hv, FO_SIM_KERNEL_ARM, FO_SIM_ANY_DOMAIN, -ENOENT, 1);
+	prove(&f, f.a);
+	prove(&f, f.b);
+	fo_sim_guard(f.hv, f.a, f.b);
+	CHECK(f.p->state == FO_PAIR_ARMED && !f.p->kernel_armed, "no port yet: the pair stays ours");
+	fo_sim_agent_event(f.hv, f.a, 0, NULL);
+	CHECK(f.p->kernel_armed && kernel_has(&f, f.a, f.b), "armed at the active's attach, not a second later");
+	/* A standby's attach arms nothing, and an armed pair is not re-armed. */
+	fo_sim_clear_calls(f.hv);
+	fo_sim_agent_event(f.hv, f.b, 0, NULL);
+	fo_sim_agent_event(f.hv, f.a, 0, NULL);
+	CHECK(count_calls(&f, FO_SIM_KERNEL_ARM, FO_SIM_ANY_DOMAIN) == 0, "no ARM churn on attaches");
+	fx_free(&f);
+
+	/* Without an attach the one-second retry holds (no ARM per heartbeat
+	 * while the port is missing). */
+	fx_new(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, true);
+	fo_sim_fail(f.hv, FO_SIM_KERNEL_ARM, FO_SIM_ANY_DOMAIN, -ENOENT, 1);
+	prove(&f, f.a);
+	prove(&f, f.b);
+	fo_sim_guard(f.hv, f.a, f.b);
+	fo_sim_clear_calls(f.hv);
+	live(&f, 500);
+	CHECK(!f.p->kernel_armed && count_calls(&f, FO_SIM_KERNEL_ARM, FO_SIM_ANY_DOMAIN) == 0,
+	      "no retry per heartbeat before the delay");
+	live(&f, 600);
+	CHECK(f.p->kernel_armed && kernel_has(&f, f.a, f.b), "retried on a heartbeat after the delay");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 /* Heartbeat loss: the module switches at timeout_ms, the daemon does not
  * touch a domain, records the module's switch with its phases, and goes
  * on (first heartbeat, on_failover=rebuild, re-ARM with roles swapped). */
@@ -1036,6 +1078,7 @@ int main(void)
 {
 	RUN(test_handover_on_armed);
 	RUN(test_arm_failure_retried);
+	RUN(test_arm_at_attach);
 	RUN(test_kernel_switch_adopted);
 	RUN(test_backstop_reads_late_event);
 	RUN(test_manual_disarm_switch_rearm);
