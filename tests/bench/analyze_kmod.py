@@ -64,6 +64,11 @@ def parse(log):
             if path == "fault-kernel-paths":
                 notes.setdefault(cond, {})["kernel_fault_event_paths"] = rest
                 continue
+            if path == "spurious":
+                # a real failover before a mode's first round (bench-kmod.sh's
+                # pair_ready): mode,fault,from,to,path
+                notes.setdefault("spurious", []).append(f"{cond}: {rest}")
+                continue
             if path == "worker-cpu":
                 notes["worker_cpu"] = rest
                 continue
@@ -179,6 +184,10 @@ def main():
                      f"{ratio(s['xenctrl'].get('p50'), s['kswitch'].get('p50')) or '-'} | "
                      f"{ratio(s['fault_user'].get('p50'), s['fault_kernel'].get('p50')) or '-'} |")
     fnotes = {c: n for c, n in notes.items() if isinstance(n, dict)}
+    if notes.get("spurious"):
+        lines += ["", "Failovers before a mode's first round (a guest stalled past the 40 ms timeout; "
+                  "the pair was armed again; condition: kernel_fast_path,fault,from,to,path):", ""]
+        lines += [f"- {r}" for r in notes["spurious"]]
     if notes.get("worker_cpu") is not None:
         lines += ["", f"The module's worker and timers ran on dom0 CPU {notes['worker_cpu']}."]
     if fnotes:

@@ -142,6 +142,36 @@ stop_load() {
 	sleep 1
 }
 
+# pair_ready COND MODE: after a daemon start, the pair is ARMED and, with
+# the module ("on"), handed to it (once the active's agent is attached,
+# well under a second). With a 40 ms timeout, emulation now and then stalls
+# a guest, or dom0 starting the daemon, past the deadline: a real
+# heartbeat-timeout failover before the first round. That one is reported
+# (a @@FO-SAMPLE spurious row, listed in the results), the pair armed again
+# (`arm` adopts what Xen says) and waited for once more; a second one, or
+# no hand-over to the module, fails the run. (bench-ctl restores a pair
+# that fails over between its rounds itself.)
+pair_ready() {
+	local c=$1 mode=$2 try st
+	for try in 1 2; do
+		wait_state k 'ARMED|DEGRADED|DISARMED' 60 || fail "$c/$mode: pair not ARMED: $(status_json)"
+		if [ "$(pair_field k state)" = ARMED ]; then
+			[ "$mode" = on ] || return 0
+			wait_kernel_armed k "$(pair_field k active)" 5 && return 0
+		fi
+		st=$(pair_field k state)
+		case $st in
+		DEGRADED | DISARMED) ;;
+		*) fail "$c/$mode: pair $st, not armed in the module within 5 s: $(status_json)" ;;
+		esac
+		[ $try = 1 ] || break
+		echo "@@FO-SAMPLE $c,spurious,$mode,$(last_event switchover k | jq -r '[.fault, .from, .to, .path] | join(",")')"
+		log "$c/$mode: a failover before the first round ($(pair_field k reason)); arming again"
+		fctl arm k > /dev/null || fail "$c/$mode: arm failed: $(status_json)"
+	done
+	fail "$c/$mode: pair not ready after a second failover: $(status_json)"
+}
+
 # daemon_paths COND off|on: failoverd's manual switchovers and heartbeat
 # losses with the given kernel_fast_path. With "on" the pair must be armed
 # in the module before the first round and after every restore.
@@ -149,11 +179,7 @@ daemon_paths() {
 	local c=$1 mode=$2 user
 	user=$([ "$mode" = on ] && echo kernel || echo user)
 	start_failoverd $LAB/fod-$mode.json
-	wait_state k ARMED 60 || fail "$c/$mode: pair not ARMED: $(status_json)"
-	if [ "$mode" = on ]; then
-		sleep 1
-		[ "$(pair_field k kernel_armed)" = true ] || fail "$c: pair not armed in the module: $(status_json)"
-	fi
+	pair_ready $c $mode
 	bench-ctl -s $FO_SOCK --mode manual -p k -n $BN --rt 70 --cpu $FOD_CPU --max-s 240 > $OUT/$c-fod-$user.csv 2> $OUT/$c-fod-$user.err ||
 		{ cat $OUT/$c-fod-$user.err; fail "$c: bench-ctl manual ($mode) failed"; }
 	emit $c fod-$user $OUT/$c-fod-$user.csv
