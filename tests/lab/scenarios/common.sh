@@ -195,6 +195,19 @@ wait_agent() {
 	return 1
 }
 
+# wait_role NAME ROLE TIMEOUT_S: failoverd published ROLE in NAME's
+# data/failover/role (the write is asynchronous: it may land just after
+# the reply to the request that caused it).
+wait_role() {
+	local end=$(($(date +%s) + $3)) path
+	path=$(xs_dom_path "$1" data/failover/role)
+	while [ "$(date +%s)" -le $end ]; do
+		[ "$(xenstore-read "$path" 2>/dev/null)" = "$2" ] && return 0
+		usleep 20000
+	done
+	return 1
+}
+
 # xs_control NAME CMD: a drill command straight into the agent's control
 # key, bypassing failoverd (tests the daemon's detection, not its drill).
 # Sets T_INJECT (fo-labtime now) right before the write, after the domain
