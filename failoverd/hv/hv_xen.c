@@ -748,6 +748,11 @@ out:
  * Write a dom0-owned key under the guest's data/ directory: owner dom0, the
  * guest may only read. Write and permissions go in one transaction so the
  * guest never sees the new value with its own (inherited) write permission.
+ *
+ * The domain's home must still exist (-ESRCH otherwise): the writer thread
+ * may get to a role after the builder's teardown removed the domain's
+ * entries, and xenstored would create the whole path again, left behind
+ * for a domain id that the next domain may get.
  */
 static int xs_write_dom0_owned(struct xs_handle *xs, fo_domid_t domid, const char *key,
 			       const char *value)
@@ -756,15 +761,25 @@ static int xs_write_dom0_owned(struct xs_handle *xs, fo_domid_t domid, const cha
 		{ .id = DOM0_ID, .perms = XS_PERM_NONE },
 		{ .id = domid, .perms = XS_PERM_READ },
 	};
-	char path[128];
+	char home[48], path[128];
 	int attempt, rc = -EAGAIN;
 
-	snprintf(path, sizeof(path), "/local/domain/%" PRIu32 "/%s", domid, key);
+	snprintf(home, sizeof(home), "/local/domain/%" PRIu32, domid);
+	snprintf(path, sizeof(path), "%s/%s", home, key);
 	for (attempt = 0; attempt < 8 && rc == -EAGAIN; attempt++) {
 		xs_transaction_t t = xs_transaction_start(xs);
+		unsigned len;
+		char *exists;
 
 		if (t == XBT_NULL)
 			return neg_errno();
+		exists = xs_read(xs, t, home, &len);
+		if (!exists) {
+			rc = errno == ENOENT ? -ESRCH : neg_errno();
+			xs_transaction_end(xs, t, true);
+			return rc;
+		}
+		free(exists);
 		if (!xs_write(xs, t, path, value, (unsigned)strlen(value)) ||
 		    !xs_set_permissions(xs, t, path, perms, 2)) {
 			rc = neg_errno();
@@ -1342,8 +1357,12 @@ static void dispatch_writer(struct xen_hv *x)
 				 r.write_ns / 1000, (r.done_ns - r.queued_ns) / 1000);
 			continue;
 		}
-		fo_warn("xen: domain %" PRIu32 ": cannot write %s = \"%s\": %s", r.domid, writer_key_path(r.key),
-			r.value, strerror(-r.err));
+		if (r.err == -ESRCH)
+			fo_info("xen: domain %" PRIu32 " is gone: %s = \"%s\" not written", r.domid,
+				writer_key_path(r.key), r.value);
+		else
+			fo_warn("xen: domain %" PRIu32 ": cannot write %s = \"%s\": %s", r.domid,
+				writer_key_path(r.key), r.value, strerror(-r.err));
 		if (x->base.cb.write_failed)
 			x->base.cb.write_failed(x->base.cb.ctx, r.domid, writer_key_path(r.key), r.value, r.err);
 	}
