@@ -132,6 +132,16 @@ static void on_kernel_switched(void *ctx, const struct fo_hv_kevent *ev)
 		ev->active, ev->standby, ev->result == FO_HV_KSWITCH_OK ? "ok" : "failed", ev->pair_id);
 }
 
+static void on_write_failed(void *ctx, fo_domid_t domid, const char *key, const char *value, int err)
+{
+	struct fo_manager *m = ctx;
+	struct fo_pair *p;
+	int idx;
+
+	if (find_member(m, domid, &p, &idx))
+		fo_pair_on_write_failed(p, idx, key, value, err);
+}
+
 struct fo_hv_callbacks fo_manager_hv_callbacks(struct fo_manager *m)
 {
 	return (struct fo_hv_callbacks){ .ctx = m,
@@ -139,7 +149,8 @@ struct fo_hv_callbacks fo_manager_hv_callbacks(struct fo_manager *m)
 					 .agent = on_agent,
 					 .domains_changed = on_domains_changed,
 					 .domain_created = on_domain_created,
-					 .kernel_switched = on_kernel_switched };
+					 .kernel_switched = on_kernel_switched,
+					 .write_failed = on_write_failed };
 }
 
 /* Which pairs may be armed in the kernel: the backend must offer it, and

@@ -1445,6 +1445,43 @@ int fo_pair_request_switchover(struct fo_pair *p, char *err, size_t errlen)
 	}
 }
 
+/* What the agent is told to do for a drill; NULL: the drill needs no agent. */
+static const char *drill_command(enum fo_drill_kind kind)
+{
+	switch (kind) {
+	case FO_DRILL_HEARTBEAT_LOSS:
+		return FO_HB_CMD_STOP;
+	case FO_DRILL_HANG:
+		return FO_HB_CMD_FREEZE;
+	case FO_DRILL_CRASH:
+		return FO_HB_CMD_CRASH;
+	case FO_DRILL_UNHEALTHY:
+		return FO_HB_CMD_UNHEALTHY;
+	default:
+		return NULL;
+	}
+}
+
+void fo_pair_on_write_failed(struct fo_pair *p, int member, const char *key, const char *value, int err)
+{
+	const char *cmd = p->drill_active ? drill_command(p->drill_kind) : NULL;
+
+	/* A role that did not land is logged by the backend; the guest keeps
+	 * the old one until the next switch publishes roles again. */
+	if (strcmp(key, FO_HB_XS_CONTROL) != 0)
+		return;
+	/* The drill's command never reached the agent: nothing will fail, so
+	 * do not let the operator wait for the drill's budget to say so. */
+	if (!cmd || p->drill_event_id != 0 || member != p->active || strcmp(value, cmd) != 0)
+		return;
+	p->drill_active = false;
+	set_deadline(fo_pair_standby(p), FO_DL_NONE, 0);
+	p->drill_done_id = record(p, FO_EV_DRILL, FO_RESULT_FAILED,
+				  "drill %s: command \"%s\" never reached the agent of %s: %s",
+				  fo_drill_kind_name(p->drill_kind), cmd, p->m[member].name, strerror(-err))->id;
+	arm_active_deadline_if_armed(p);
+}
+
 int fo_pair_request_drill(struct fo_pair *p, enum fo_drill_kind kind, char *err, size_t errlen)
 {
 	struct fo_hv *hv = p->env->hv;
@@ -1474,18 +1511,12 @@ int fo_pair_request_drill(struct fo_pair *p, enum fo_drill_kind kind, char *err,
 	 * and has no deadline of its own while ARMED. */
 	set_deadline(fo_pair_standby(p), FO_DL_DRILL, p->drill_inject_ns + MS(budget_ms));
 
+	cmd = drill_command(kind);
 	switch (kind) {
 	case FO_DRILL_HEARTBEAT_LOSS:
-		cmd = FO_HB_CMD_STOP;
-		break;
 	case FO_DRILL_HANG:
-		cmd = FO_HB_CMD_FREEZE;
-		break;
 	case FO_DRILL_CRASH:
-		cmd = FO_HB_CMD_CRASH;
-		break;
 	case FO_DRILL_UNHEALTHY:
-		cmd = FO_HB_CMD_UNHEALTHY;
 		break;
 	case FO_DRILL_DESTROY:
 		r = hv->ops->destroy(hv, a->domid);

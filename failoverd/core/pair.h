@@ -146,6 +146,9 @@ void fo_pair_on_created(struct fo_pair *p, int member, int err, const char *reas
 /* The xl config file of a member (pair's domain_config). */
 const char *fo_pair_member_config(const struct fo_pair *p, int member);
 void fo_pair_on_domains_changed(struct fo_pair *p);
+/* A role or drill command the backend had accepted was not written (see
+ * hv.h write_failed): a drill waiting on that command fails now. */
+void fo_pair_on_write_failed(struct fo_pair *p, int member, const char *key, const char *value, int err);
 
 /* Operator requests: 0 or -errno with a message in err. */
 int fo_pair_request_switchover(struct fo_pair *p, char *err, size_t errlen);

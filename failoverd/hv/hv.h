@@ -105,6 +105,11 @@ struct fo_hv_callbacks {
 	/* The kernel module switched a pair it had armed (kernel_arm below);
 	 * delivered from dispatch() or kernel_poll_events(). May be NULL. */
 	void (*kernel_switched)(void *ctx, const struct fo_hv_kevent *ev);
+	/* A set_role() or agent_command() that had returned 0 could not be
+	 * written after all: `key` is FO_HB_XS_ROLE or FO_HB_XS_CONTROL,
+	 * `value` what was to be written, err < 0. Only from backends that
+	 * write asynchronously (Xen); the others fail the call. May be NULL. */
+	void (*write_failed)(void *ctx, fo_domid_t domid, const char *key, const char *value, int err);
 };
 
 /*
@@ -177,7 +182,12 @@ struct fo_hv_ops {
 	int (*watch_member)(struct fo_hv *hv, fo_domid_t domid);
 	void (*unwatch_member)(struct fo_hv *hv, fo_domid_t domid);
 
-	/* Publish a role ("active"/"standby") and send a drill command to the agent. */
+	/* Publish a role ("active"/"standby") and send a drill command to the
+	 * agent. Never block the loop: a backend may return 0 once the write
+	 * is queued (Xen: a helper thread writes, in order per domain) and
+	 * report a later failure through cb.write_failed. A role may be
+	 * merged with a later one for the same domain (the latest wins);
+	 * -EAGAIN: a command could not be queued (the queue is full). */
 	int (*set_role)(struct fo_hv *hv, fo_domid_t domid, const char *role);
 	int (*agent_command)(struct fo_hv *hv, fo_domid_t domid, const char *cmd);
 

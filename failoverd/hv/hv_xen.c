@@ -10,7 +10,9 @@
  *   name -> domid             libxenlight
  *   create / destroy          libxenlight + libxlutil, on the builder thread
  *                             (see struct xen_builder)
- *   watches, role, control    libxenstore
+ *   watches                   libxenstore
+ *   role, control             libxenstore, on the writer thread
+ *                             (see struct xen_writer)
  *   heartbeat page / channel  libxengnttab (one page, mapped read-only) and
  *                             libxenevtchn (one interdomain port per member)
  *   Xen's own log lines       a xentoollog_logger that forwards to fo_log
@@ -36,8 +38,8 @@
  *
  * File descriptors (get_fds): the xenstore watch fd, the event-channel fd,
  * a timerfd for throttled retries, the reader's and the builder's eventfds,
- * a timerfd that reads lent members' pages; the set is fixed for the life
- * of the handle.
+ * a timerfd that reads lent members' pages, the writer's eventfd; the set
+ * is fixed for the life of the handle.
  *
  * Lent channels (lend_channel/reclaim_channel, for hv_kmod.c): a member's
  * heartbeat port can have only one binding on dom0's side, and when
@@ -49,7 +51,7 @@
  * module's switch, which unbinds too) we bind the port again. A lent member
  * whose keys are re-read maps its page but does not bind.
  *
- * Helper threads (reader, builder) run SCHED_OTHER, never the loop's
+ * Helper threads (reader, writer, builder) run SCHED_OTHER, never the loop's
  * SCHED_FIFO: their work takes milliseconds to seconds and must not starve
  * dom0, or the loop when they share its CPU.
  */
@@ -205,6 +207,65 @@ struct xen_reader {
 };
 
 /*
+ * The xenstore writer thread. Publishing a role or a drill command is a
+ * transaction (write + permissions, see xs_write_dom0_owned): about 30 ms
+ * under emulation, and as long as xenstored likes when a guest keeps it
+ * busy. On the loop that was time in which no other pair's heartbeat loss
+ * or deadline could be seen, and the reply to a switchover waited for it.
+ * So the loop queues the write here and returns; this thread writes over
+ * its own connection and posts every outcome back through an eventfd,
+ * where the loop logs it and reports a failure (cb.write_failed).
+ *
+ * One thread, one FIFO: writes to a domain land in the order they were
+ * asked for (a role, then a drill command). A role asked for while the
+ * domain's last queued write is a role not yet started replaces that one's
+ * value: only the latest role matters, and nothing queued after it for the
+ * domain is overtaken.
+ *
+ * Bounded: the loop never waits for room. When the queue is full a role
+ * is kept loop-side (one per domain, the latest wins) and queued as soon as
+ * results make room; a command is refused with -EAGAIN (a drill then fails
+ * at once, saying so), and so is any command to a domain whose role is
+ * still waiting for room, which would otherwise overtake it.
+ */
+#define WRITER_QUEUE (2 * XEN_MAX_MEMBERS) /* per member: a role and a drill command */
+
+enum writer_key { WRITE_ROLE, WRITE_CONTROL };
+
+struct writer_req {
+	fo_domid_t domid;
+	enum writer_key key;
+	char value[VALUE_MAX + 1];
+	uint64_t queued_ns;
+	/* results: */
+	int err;
+	uint64_t write_ns;        /* the transaction itself */
+	uint64_t done_ns;
+};
+
+struct xen_writer {
+	pthread_t thread;
+	bool running;
+	struct xs_handle *xs;     /* the thread's own connection */
+	int event_fd;             /* readable when results are waiting */
+	pthread_mutex_t lock;     /* priority-inheriting: the loop takes it */
+	pthread_cond_t wake;
+	/* under lock: */
+	bool stop;
+	unsigned outstanding;     /* queued + being written + unconsumed results */
+	struct writer_req req[WRITER_QUEUE]; /* ring */
+	size_t req_head, n_req;
+	struct writer_req res[WRITER_QUEUE]; /* ring */
+	size_t res_head, n_res;
+	/* loop thread only: roles that found the queue full */
+	struct {
+		fo_domid_t domid;
+		char role[VALUE_MAX + 1];
+	} deferred[XEN_MAX_MEMBERS];
+	size_t n_deferred;
+};
+
+/*
  * The builder thread: everything that goes through libxl's domain
  * lifecycle. Creating a domain (parse the xl config, build, unpause) takes
  * seconds; libxl's destroy tears down backends, removes the domain's
@@ -297,6 +358,7 @@ struct xen_hv {
 	uint64_t poll_interval_ns;    /* what poll_fd is set to; 0 = disarmed */
 	bool fds_changed;
 	struct xen_reader reader;
+	struct xen_writer writer;
 	struct xen_builder builder;
 	fo_domid_t doomed[DOOMED_MAX];
 	size_t n_doomed;
@@ -686,30 +748,45 @@ out:
  * Write a dom0-owned key under the guest's data/ directory: owner dom0, the
  * guest may only read. Write and permissions go in one transaction so the
  * guest never sees the new value with its own (inherited) write permission.
+ *
+ * The domain's home must still exist (-ESRCH otherwise): the writer thread
+ * may get to a role after the builder's teardown removed the domain's
+ * entries, and xenstored would create the whole path again, left behind
+ * for a domain id that the next domain may get.
  */
-static int xs_write_dom0_owned(struct xen_hv *x, fo_domid_t domid, const char *key,
+static int xs_write_dom0_owned(struct xs_handle *xs, fo_domid_t domid, const char *key,
 			       const char *value)
 {
 	struct xs_permissions perms[2] = {
 		{ .id = DOM0_ID, .perms = XS_PERM_NONE },
 		{ .id = domid, .perms = XS_PERM_READ },
 	};
-	char path[128];
+	char home[48], path[128];
 	int attempt, rc = -EAGAIN;
 
-	snprintf(path, sizeof(path), "/local/domain/%" PRIu32 "/%s", domid, key);
+	snprintf(home, sizeof(home), "/local/domain/%" PRIu32, domid);
+	snprintf(path, sizeof(path), "%s/%s", home, key);
 	for (attempt = 0; attempt < 8 && rc == -EAGAIN; attempt++) {
-		xs_transaction_t t = xs_transaction_start(x->xs);
+		xs_transaction_t t = xs_transaction_start(xs);
+		unsigned len;
+		char *exists;
 
 		if (t == XBT_NULL)
 			return neg_errno();
-		if (!xs_write(x->xs, t, path, value, (unsigned)strlen(value)) ||
-		    !xs_set_permissions(x->xs, t, path, perms, 2)) {
-			rc = neg_errno();
-			xs_transaction_end(x->xs, t, true);
+		exists = xs_read(xs, t, home, &len);
+		if (!exists) {
+			rc = errno == ENOENT ? -ESRCH : neg_errno();
+			xs_transaction_end(xs, t, true);
 			return rc;
 		}
-		rc = xs_transaction_end(x->xs, t, false) ? 0 : neg_errno();
+		free(exists);
+		if (!xs_write(xs, t, path, value, (unsigned)strlen(value)) ||
+		    !xs_set_permissions(xs, t, path, perms, 2)) {
+			rc = neg_errno();
+			xs_transaction_end(xs, t, true);
+			return rc;
+		}
+		rc = xs_transaction_end(xs, t, false) ? 0 : neg_errno();
 	}
 	return rc;
 }
@@ -726,19 +803,6 @@ static bool value_is_sane(const char *s)
 	return true;
 }
 
-static int xen_set_role(struct fo_hv *hv, fo_domid_t domid, const char *role)
-{
-	if (!domid_is_valid(domid) || !value_is_sane(role))
-		return -EINVAL;
-	return xs_write_dom0_owned(to_xen(hv), domid, FO_HB_XS_ROLE, role);
-}
-
-static int xen_agent_command(struct fo_hv *hv, fo_domid_t domid, const char *cmd)
-{
-	if (!domid_is_valid(domid) || !value_is_sane(cmd))
-		return -EINVAL;
-	return xs_write_dom0_owned(to_xen(hv), domid, FO_HB_XS_CONTROL, cmd);
-}
 
 /* ------------------------------------------------------ member attachment */
 
@@ -1043,6 +1107,266 @@ static size_t reader_collect(struct xen_reader *rd, struct reader_res *out)
 	rd->outstanding -= (unsigned)n;
 	pthread_mutex_unlock(&rd->lock);
 	return n;
+}
+
+/* --------------------------------------------------------- writer thread */
+
+static const char *writer_key_path(enum writer_key key)
+{
+	return key == WRITE_ROLE ? FO_HB_XS_ROLE : FO_HB_XS_CONTROL;
+}
+
+static void *writer_main(void *arg)
+{
+	struct xen_writer *w = arg;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		struct writer_req job;
+		uint64_t t0;
+
+		while (!w->stop && w->n_req == 0)
+			pthread_cond_wait(&w->wake, &w->lock);
+		if (w->n_req == 0)
+			break; /* stopping, and everything queued is written */
+		job = w->req[w->req_head];
+		w->req_head = (w->req_head + 1) % WRITER_QUEUE;
+		w->n_req--;
+		pthread_mutex_unlock(&w->lock);
+
+		t0 = mono_ns();
+		job.err = xs_write_dom0_owned(w->xs, job.domid, writer_key_path(job.key), job.value);
+		job.done_ns = mono_ns();
+		job.write_ns = job.done_ns - t0;
+
+		pthread_mutex_lock(&w->lock);
+		/* outstanding counted this result in, so there is room */
+		w->res[(w->res_head + w->n_res) % WRITER_QUEUE] = job;
+		w->n_res++;
+		pthread_mutex_unlock(&w->lock);
+		if (write(w->event_fd, &one, sizeof(one)) < 0) {
+			/* cannot fail short of EAGAIN at 2^64-1 */
+		}
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* Always paired with writer_stop(), even when writer_start() never ran. */
+static void writer_init(struct xen_writer *w)
+{
+	pthread_mutexattr_t ma;
+
+	w->event_fd = -1;
+	/* The loop (SCHED_FIFO) takes this lock on every set_role: while the
+	 * writer holds it, the writer runs at the loop's priority. */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&w->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	pthread_cond_init(&w->wake, NULL);
+}
+
+static int writer_start(struct xen_writer *w)
+{
+	int r;
+
+	w->xs = xs_open(0);
+	if (!w->xs)
+		return neg_errno();
+	w->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (w->event_fd < 0)
+		return neg_errno();
+	r = start_helper_thread(&w->thread, writer_main, w, 0);
+	if (r < 0)
+		return r;
+	w->running = true;
+	return 0;
+}
+
+/* Writes already queued are still written (a role published just before
+ * SIGTERM must land); their results are dropped with the handle. Roles
+ * still waiting for room are lost, and said so. */
+static void writer_stop(struct xen_writer *w)
+{
+	size_t i;
+
+	if (w->running) {
+		pthread_mutex_lock(&w->lock);
+		w->stop = true;
+		pthread_cond_signal(&w->wake);
+		pthread_mutex_unlock(&w->lock);
+		pthread_join(w->thread, NULL);
+		w->running = false;
+	}
+	for (i = 0; i < w->n_res; i++) {
+		const struct writer_req *r = &w->res[(w->res_head + i) % WRITER_QUEUE];
+
+		if (r->err < 0)
+			fo_warn("xen: domain %" PRIu32 ": cannot write %s = \"%s\": %s", r->domid,
+				writer_key_path(r->key), r->value, strerror(-r->err));
+	}
+	for (i = 0; i < w->n_deferred; i++)
+		fo_warn("xen: domain %" PRIu32 ": role \"%s\" never written (writer queue full at exit)",
+			w->deferred[i].domid, w->deferred[i].role);
+	if (w->xs)
+		xs_close(w->xs);
+	if (w->event_fd >= 0)
+		close(w->event_fd);
+	pthread_cond_destroy(&w->wake);
+	pthread_mutex_destroy(&w->lock);
+}
+
+/*
+ * Queue one write: 0 (queued, or a role merged into the domain's last
+ * queued write when that is a role not yet started), -EAGAIN (full).
+ */
+static int writer_submit(struct xen_writer *w, fo_domid_t domid, enum writer_key key, const char *value)
+{
+	int rc = -EAGAIN;
+	size_t i;
+
+	pthread_mutex_lock(&w->lock);
+	if (key == WRITE_ROLE) {
+		for (i = w->n_req; i-- > 0;) {
+			struct writer_req *q = &w->req[(w->req_head + i) % WRITER_QUEUE];
+
+			if (q->domid != domid)
+				continue;
+			if (q->key == WRITE_ROLE) {
+				snprintf(q->value, sizeof(q->value), "%s", value);
+				rc = 0;
+			}
+			break; /* anything else for the domain after it must not be overtaken */
+		}
+	}
+	if (rc < 0 && w->outstanding < WRITER_QUEUE) {
+		struct writer_req *q = &w->req[(w->req_head + w->n_req) % WRITER_QUEUE];
+
+		memset(q, 0, sizeof(*q));
+		q->domid = domid;
+		q->key = key;
+		snprintf(q->value, sizeof(q->value), "%s", value);
+		q->queued_ns = mono_ns();
+		w->n_req++;
+		w->outstanding++;
+		pthread_cond_signal(&w->wake);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+static bool writer_take(struct xen_writer *w, struct writer_req *ret)
+{
+	bool got = false;
+
+	pthread_mutex_lock(&w->lock);
+	if (w->n_res) {
+		*ret = w->res[w->res_head];
+		w->res_head = (w->res_head + 1) % WRITER_QUEUE;
+		w->n_res--;
+		w->outstanding--;
+		got = true;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return got;
+}
+
+static ssize_t writer_deferred_find(const struct xen_writer *w, fo_domid_t domid)
+{
+	size_t i;
+
+	for (i = 0; i < w->n_deferred; i++)
+		if (w->deferred[i].domid == domid)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* Queue the roles that found the queue full, oldest first, while it has room. */
+static void writer_flush_deferred(struct xen_writer *w)
+{
+	while (w->n_deferred) {
+		if (writer_submit(w, w->deferred[0].domid, WRITE_ROLE, w->deferred[0].role) < 0)
+			return;
+		fo_debug("xen: domain %" PRIu32 ": role \"%s\" queued (it had waited for room)",
+			 w->deferred[0].domid, w->deferred[0].role);
+		memmove(&w->deferred[0], &w->deferred[1], --w->n_deferred * sizeof(w->deferred[0]));
+	}
+}
+
+static int xen_set_role(struct fo_hv *hv, fo_domid_t domid, const char *role)
+{
+	struct xen_writer *w = &to_xen(hv)->writer;
+	ssize_t d;
+
+	if (!domid_is_valid(domid) || !value_is_sane(role))
+		return -EINVAL;
+	d = writer_deferred_find(w, domid);
+	if (d >= 0) {
+		/* Still waiting for room: the latest role wins, in its place. */
+		snprintf(w->deferred[d].role, sizeof(w->deferred[d].role), "%s", role);
+		return 0;
+	}
+	if (writer_submit(w, domid, WRITE_ROLE, role) == 0)
+		return 0;
+	if (w->n_deferred == XEN_MAX_MEMBERS) {
+		/* More domains than members: not one of ours. */
+		fo_warn("xen: domain %" PRIu32 ": cannot write %s = \"%s\": writer queue full", domid,
+			FO_HB_XS_ROLE, role);
+		return -EAGAIN;
+	}
+	w->deferred[w->n_deferred].domid = domid;
+	snprintf(w->deferred[w->n_deferred].role, sizeof(w->deferred[0].role), "%s", role);
+	w->n_deferred++;
+	fo_warn("xen: domain %" PRIu32 ": xenstore writer queue full (xenstored slow?): role \"%s\" "
+		"waits for room", domid, role);
+	return 0;
+}
+
+static int xen_agent_command(struct fo_hv *hv, fo_domid_t domid, const char *cmd)
+{
+	struct xen_writer *w = &to_xen(hv)->writer;
+
+	if (!domid_is_valid(domid) || !value_is_sane(cmd))
+		return -EINVAL;
+	/* Its role first: a command queued now would overtake it. */
+	if (writer_deferred_find(w, domid) >= 0 || writer_submit(w, domid, WRITE_CONTROL, cmd) < 0) {
+		fo_warn("xen: domain %" PRIu32 ": command \"%s\" refused: xenstore writer queue full "
+			"(xenstored slow?)", domid, cmd);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+static void dispatch_writer(struct xen_hv *x)
+{
+	struct xen_writer *w = &x->writer;
+	struct writer_req r;
+	uint64_t count;
+
+	if (read(w->event_fd, &count, sizeof(count)) < 0) {
+		/* EAGAIN: a previous dispatch already took them */
+	}
+	while (writer_take(w, &r)) {
+		if (r.err == 0) {
+			fo_debug("xen: domain %" PRIu32 ": %s = \"%s\" written in %" PRIu64 " us (%" PRIu64
+				 " us after it was asked for)", r.domid, writer_key_path(r.key), r.value,
+				 r.write_ns / 1000, (r.done_ns - r.queued_ns) / 1000);
+			continue;
+		}
+		if (r.err == -ESRCH)
+			fo_info("xen: domain %" PRIu32 " is gone: %s = \"%s\" not written", r.domid,
+				writer_key_path(r.key), r.value);
+		else
+			fo_warn("xen: domain %" PRIu32 ": cannot write %s = \"%s\": %s", r.domid,
+				writer_key_path(r.key), r.value, strerror(-r.err));
+		if (x->base.cb.write_failed)
+			x->base.cb.write_failed(x->base.cb.ctx, r.domid, writer_key_path(r.key), r.value, r.err);
+	}
+	writer_flush_deferred(w);
 }
 
 /* ------------------------------------------------------- xl config files */
@@ -2300,11 +2624,11 @@ static void dispatch_poll(struct xen_hv *x)
 static size_t xen_get_fds(struct fo_hv *hv, int *fds, size_t max)
 {
 	struct xen_hv *x = to_xen(hv);
-	int all[6] = { xs_fileno(x->xs), xenevtchn_fd(x->xce), x->timer_fd, x->reader.event_fd,
-		       x->builder.event_fd, x->poll_fd };
+	int all[7] = { xs_fileno(x->xs), xenevtchn_fd(x->xce), x->timer_fd, x->reader.event_fd,
+		       x->builder.event_fd, x->poll_fd, x->writer.event_fd };
 	size_t i;
 
-	for (i = 0; i < 6 && i < max; i++)
+	for (i = 0; i < 7 && i < max; i++)
 		fds[i] = all[i];
 	return i;
 }
@@ -2330,6 +2654,8 @@ static void xen_dispatch(struct fo_hv *hv, int fd)
 		dispatch_reader(x);
 	else if (fd == x->builder.event_fd)
 		dispatch_builder(x);
+	else if (fd == x->writer.event_fd)
+		dispatch_writer(x);
 	else if (fd == x->timer_fd)
 		dispatch_retry_timer(x);
 	else if (fd == x->poll_fd)
@@ -2349,6 +2675,7 @@ static void xen_free(struct fo_hv *hv)
 	 * still run, queued creates are dropped. */
 	builder_stop(&x->builder);
 	reader_stop(&x->reader);
+	writer_stop(&x->writer);
 	for (i = 0; i < XEN_MAX_MEMBERS; i++)
 		if (x->members[i].in_use)
 			xen_unwatch_member(hv, x->members[i].domid);
@@ -2746,6 +3073,7 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 	x->timer_fd = -1;
 	x->poll_fd = -1;
 	reader_init(&x->reader);
+	writer_init(&x->writer);
 	builder_init(&x->builder);
 	x->fds_changed = true;
 	x->guest_rl = (struct fo_ratelimit)FO_RATELIMIT_INIT(10000, 10);
@@ -2816,6 +3144,11 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 	rc = reader_start(&x->reader);
 	if (rc < 0) {
 		fo_err("xen: cannot start the xenstore reader: %s", strerror(-rc));
+		goto fail;
+	}
+	rc = writer_start(&x->writer);
+	if (rc < 0) {
+		fo_err("xen: cannot start the xenstore writer: %s", strerror(-rc));
 		goto fail;
 	}
 	rc = builder_start(&x->builder);

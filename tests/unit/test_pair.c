@@ -616,6 +616,33 @@ static void test_drill_that_causes_nothing(void)
 	fx_free(&f);
 }
 
+/* On Xen the drill's command is written by a helper thread after the
+ * request returned; when that write fails the drill fails at once, saying
+ * so, instead of after its budget. A role that did not land leaves it be. */
+static void test_drill_command_not_written(void)
+{
+	struct fx f;
+	char err[256];
+	struct fo_hv_callbacks cb;
+	const struct fo_event *e;
+
+	fx_armed(&f);
+	cb = fo_manager_hv_callbacks(f.mgr);
+	CHECK(fo_pair_request_drill(f.p, FO_DRILL_HANG, err, sizeof(err)) == 0, "%s", err);
+	cb.write_failed(cb.ctx, f.a, FO_HB_XS_ROLE, "active", -EIO);
+	CHECK(f.p->drill_active && f.p->drill_done_id == 0, "a role write failure does not end the drill");
+	cb.write_failed(cb.ctx, f.b, FO_HB_XS_CONTROL, FO_HB_CMD_FREEZE, -EIO);
+	CHECK(f.p->drill_active, "nor a command to the standby");
+	cb.write_failed(cb.ctx, f.a, FO_HB_XS_CONTROL, FO_HB_CMD_FREEZE, -EACCES);
+	e = last_event_of(&f, FO_EV_DRILL);
+	CHECK(!f.p->drill_active && e && e->result == FO_RESULT_FAILED, "the drill failed at once");
+	CHECK(f.p->drill_done_id == (e ? e->id : 0), "and completes, for the waiting client");
+	CHECK(e && strstr(e->message, "never reached the agent") && strstr(e->message, strerror(EACCES)),
+	      "saying why: %s", e ? e->message : "(none)");
+	CHECK(f.p->state == FO_PAIR_ARMED, "pair still armed");
+	fx_free(&f);
+}
+
 static void test_policies(void)
 {
 	struct fx f;
@@ -766,6 +793,7 @@ int main(void)
 	RUN(test_disarm_and_arm);
 	RUN(test_drills);
 	RUN(test_drill_that_causes_nothing);
+	RUN(test_drill_command_not_written);
 	RUN(test_policies);
 	RUN(test_reload);
 	RUN(test_invariant_random);

@@ -195,6 +195,28 @@ wait_agent() {
 	return 1
 }
 
+# wait_role NAME ROLE TIMEOUT_S: failoverd published ROLE in NAME's
+# data/failover/role (the write is asynchronous: it may land just after
+# the reply to the request that caused it). Logs every other value it read
+# on the way, and how long it waited.
+wait_role() {
+	local t0 end path v seen=""
+	t0=$(now_us)
+	end=$(($(date +%s) + $3))
+	path=$(xs_dom_path "$1" data/failover/role)
+	while [ "$(date +%s)" -le $end ]; do
+		v=$(xenstore-read "$path" 2>&1)
+		if [ "$v" = "$2" ]; then
+			log "role $1 ($path) = $2 after $(us_to_ms $(fo-labtime since $t0)) ms${seen:+, read before:$seen}"
+			return 0
+		fi
+		case "$seen" in *"[$v]") ;; *) seen="$seen [$v]" ;; esac
+		usleep 100000
+	done
+	log "role $1 ($path) not $2 within $3 s; read:$seen"
+	return 1
+}
+
 # xs_control NAME CMD: a drill command straight into the agent's control
 # key, bypassing failoverd (tests the daemon's detection, not its drill).
 # Sets T_INJECT (fo-labtime now) right before the write, after the domain
