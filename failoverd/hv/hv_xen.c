@@ -190,15 +190,22 @@ struct reader_res {
 	struct agent_keys keys; /* owned by whoever holds the result */
 };
 
-struct xen_reader {
+/* What the three helper threads (reader, writer, builder) share: the
+ * thread, the lock and condition its queues live under, the stop flag, and
+ * the eventfd that tells the loop results are waiting. */
+struct xen_helper {
 	pthread_t thread;
 	bool running;
-	struct xs_handle *xs;   /* the thread's own connection */
 	int event_fd;           /* readable when results are waiting */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	/* under lock: */
-	bool stop;
+	bool stop;              /* under lock */
+};
+
+struct xen_reader {
+	struct xen_helper h;
+	struct xs_handle *xs;   /* the thread's own connection */
+	/* under h.lock: */
 	unsigned outstanding;   /* queued + being read + unconsumed results */
 	struct reader_req req[READER_QUEUE];
 	size_t n_req;
@@ -244,14 +251,9 @@ struct writer_req {
 };
 
 struct xen_writer {
-	pthread_t thread;
-	bool running;
+	struct xen_helper h;
 	struct xs_handle *xs;     /* the thread's own connection */
-	int event_fd;             /* readable when results are waiting */
-	pthread_mutex_t lock;     /* priority-inheriting: the loop takes it */
-	pthread_cond_t wake;
-	/* under lock: */
-	bool stop;
+	/* under h.lock: */
 	unsigned outstanding;     /* queued + being written + unconsumed results */
 	struct writer_req req[WRITER_QUEUE]; /* ring */
 	size_t req_head, n_req;
@@ -310,17 +312,12 @@ struct builder_job {
 };
 
 struct xen_builder {
-	pthread_t thread;
-	bool running;
+	struct xen_helper h;
 	libxl_ctx *ctx;           /* the builder's own, used by that thread only */
 	xc_interface *xch;        /* for the destroy fallback */
 	struct xen_logger log;
 	char captured[JOB_CAPTURE_MAX];
-	int event_fd;             /* readable when results are waiting */
-	pthread_mutex_t lock;     /* priority-inheriting: the loop takes it */
-	pthread_cond_t wake;
-	/* under lock: */
-	bool stop;
+	/* under h.lock: */
 	unsigned outstanding;     /* queued + running + unconsumed results */
 	struct builder_job req[BUILDER_QUEUE]; /* ring */
 	size_t req_head, n_req;
@@ -962,32 +959,32 @@ static void *reader_main(void *arg)
 	struct xen_reader *rd = arg;
 	uint64_t one = 1;
 
-	pthread_mutex_lock(&rd->lock);
+	pthread_mutex_lock(&rd->h.lock);
 	for (;;) {
 		struct reader_res res = { 0 };
 		uint64_t t0;
 
-		while (!rd->stop && rd->n_req == 0)
-			pthread_cond_wait(&rd->wake, &rd->lock);
-		if (rd->stop)
+		while (!rd->h.stop && rd->n_req == 0)
+			pthread_cond_wait(&rd->h.wake, &rd->h.lock);
+		if (rd->h.stop)
 			break;
 		res.domid = rd->req[0].domid;
 		res.gen = rd->req[0].gen;
 		memmove(&rd->req[0], &rd->req[1], --rd->n_req * sizeof(rd->req[0]));
-		pthread_mutex_unlock(&rd->lock);
+		pthread_mutex_unlock(&rd->h.lock);
 
 		t0 = mono_ns();
 		res.err = agent_keys_read(rd->xs, res.domid, &res.keys);
 		res.took_ns = mono_ns() - t0;
 
-		pthread_mutex_lock(&rd->lock);
+		pthread_mutex_lock(&rd->h.lock);
 		/* outstanding counted this result in, so there is room */
 		rd->res[rd->n_res++] = res;
-		if (write(rd->event_fd, &one, sizeof(one)) < 0) {
+		if (write(rd->h.event_fd, &one, sizeof(one)) < 0) {
 			/* cannot fail short of EAGAIN at 2^64-1 */
 		}
 	}
-	pthread_mutex_unlock(&rd->lock);
+	pthread_mutex_unlock(&rd->h.lock);
 	return NULL;
 }
 
@@ -1026,68 +1023,98 @@ out:
 	return -r;
 }
 
+/* The loop (SCHED_FIFO) takes every helper's lock (to queue work and
+ * collect results), so it is priority-inheriting: while the helper holds
+ * it, the helper runs at the loop's priority. Always paired with
+ * helper_destroy(), even when helper_start() never ran. */
+static void helper_init(struct xen_helper *h)
+{
+	pthread_mutexattr_t ma;
+
+	h->event_fd = -1;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&h->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	pthread_cond_init(&h->wake, NULL);
+}
+
+static int helper_start(struct xen_helper *h, void *(*fn)(void *), void *arg, int unblocked_signo)
+{
+	int r;
+
+	h->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (h->event_fd < 0)
+		return neg_errno();
+	r = start_helper_thread(&h->thread, fn, arg, unblocked_signo);
+	if (r < 0)
+		return r;
+	h->running = true;
+	return 0;
+}
+
+/* Tell the thread to stop and wait for it (it finishes what it is doing). */
+static void helper_join(struct xen_helper *h)
+{
+	if (!h->running)
+		return;
+	pthread_mutex_lock(&h->lock);
+	h->stop = true;
+	pthread_cond_signal(&h->wake);
+	pthread_mutex_unlock(&h->lock);
+	pthread_join(h->thread, NULL);
+	h->running = false;
+}
+
+static void helper_destroy(struct xen_helper *h)
+{
+	if (h->event_fd >= 0)
+		close(h->event_fd);
+	pthread_cond_destroy(&h->wake);
+	pthread_mutex_destroy(&h->lock);
+}
+
 /* Always paired with reader_stop(), even when reader_start() never ran. */
 static void reader_init(struct xen_reader *rd)
 {
-	rd->event_fd = -1;
-	pthread_mutex_init(&rd->lock, NULL);
-	pthread_cond_init(&rd->wake, NULL);
+	helper_init(&rd->h);
 }
 
 static int reader_start(struct xen_reader *rd)
 {
-	int r;
-
 	rd->xs = xs_open(0);
 	if (!rd->xs)
 		return neg_errno();
-	rd->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (rd->event_fd < 0)
-		return neg_errno();
-	r = start_helper_thread(&rd->thread, reader_main, rd, 0);
-	if (r < 0)
-		return r;
-	rd->running = true;
-	return 0;
+	return helper_start(&rd->h, reader_main, rd, 0);
 }
 
 static void reader_stop(struct xen_reader *rd)
 {
 	size_t i;
 
-	if (rd->running) {
-		pthread_mutex_lock(&rd->lock);
-		rd->stop = true;
-		pthread_cond_signal(&rd->wake);
-		pthread_mutex_unlock(&rd->lock);
-		pthread_join(rd->thread, NULL);
-		rd->running = false;
-	}
+	helper_join(&rd->h);
 	for (i = 0; i < rd->n_res; i++)
 		agent_keys_free(&rd->res[i].keys);
 	rd->n_res = 0;
 	if (rd->xs)
 		xs_close(rd->xs);
-	if (rd->event_fd >= 0)
-		close(rd->event_fd);
-	pthread_cond_destroy(&rd->wake);
-	pthread_mutex_destroy(&rd->lock);
+	helper_destroy(&rd->h);
 }
 
 static bool reader_request(struct xen_reader *rd, fo_domid_t domid, uint64_t gen)
 {
 	bool queued = false;
 
-	pthread_mutex_lock(&rd->lock);
+	pthread_mutex_lock(&rd->h.lock);
 	if (rd->outstanding < READER_QUEUE) {
 		rd->req[rd->n_req].domid = domid;
 		rd->req[rd->n_req].gen = gen;
 		rd->n_req++;
 		rd->outstanding++;
-		pthread_cond_signal(&rd->wake);
+		pthread_cond_signal(&rd->h.wake);
 		queued = true;
 	}
-	pthread_mutex_unlock(&rd->lock);
+	pthread_mutex_unlock(&rd->h.lock);
 	return queued;
 }
 
@@ -1097,15 +1124,15 @@ static size_t reader_collect(struct xen_reader *rd, struct reader_res *out)
 	uint64_t count;
 	size_t n;
 
-	if (read(rd->event_fd, &count, sizeof(count)) < 0) {
+	if (read(rd->h.event_fd, &count, sizeof(count)) < 0) {
 		/* EAGAIN: a previous collect already took them */
 	}
-	pthread_mutex_lock(&rd->lock);
+	pthread_mutex_lock(&rd->h.lock);
 	n = rd->n_res;
 	memcpy(out, rd->res, n * sizeof(*out));
 	rd->n_res = 0;
 	rd->outstanding -= (unsigned)n;
-	pthread_mutex_unlock(&rd->lock);
+	pthread_mutex_unlock(&rd->h.lock);
 	return n;
 }
 
@@ -1121,69 +1148,51 @@ static void *writer_main(void *arg)
 	struct xen_writer *w = arg;
 	uint64_t one = 1;
 
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->h.lock);
 	for (;;) {
 		struct writer_req job;
 		uint64_t t0;
 
-		while (!w->stop && w->n_req == 0)
-			pthread_cond_wait(&w->wake, &w->lock);
+		while (!w->h.stop && w->n_req == 0)
+			pthread_cond_wait(&w->h.wake, &w->h.lock);
 		if (w->n_req == 0)
 			break; /* stopping, and everything queued is written */
 		job = w->req[w->req_head];
 		w->req_head = (w->req_head + 1) % WRITER_QUEUE;
 		w->n_req--;
-		pthread_mutex_unlock(&w->lock);
+		pthread_mutex_unlock(&w->h.lock);
 
 		t0 = mono_ns();
 		job.err = xs_write_dom0_owned(w->xs, job.domid, writer_key_path(job.key), job.value);
 		job.done_ns = mono_ns();
 		job.write_ns = job.done_ns - t0;
 
-		pthread_mutex_lock(&w->lock);
+		pthread_mutex_lock(&w->h.lock);
 		/* outstanding counted this result in, so there is room */
 		w->res[(w->res_head + w->n_res) % WRITER_QUEUE] = job;
 		w->n_res++;
-		pthread_mutex_unlock(&w->lock);
-		if (write(w->event_fd, &one, sizeof(one)) < 0) {
+		pthread_mutex_unlock(&w->h.lock);
+		if (write(w->h.event_fd, &one, sizeof(one)) < 0) {
 			/* cannot fail short of EAGAIN at 2^64-1 */
 		}
-		pthread_mutex_lock(&w->lock);
+		pthread_mutex_lock(&w->h.lock);
 	}
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->h.lock);
 	return NULL;
 }
 
 /* Always paired with writer_stop(), even when writer_start() never ran. */
 static void writer_init(struct xen_writer *w)
 {
-	pthread_mutexattr_t ma;
-
-	w->event_fd = -1;
-	/* The loop (SCHED_FIFO) takes this lock on every set_role: while the
-	 * writer holds it, the writer runs at the loop's priority. */
-	pthread_mutexattr_init(&ma);
-	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
-	pthread_mutex_init(&w->lock, &ma);
-	pthread_mutexattr_destroy(&ma);
-	pthread_cond_init(&w->wake, NULL);
+	helper_init(&w->h);
 }
 
 static int writer_start(struct xen_writer *w)
 {
-	int r;
-
 	w->xs = xs_open(0);
 	if (!w->xs)
 		return neg_errno();
-	w->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (w->event_fd < 0)
-		return neg_errno();
-	r = start_helper_thread(&w->thread, writer_main, w, 0);
-	if (r < 0)
-		return r;
-	w->running = true;
-	return 0;
+	return helper_start(&w->h, writer_main, w, 0);
 }
 
 /* Writes already queued are still written (a role published just before
@@ -1193,14 +1202,7 @@ static void writer_stop(struct xen_writer *w)
 {
 	size_t i;
 
-	if (w->running) {
-		pthread_mutex_lock(&w->lock);
-		w->stop = true;
-		pthread_cond_signal(&w->wake);
-		pthread_mutex_unlock(&w->lock);
-		pthread_join(w->thread, NULL);
-		w->running = false;
-	}
+	helper_join(&w->h);
 	for (i = 0; i < w->n_res; i++) {
 		const struct writer_req *r = &w->res[(w->res_head + i) % WRITER_QUEUE];
 
@@ -1213,10 +1215,7 @@ static void writer_stop(struct xen_writer *w)
 			w->deferred[i].domid, w->deferred[i].role);
 	if (w->xs)
 		xs_close(w->xs);
-	if (w->event_fd >= 0)
-		close(w->event_fd);
-	pthread_cond_destroy(&w->wake);
-	pthread_mutex_destroy(&w->lock);
+	helper_destroy(&w->h);
 }
 
 /*
@@ -1228,7 +1227,7 @@ static int writer_submit(struct xen_writer *w, fo_domid_t domid, enum writer_key
 	int rc = -EAGAIN;
 	size_t i;
 
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->h.lock);
 	if (key == WRITE_ROLE) {
 		for (i = w->n_req; i-- > 0;) {
 			struct writer_req *q = &w->req[(w->req_head + i) % WRITER_QUEUE];
@@ -1252,10 +1251,10 @@ static int writer_submit(struct xen_writer *w, fo_domid_t domid, enum writer_key
 		q->queued_ns = mono_ns();
 		w->n_req++;
 		w->outstanding++;
-		pthread_cond_signal(&w->wake);
+		pthread_cond_signal(&w->h.wake);
 		rc = 0;
 	}
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->h.lock);
 	return rc;
 }
 
@@ -1263,7 +1262,7 @@ static bool writer_take(struct xen_writer *w, struct writer_req *ret)
 {
 	bool got = false;
 
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->h.lock);
 	if (w->n_res) {
 		*ret = w->res[w->res_head];
 		w->res_head = (w->res_head + 1) % WRITER_QUEUE;
@@ -1271,7 +1270,7 @@ static bool writer_take(struct xen_writer *w, struct writer_req *ret)
 		w->outstanding--;
 		got = true;
 	}
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->h.lock);
 	return got;
 }
 
@@ -1347,7 +1346,7 @@ static void dispatch_writer(struct xen_hv *x)
 	struct writer_req r;
 	uint64_t count;
 
-	if (read(w->event_fd, &count, sizeof(count)) < 0) {
+	if (read(w->h.event_fd, &count, sizeof(count)) < 0) {
 		/* EAGAIN: a previous dispatch already took them */
 	}
 	while (writer_take(w, &r)) {
@@ -1880,25 +1879,25 @@ static void *builder_main(void *arg)
 	struct xen_builder *b = arg;
 	uint64_t one = 1;
 
-	pthread_mutex_lock(&b->lock);
+	pthread_mutex_lock(&b->h.lock);
 	for (;;) {
 		struct builder_job job;
 		uint64_t t0;
 
-		while (!b->stop && b->n_req == 0)
-			pthread_cond_wait(&b->wake, &b->lock);
+		while (!b->h.stop && b->n_req == 0)
+			pthread_cond_wait(&b->h.wake, &b->h.lock);
 		if (b->n_req == 0)
 			break; /* stopping, and nothing left */
 		job = b->req[b->req_head];
 		b->req_head = (b->req_head + 1) % BUILDER_QUEUE;
 		b->n_req--;
-		if (b->stop && job.kind == JOB_CREATE) {
+		if (b->h.stop && job.kind == JOB_CREATE) {
 			/* Shutting down: start no build nobody will hear of.
 			 * Queued destroys still run: they finish a fence. */
 			b->outstanding--;
 			continue;
 		}
-		pthread_mutex_unlock(&b->lock);
+		pthread_mutex_unlock(&b->h.lock);
 
 		t0 = mono_ns();
 		b->captured[0] = '\0';
@@ -1911,34 +1910,25 @@ static void *builder_main(void *arg)
 		b->log.capture = NULL;
 		job.took_ns = mono_ns() - t0;
 
-		pthread_mutex_lock(&b->lock);
+		pthread_mutex_lock(&b->h.lock);
 		/* outstanding counted this result in, so there is room */
 		b->res[(b->res_head + b->n_res) % BUILDER_QUEUE] = job;
 		b->n_res++;
-		pthread_mutex_unlock(&b->lock);
-		if (write(b->event_fd, &one, sizeof(one)) < 0) {
+		pthread_mutex_unlock(&b->h.lock);
+		if (write(b->h.event_fd, &one, sizeof(one)) < 0) {
 			/* cannot fail short of EAGAIN at 2^64-1 */
 		}
-		pthread_mutex_lock(&b->lock);
+		pthread_mutex_lock(&b->h.lock);
 	}
-	pthread_mutex_unlock(&b->lock);
+	pthread_mutex_unlock(&b->h.lock);
 	return NULL;
 }
 
 /* Always paired with builder_stop(), even when builder_start() never ran. */
 static void builder_init(struct xen_builder *b)
 {
-	pthread_mutexattr_t ma;
-
-	b->event_fd = -1;
 	xen_logger_init(&b->log, NULL);
-	/* The loop (SCHED_FIFO) takes this lock too: while the builder holds
-	 * it, the builder runs at the loop's priority. */
-	pthread_mutexattr_init(&ma);
-	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
-	pthread_mutex_init(&b->lock, &ma);
-	pthread_mutexattr_destroy(&ma);
-	pthread_cond_init(&b->wake, NULL);
+	helper_init(&b->h);
 }
 
 static int builder_start(struct xen_builder *b)
@@ -1953,49 +1943,32 @@ static int builder_start(struct xen_builder *b)
 	b->xch = xc_interface_open(&b->log.vtable, &b->log.vtable, 0);
 	if (!b->xch)
 		return neg_errno();
-	b->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (b->event_fd < 0)
-		return neg_errno();
-	rc = start_helper_thread(&b->thread, builder_main, b, SIGCHLD);
-	if (rc < 0)
-		return rc;
-	b->running = true;
-	return 0;
+	return helper_start(&b->h, builder_main, b, SIGCHLD);
 }
 
 static void builder_stop(struct xen_builder *b)
 {
-	if (b->running) {
-		pthread_mutex_lock(&b->lock);
-		b->stop = true;
-		pthread_cond_signal(&b->wake);
-		pthread_mutex_unlock(&b->lock);
-		pthread_join(b->thread, NULL);
-		b->running = false;
-	}
+	helper_join(&b->h);
 	if (b->ctx)
 		libxl_ctx_free(b->ctx);
 	if (b->xch)
 		xc_interface_close(b->xch);
-	if (b->event_fd >= 0)
-		close(b->event_fd);
-	pthread_cond_destroy(&b->wake);
-	pthread_mutex_destroy(&b->lock);
+	helper_destroy(&b->h);
 }
 
 static bool builder_submit(struct xen_builder *b, const struct builder_job *job)
 {
 	bool queued = false;
 
-	pthread_mutex_lock(&b->lock);
+	pthread_mutex_lock(&b->h.lock);
 	if (b->outstanding < BUILDER_QUEUE) {
 		b->req[(b->req_head + b->n_req) % BUILDER_QUEUE] = *job;
 		b->n_req++;
 		b->outstanding++;
-		pthread_cond_signal(&b->wake);
+		pthread_cond_signal(&b->h.wake);
 		queued = true;
 	}
-	pthread_mutex_unlock(&b->lock);
+	pthread_mutex_unlock(&b->h.lock);
 	return queued;
 }
 
@@ -2003,7 +1976,7 @@ static bool builder_take(struct xen_builder *b, struct builder_job *ret)
 {
 	bool got = false;
 
-	pthread_mutex_lock(&b->lock);
+	pthread_mutex_lock(&b->h.lock);
 	if (b->n_res) {
 		*ret = b->res[b->res_head];
 		b->res_head = (b->res_head + 1) % BUILDER_QUEUE;
@@ -2011,7 +1984,7 @@ static bool builder_take(struct xen_builder *b, struct builder_job *ret)
 		b->outstanding--;
 		got = true;
 	}
-	pthread_mutex_unlock(&b->lock);
+	pthread_mutex_unlock(&b->h.lock);
 	return got;
 }
 
@@ -2105,7 +2078,7 @@ static void dispatch_builder(struct xen_hv *x)
 	bool destroyed = false;
 	uint64_t count;
 
-	if (read(x->builder.event_fd, &count, sizeof(count)) < 0) {
+	if (read(x->builder.h.event_fd, &count, sizeof(count)) < 0) {
 		/* EAGAIN: a previous dispatch already took them */
 	}
 	while (builder_take(&x->builder, &job)) {
@@ -2624,8 +2597,8 @@ static void dispatch_poll(struct xen_hv *x)
 static size_t xen_get_fds(struct fo_hv *hv, int *fds, size_t max)
 {
 	struct xen_hv *x = to_xen(hv);
-	int all[7] = { xs_fileno(x->xs), xenevtchn_fd(x->xce), x->timer_fd, x->reader.event_fd,
-		       x->builder.event_fd, x->poll_fd, x->writer.event_fd };
+	int all[7] = { xs_fileno(x->xs), xenevtchn_fd(x->xce), x->timer_fd, x->reader.h.event_fd,
+		       x->builder.h.event_fd, x->poll_fd, x->writer.h.event_fd };
 	size_t i;
 
 	for (i = 0; i < 7 && i < max; i++)
@@ -2650,11 +2623,11 @@ static void xen_dispatch(struct fo_hv *hv, int fd)
 		dispatch_evtchn(x);
 	else if (fd == xs_fileno(x->xs))
 		dispatch_xenstore(x);
-	else if (fd == x->reader.event_fd)
+	else if (fd == x->reader.h.event_fd)
 		dispatch_reader(x);
-	else if (fd == x->builder.event_fd)
+	else if (fd == x->builder.h.event_fd)
 		dispatch_builder(x);
-	else if (fd == x->writer.event_fd)
+	else if (fd == x->writer.h.event_fd)
 		dispatch_writer(x);
 	else if (fd == x->timer_fd)
 		dispatch_retry_timer(x);

@@ -79,17 +79,25 @@ static void test_handover_on_armed(void)
 	fx_free(&f);
 }
 
-static void test_arm_failure_retried(void)
+/* First boot (both running, both heartbeat), the module refuses the first
+ * ARM with `err`: the pair is ARMED and stays the daemon's. */
+static void fx_arm_refused(struct fx *f, int err)
 {
-	struct fx f;
 	struct fo_config cfg;
 
 	sim_base_config(&cfg);
-	fx_new(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, true);
-	fo_sim_fail(f.hv, FO_SIM_KERNEL_ARM, FO_SIM_ANY_DOMAIN, -EBUSY, 1);
-	prove(&f, f.a);
-	prove(&f, f.b);
-	fo_sim_guard(f.hv, f.a, f.b);
+	fx_new(f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, true);
+	fo_sim_fail(f->hv, FO_SIM_KERNEL_ARM, FO_SIM_ANY_DOMAIN, err, 1);
+	prove(f, f->a);
+	prove(f, f->b);
+	fo_sim_guard(f->hv, f->a, f->b);
+}
+
+static void test_arm_failure_retried(void)
+{
+	struct fx f;
+
+	fx_arm_refused(&f, -EBUSY);
 	CHECK(f.p->state == FO_PAIR_ARMED && !f.p->kernel_armed, "ARM refused: the pair stays ours");
 	/* Ours means the daemon switches on heartbeat loss, as without module. */
 	live(&f, 500);
@@ -107,14 +115,8 @@ static void test_arm_failure_retried(void)
 static void test_arm_at_attach(void)
 {
 	struct fx f;
-	struct fo_config cfg;
 
-	sim_base_config(&cfg);
-	fx_new(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, true);
-	fo_sim_fail(f.hv, FO_SIM_KERNEL_ARM, FO_SIM_ANY_DOMAIN, -ENOENT, 1);
-	prove(&f, f.a);
-	prove(&f, f.b);
-	fo_sim_guard(f.hv, f.a, f.b);
+	fx_arm_refused(&f, -ENOENT);
 	CHECK(f.p->state == FO_PAIR_ARMED && !f.p->kernel_armed, "no port yet: the pair stays ours");
 	fo_sim_agent_event(f.hv, f.a, 0, NULL);
 	CHECK(f.p->kernel_armed && kernel_has(&f, f.a, f.b), "armed at the active's attach, not a second later");
@@ -127,11 +129,7 @@ static void test_arm_at_attach(void)
 
 	/* Without an attach the one-second retry holds (no ARM per heartbeat
 	 * while the port is missing). */
-	fx_new(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, true);
-	fo_sim_fail(f.hv, FO_SIM_KERNEL_ARM, FO_SIM_ANY_DOMAIN, -ENOENT, 1);
-	prove(&f, f.a);
-	prove(&f, f.b);
-	fo_sim_guard(f.hv, f.a, f.b);
+	fx_arm_refused(&f, -ENOENT);
 	fo_sim_clear_calls(f.hv);
 	live(&f, 500);
 	CHECK(!f.p->kernel_armed && count_calls(&f, FO_SIM_KERNEL_ARM, FO_SIM_ANY_DOMAIN) == 0,
