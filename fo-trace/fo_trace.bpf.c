@@ -434,6 +434,33 @@ int BPF_KRETPROBE(fo_privcmd_exit, long ret)
 	return ioctl_exit(ret);
 }
 
+/* The overhead experiment's other way in (FO_TRACE_IOCTL_HOOK=syscalls,
+ * README.md "Overhead"; loaded only then): the raw syscall tracepoints
+ * instead of a trampoline on the handler. Each returns after one compare
+ * for every task but the traced ones; the daemon's ioctl(2)s with privcmd's
+ * HYPERCALL request are stamped (the fd is not resolved: no other dom0
+ * device uses that request number), and its other syscalls' exits find no
+ * stamp in their slot. */
+#define FO_NR_IOCTL 16 /* x86-64 */
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(fo_sys_enter, struct pt_regs *regs, long id)
+{
+	if (id != FO_NR_IOCTL || !tgid_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	if ((unsigned int)regs->si != FO_IOCTL_PRIVCMD_HYPERCALL)
+		return 0;
+	return ioctl_enter((unsigned int)regs->si, regs->dx, FO_IOC_PRIVCMD_HYPERCALL);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(fo_sys_exit, struct pt_regs *regs, long ret)
+{
+	if (!tgid_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	return ioctl_exit(ret);
+}
+
 /* kmod-switch/main.c: static long fo_switch_ioctl(struct file *, unsigned int cmd, unsigned long arg);
  * attached only when the module is loaded (fo_trace.c checks kallsyms). */
 SEC("fentry/fo_switch_ioctl")

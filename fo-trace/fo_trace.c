@@ -768,6 +768,22 @@ int main(int argc, char **argv)
 	privcmd_hook = ioctl_hook(have_privcmd, "xen_privcmd", skel->progs.fo_privcmd_fentry,
 				  skel->progs.fo_privcmd_fexit, skel->progs.fo_privcmd_enter,
 				  skel->progs.fo_privcmd_exit);
+	/* The overhead experiment only (README.md, "Overhead"): privcmd's
+	 * ioctls seen from the raw syscall tracepoints instead. */
+	{
+		const char *h = getenv("FO_TRACE_IOCTL_HOOK");
+		bool sys = h && !strcmp(h, "syscalls") && have_privcmd;
+
+		if (h && *h && strcmp(h, "syscalls") && strcmp(h, "handler"))
+			die("FO_TRACE_IOCTL_HOOK=%s: expected syscalls or handler", h);
+		bpf_program__set_autoload(skel->progs.fo_sys_enter, sys);
+		bpf_program__set_autoload(skel->progs.fo_sys_exit, sys);
+		if (sys) {
+			ioctl_hook(false, "xen_privcmd", skel->progs.fo_privcmd_fentry, skel->progs.fo_privcmd_fexit,
+				   skel->progs.fo_privcmd_enter, skel->progs.fo_privcmd_exit);
+			privcmd_hook = "syscalls";
+		}
+	}
 	fo_switch_hook = ioctl_hook(have_fo_switch, "fo_switch", skel->progs.fo_switch_fentry,
 				    skel->progs.fo_switch_fexit, skel->progs.fo_switch_enter,
 				    skel->progs.fo_switch_exit);

@@ -29,7 +29,7 @@ def main():
     metrics = {}
     for line in open(log, errors="replace"):
         line = line.rstrip("\r\n")
-        m = re.search(r"@@FO-TRACE-OH (off|on|sched|ioctl|ioctl-v\d) (\d+) (.*)$", line)
+        m = re.search(r"@@FO-TRACE-OH (off|on|sched|ioctl|ioctl-v\d|ioctl-sys|on-sys) (\d+) (.*)$", line)
         if m:
             f = m.group(3).split(",")
             if f[0] == "i" or len(f) < len(HEADER):
@@ -65,7 +65,9 @@ def main():
                           "ioctl": "fo-trace --no-sched (privcmd ioctl probes only)",
                           "ioctl-v1": "ioctl, no user-memory reads", "ioctl-v2": "ioctl-v1, no ring-buffer record",
                           "ioctl-v3": "ioctl-v2, no per-thread map (target check only)",
-                          "ioctl-v4": "ioctl programs attached but empty"},
+                          "ioctl-v4": "ioctl programs attached but empty",
+                          "ioctl-sys": "ioctl, seen from the raw syscall tracepoints (FO_TRACE_IOCTL_HOOK=syscalls)",
+                          "on-sys": "on, ioctls seen from the raw syscall tracepoints"},
            "metrics": metrics, "paths": {}}
     conds = [c for c in rows if c != "off" and rows[c]]
     lines = ["# fo-trace overhead on failoverd's switch", "",

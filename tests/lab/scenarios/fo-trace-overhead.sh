@@ -10,7 +10,9 @@
 # the emulated machine cancels out. Every bench-ctl row is printed as
 # `@@FO-TRACE-OH <condition> <block> <csv>`.
 # Parameters from dom0's command line: fo.oh.n=N (20), fo.oh.blocks=B (4),
-# fo.oh.conds=C+C+... (off+on+sched+ioctl). A condition ioctl-vK is
+# fo.oh.conds=C+C+... (off+on+sched+ioctl). ioctl-sys and on-sys are ioctl
+# and on with FO_TRACE_IOCTL_HOOK=syscalls (the raw syscall tracepoints
+# instead of fentry/fexit on privcmd_ioctl). A condition ioctl-vK is
 # ioctl with FO_TRACE_IOCTL_VARIANT=K: the ioctl programs skipping part of
 # their work (fo_trace.bpf.c), to find what costs.
 # needs: failoverd failoverctl fo-heartbeat
@@ -29,9 +31,15 @@ sleep 2
 FT_PID=""
 
 ft_start() {
-	local opt="" variant=0
-	case $2 in sched) opt=--no-ioctl ;; ioctl) opt=--no-sched ;; ioctl-v*) opt=--no-sched variant=${2#ioctl-v} ;; esac
-	FO_TRACE_IOCTL_VARIANT=$variant fo-trace -p "$FOD_PID" -d 3600 -q $opt -j $LAB/oh-$1.json 2> $LAB/oh-$1.err &
+	local opt="" variant=0 hook=handler
+	case $2 in
+	sched) opt=--no-ioctl ;;
+	ioctl) opt=--no-sched ;;
+	ioctl-v*) opt=--no-sched variant=${2#ioctl-v} ;;
+	ioctl-sys) opt=--no-sched hook=syscalls ;;
+	on-sys) hook=syscalls ;;
+	esac
+	FO_TRACE_IOCTL_HOOK=$hook FO_TRACE_IOCTL_VARIANT=$variant fo-trace -p "$FOD_PID" -d 3600 -q $opt -j $LAB/oh-$1.json 2> $LAB/oh-$1.err &
 	FT_PID=$!
 	i=0
 	while ! grep -q attached $LAB/oh-$1.err 2>/dev/null; do
@@ -49,6 +57,9 @@ ft_stop() {
 	[ $rc = 0 ] || log "fo-trace exited $rc: $(tail -n 3 $LAB/oh-$1.err)"
 	metric "oh_$1_fotrace_switches" "$(jq '.switches | length' $LAB/oh-$1.json 2>/dev/null)" ""
 	metric "oh_$1_fotrace_dropped" "$(jq '.dropped_records' $LAB/oh-$1.json 2>/dev/null)" ""
+	# the switches whose pause ioctl the trace found (0 with --no-ioctl)
+	metric "oh_$1_fotrace_pause_ioctls" "$(jq '[.switches[] | select(.pause_ioctl != null)] | length' $LAB/oh-$1.json 2>/dev/null)" ""
+	log "fo-trace $1: privcmd hook $(jq -r '.privcmd_hook' $LAB/oh-$1.json 2>/dev/null)"
 	FT_PID=""
 }
 
