@@ -7,13 +7,21 @@
 # the daemon's own phase times and writes
 # tests/bench/results/<date>-<label>.{json,md} beside the benchmark results.
 #
-#   fo-trace/bench-overhead.sh [--build-dir DIR] [--n N] [--blocks B] [--conds C+C+..] [--label L] [--from-log LOG]
-# --conds: off+on+sched+ioctl by default; ioctl-v1 .. ioctl-v4 run the
-# ioctl programs with part of their work skipped (fo_trace.bpf.c).
+#   fo-trace/bench-overhead.sh [--build-dir DIR] [--n N] [--blocks B] [--conds C+C+..] [--label L]
+#                              [--out DIR] [--from-log LOG] [--smoke]
+# --conds: off+default+on+ioctl by default (default: fo-trace as it attaches
+# without options; on: --ioctl, everything); sched = --no-ioctl; ioctl-v1 ..
+# ioctl-v4 run the ioctl programs with part of their work skipped
+# (fo_trace.bpf.c); ioctl-sys, on-sys: ioctls seen from the raw syscall
+# tracepoints.
+# --smoke: ctest's short run of the same code (xen_fo-trace-overhead_smoke):
+# n 4, 2 blocks, off+default+on, results under <build>/bench-results, and
+# fail unless every condition switched and traced what its options say.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${FO_BUILD_DIR:-$REPO/build}
-N=20 BLOCKS=4 LABEL=fo-trace-overhead LOG="" CONDS=off+on+sched+ioctl
+N=20 BLOCKS=4 LABEL=fo-trace-overhead LOG="" CONDS=off+default+on+ioctl
+OUT="" SMOKE=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build-dir) BUILD=$2; shift 2 ;;
@@ -21,10 +29,15 @@ while [ $# -gt 0 ]; do
 	--blocks) BLOCKS=$2; shift 2 ;;
 	--label) LABEL=$2; shift 2 ;;
 	--conds) CONDS=$2; shift 2 ;;
+	--out) OUT=$2; shift 2 ;;
 	--from-log) LOG=$2; shift 2 ;;
+	--smoke) SMOKE=(--smoke) N=4 BLOCKS=2 CONDS=off+default+on LABEL=fo-trace-overhead-smoke; shift ;;
 	*) echo "bench-overhead: unknown option $1" >&2; exit 2 ;;
 	esac
 done
+if [ -z "$OUT" ]; then
+	if [ ${#SMOKE[@]} = 0 ]; then OUT=$REPO/tests/bench/results; else OUT=$BUILD/bench-results; fi
+fi
 if [ -z "$LOG" ]; then
 	for b in "$BUILD/fo-trace/fo-trace" "$BUILD/tests/bench/bench-ctl"; do
 		[ -x "$b" ] || { echo "bench-overhead: $b not built" >&2; exit 1; }
@@ -34,4 +47,5 @@ if [ -z "$LOG" ]; then
 		"$REPO/tests/lab/lab.sh" run fo-trace-overhead --build-dir "$BUILD" --timeout $((240 + N * BLOCKS * $(echo "$CONDS" | tr '+' '\n' | wc -l) * 3))
 	LOG=$BUILD/logs/fo-trace-overhead.log
 fi
-/usr/bin/python3 "$REPO/fo-trace/overhead_analyze.py" "$LOG" "$REPO/tests/bench/results/$(date +%F)-$LABEL"
+mkdir -p "$OUT"
+/usr/bin/python3 "$REPO/fo-trace/overhead_analyze.py" "${SMOKE[@]}" "$LOG" "$OUT/$(date +%F)-$LABEL"

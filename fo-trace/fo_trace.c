@@ -63,7 +63,11 @@ struct options {
 	const char *extra_tp;
 	const char *xentrace_doms; /* domain names or ids, comma separated */
 	const char *xentrace_bin;
-	bool no_ioctl, no_sched; /* lighter modes (and the overhead experiment's variants) */
+	/* Daemon mode traces the scheduler only unless --ioctl: the ioctl
+	 * probes run on every privcmd call of the switch and cost far more
+	 * than the 5 % budget of an always-attached tracer (README.md,
+	 * "Overhead"); --xl needs them (its breakdown is built on them). */
+	bool ioctl, no_ioctl, no_sched;
 	char **cmd;
 };
 
@@ -563,7 +567,8 @@ static void usage(FILE *f)
 		"\n"
 		"Daemon mode (default): attach to failoverd's threads, run COMMAND (e.g. failoverctl drill)\n"
 		"or trace for --duration, then break every switchover in the window down phase by phase:\n"
-		"fault -> woken -> running -> detected -> ... -> pause ioctl -> ... -> unpause_done.\n"
+		"fault -> woken -> running -> detected -> ... -> pause ioctl -> ... -> unpause_done\n"
+		"(the ioctl points with --ioctl; by default the scheduler only, cheap enough to leave attached).\n"
 		"--xl: run COMMAND N times, traced itself: spawn -> exec -> first hypercall -> domctl -> exit.\n"
 		"\n"
 		"  -p, --pid PID          failoverd's pid (default: the peer of its control socket)\n"
@@ -580,7 +585,10 @@ static void usage(FILE *f)
 		"      --xentrace DOMS    also run xentrace (scheduler events) and merge the events of these\n"
 		"                         domains (names or ids, comma separated) into the timeline\n"
 		"      --xentrace-bin P   the xentrace binary (default: xentrace in PATH or /usr/lib/xen-4.17/bin)\n"
-		"      --no-ioctl         do not probe the privcmd / fo_switch ioctls (lighter; no ioctl phases)\n"
+		"      --ioctl            daemon mode: also probe every privcmd / fo_switch ioctl (the time inside\n"
+		"                         each hypercall; costs the switch about a quarter more, see README;\n"
+		"                         on by default with --xl and --xentrace)\n"
+		"      --no-ioctl         do not probe the ioctls (the default in plain daemon mode)\n"
 		"      --no-sched         do not trace wake-ups and context switches (lighter; no run-queue data)\n"
 		"  -q, --quiet            no table on stdout\n"
 		"  -h, --help\n"
@@ -591,7 +599,7 @@ static void usage(FILE *f)
 static void parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_XL = 256, OPT_PNG, OPT_EVENTS, OPT_TOL, OPT_BTF, OPT_TP, OPT_XT, OPT_XTBIN, OPT_PLOT, OPT_NOIOC,
-	       OPT_NOSCHED };
+	       OPT_NOSCHED, OPT_IOC };
 	static const struct option lo[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "socket", required_argument, NULL, 's' },
@@ -609,6 +617,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{ "xentrace", required_argument, NULL, OPT_XT },
 		{ "xentrace-bin", required_argument, NULL, OPT_XTBIN },
 		{ "plot-script", required_argument, NULL, OPT_PLOT },
+		{ "ioctl", no_argument, NULL, OPT_IOC },
 		{ "no-ioctl", no_argument, NULL, OPT_NOIOC },
 		{ "no-sched", no_argument, NULL, OPT_NOSCHED },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -677,6 +686,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case OPT_XT: o->xentrace_doms = optarg; break;
 		case OPT_XTBIN: o->xentrace_bin = optarg; break;
 		case OPT_PLOT: o->plot_script = optarg; break;
+		case OPT_IOC: o->ioctl = true; break;
 		case OPT_NOIOC: o->no_ioctl = true; break;
 		case OPT_NOSCHED: o->no_sched = true; break;
 		case 'h': usage(stdout); exit(EXIT_OKAY);
@@ -693,6 +703,15 @@ static void parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "fo-trace: --png needs --json FILE (the plot is drawn from that file)\n");
 		exit(EXIT_USAGE);
 	}
+	if (o->ioctl && o->no_ioctl) {
+		fprintf(stderr, "fo-trace: --ioctl and --no-ioctl contradict each other\n");
+		exit(EXIT_USAGE);
+	}
+	/* --xentrace lines Xen's view up with the pause/unpause ioctls (the
+	 * domains and the dom0 vCPU come from them): a diagnosis, so it
+	 * takes them by default too. */
+	if (!o->xl && !o->ioctl && !o->xentrace_doms)
+		o->no_ioctl = true;
 	if (o->xl && o->xentrace_doms) {
 		fprintf(stderr, "fo-trace: --xentrace applies to daemon mode (a drill), not --xl\n");
 		exit(EXIT_USAGE);
@@ -870,6 +889,7 @@ int main(int argc, char **argv)
 	cJSON_AddStringToObject(doc, "privcmd_hook", privcmd_hook);
 	cJSON_AddStringToObject(doc, "fo_switch_hook", fo_switch_hook);
 	cJSON_AddBoolToObject(doc, "sched_traced", !o.no_sched);
+	cJSON_AddBoolToObject(doc, "ioctl_traced", !o.no_ioctl);
 	{
 		__u32 zero = 0;
 		__u64 d = 0;

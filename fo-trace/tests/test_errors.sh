@@ -17,7 +17,7 @@ expect() {
 	if [ $rc = 124 ]; then
 		echo "FAIL (hung): $*"; fails=$((fails + 1)); return
 	fi
-	if [ $rc != "$want" ] || ! grep -qE "$pat" "$tmp/err"; then
+	if [ $rc != "$want" ] || ! grep -qE -e "$pat" "$tmp/err"; then
 		echo "FAIL: $* -> exit $rc (want $want), stderr: $(cat "$tmp/err")"; fails=$((fails + 1)); return
 	fi
 	echo "ok: $* -> exit $rc: $(head -1 "$tmp/err")"
@@ -27,6 +27,7 @@ expect 2 'not a pid' -- "$T" --pid abc
 expect 2 'needs the command' -- "$T" --xl
 expect 2 'needs --json FILE' -- "$T" --png x.png
 expect 2 'not in 1\.\.64' -- "$T" --xl -n 0 -- true
+expect 2 '--ioctl and --no-ioctl contradict' -- "$T" --ioctl --no-ioctl --pid 1
 
 if [ "$(id -u)" != 0 ]; then
 	expect 1 'needs root' -- "$T" --pid 1

@@ -3,14 +3,16 @@
 # latency with and without fo-trace attached, in one boot, for
 # fo-trace/bench-overhead.sh (which analyses the log). The benchmark's own
 # driver (tests/bench: bench-ctl --mode manual) switches pair p1 there and
-# back N times per block and condition: off (no fo-trace), on (fo-trace
-# attached, everything traced), sched (fo-trace --no-ioctl: wake-ups and
-# context switches only), ioctl (fo-trace --no-sched: the ioctl probes only).
+# back N times per block and condition: off (no fo-trace), default
+# (`fo-trace -p PID` as it attaches by default: the scheduler half), on
+# (fo-trace --ioctl, everything traced), sched (--no-ioctl: the same
+# programs as default, named so for older logs), ioctl (--ioctl --no-sched:
+# the ioctl probes only).
 # The order of the conditions rotates from block to block so slow drift of
 # the emulated machine cancels out. Every bench-ctl row is printed as
 # `@@FO-TRACE-OH <condition> <block> <csv>`.
 # Parameters from dom0's command line: fo.oh.n=N (20), fo.oh.blocks=B (4),
-# fo.oh.conds=C+C+... (off+on+sched+ioctl). ioctl-sys and on-sys are ioctl
+# fo.oh.conds=C+C+... (off+default+on+ioctl). ioctl-sys and on-sys are ioctl
 # and on with FO_TRACE_IOCTL_HOOK=syscalls (the raw syscall tracepoints
 # instead of fentry/fexit on privcmd_ioctl). A condition ioctl-vK is
 # ioctl with FO_TRACE_IOCTL_VARIANT=K: the ioctl programs skipping part of
@@ -23,7 +25,7 @@ BLOCKS=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^fo\.oh\.blocks=//p')
 CONDS=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^fo\.oh\.conds=//p' | tr '+' ' ')
 N=${N:-20}
 BLOCKS=${BLOCKS:-4}
-CONDS=${CONDS:-off on sched ioctl}
+CONDS=${CONDS:-off default on ioctl}
 require_bin bench-ctl fo-trace jq
 
 arm_pairs p1
@@ -33,11 +35,14 @@ FT_PID=""
 ft_start() {
 	local opt="" variant=0 hook=handler
 	case $2 in
+	default) ;;
+	on) opt=--ioctl ;;
 	sched) opt=--no-ioctl ;;
-	ioctl) opt=--no-sched ;;
-	ioctl-v*) opt=--no-sched variant=${2#ioctl-v} ;;
-	ioctl-sys) opt=--no-sched hook=syscalls ;;
-	on-sys) hook=syscalls ;;
+	ioctl) opt="--ioctl --no-sched" ;;
+	ioctl-v*) opt="--ioctl --no-sched" variant=${2#ioctl-v} ;;
+	ioctl-sys) opt="--ioctl --no-sched" hook=syscalls ;;
+	on-sys) opt=--ioctl hook=syscalls ;;
+	*) fail "unknown condition $2" ;;
 	esac
 	FO_TRACE_IOCTL_HOOK=$hook FO_TRACE_IOCTL_VARIANT=$variant fo-trace -p "$FOD_PID" -d 3600 -q $opt -j $LAB/oh-$1.json 2> $LAB/oh-$1.err &
 	FT_PID=$!
@@ -57,7 +62,10 @@ ft_stop() {
 	[ $rc = 0 ] || log "fo-trace exited $rc: $(tail -n 3 $LAB/oh-$1.err)"
 	metric "oh_$1_fotrace_switches" "$(jq '.switches | length' $LAB/oh-$1.json 2>/dev/null)" ""
 	metric "oh_$1_fotrace_dropped" "$(jq '.dropped_records' $LAB/oh-$1.json 2>/dev/null)" ""
-	# the switches whose pause ioctl the trace found (0 with --no-ioctl)
+	# the switches whose pause ioctl the trace found (0 without --ioctl),
+	# and the daemon wake-ups it saw (0 with --no-sched)
+	metric "oh_$1_fotrace_ioctl_traced" "$(jq 'if .ioctl_traced then 1 else 0 end' $LAB/oh-$1.json 2>/dev/null)" ""
+	metric "oh_$1_fotrace_wakeups" "$(jq '.wakeups.count // 0' $LAB/oh-$1.json 2>/dev/null)" ""
 	metric "oh_$1_fotrace_pause_ioctls" "$(jq '[.switches[] | select(.pause_ioctl != null)] | length' $LAB/oh-$1.json 2>/dev/null)" ""
 	log "fo-trace $1: privcmd hook $(jq -r '.privcmd_hook' $LAB/oh-$1.json 2>/dev/null)"
 	FT_PID=""
@@ -73,7 +81,7 @@ run_block() {
 }
 
 for b in $(seq 1 $BLOCKS); do
-	# rotate: block 1 off on sched ioctl, block 2 on sched ioctl off, ...
+	# rotate: block 1 off default on ioctl, block 2 default on ioctl off, ...
 	set -- $CONDS
 	i=1
 	while [ $i -lt $b ]; do first=$1; shift; set -- "$@" $first; i=$((i + 1)); done
