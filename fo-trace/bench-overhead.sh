@@ -13,7 +13,7 @@
 # without options; on: --ioctl, everything); sched = --no-ioctl; ioctl-v1 ..
 # ioctl-v4 run the ioctl programs with part of their work skipped
 # (fo_trace.bpf.c); ioctl-sys, on-sys: ioctls seen from the raw syscall
-# tracepoints.
+# tracepoints; default-pMS drains fo-trace's ring every MS ms (100 normally).
 # --smoke: ctest's short run of the same code (xen_fo-trace-overhead_smoke):
 # n 4, 2 blocks, off+default+on, results under <build>/bench-results, and
 # fail unless every condition switched and traced what its options say.

@@ -586,7 +586,7 @@ static void usage(FILE *f)
 		"                         domains (names or ids, comma separated) into the timeline\n"
 		"      --xentrace-bin P   the xentrace binary (default: xentrace in PATH or /usr/lib/xen-4.17/bin)\n"
 		"      --ioctl            daemon mode: also probe every privcmd / fo_switch ioctl (the time inside\n"
-		"                         each hypercall; costs the switch about a quarter more, see README;\n"
+		"                         each hypercall; costs the switch +20-40 % at p50, see README;\n"
 		"                         on by default with --xl and --xentrace)\n"
 		"      --no-ioctl         do not probe the ioctls (the default in plain daemon mode)\n"
 		"      --no-sched         do not trace wake-ups and context switches (lighter; no run-queue data)\n"
@@ -863,8 +863,12 @@ int main(int argc, char **argv)
 	} else {
 		uint64_t end = t_start + (uint64_t)(o.duration_s * 1e9);
 		char c2[64];
+		/* The overhead experiment's knob (README.md, "Overhead"): how
+		 * often a window's drain wakes fo-trace up, in ms. */
+		const char *pm = getenv("FO_TRACE_POLL_MS");
+		int poll_ms = pm && atoi(pm) > 0 ? atoi(pm) : 100;
 		while (!stop_flag && mono_ns() < end) {
-			pump(rb, 100);
+			pump(rb, poll_ms);
 			if (!pid_alive(dpid, c2, sizeof(c2))) {
 				warnx_("failoverd (pid %d) exited while being traced", (int)dpid);
 				break;

@@ -17,6 +17,8 @@
 # instead of fentry/fexit on privcmd_ioctl). A condition ioctl-vK is
 # ioctl with FO_TRACE_IOCTL_VARIANT=K: the ioctl programs skipping part of
 # their work (fo_trace.bpf.c), to find what costs.
+# default-pMS is default with FO_TRACE_POLL_MS=MS (how often fo-trace
+# drains its ring in a window; 100 ms normally).
 # needs: failoverd failoverctl fo-heartbeat
 . /lab/scenarios/common.sh
 
@@ -33,9 +35,10 @@ sleep 2
 FT_PID=""
 
 ft_start() {
-	local opt="" variant=0 hook=handler
+	local opt="" variant=0 hook=handler poll=""
 	case $2 in
 	default) ;;
+	default-p*) poll=${2#default-p} ;;
 	on) opt=--ioctl ;;
 	sched) opt=--no-ioctl ;;
 	ioctl) opt="--ioctl --no-sched" ;;
@@ -44,7 +47,7 @@ ft_start() {
 	on-sys) opt=--ioctl hook=syscalls ;;
 	*) fail "unknown condition $2" ;;
 	esac
-	FO_TRACE_IOCTL_HOOK=$hook FO_TRACE_IOCTL_VARIANT=$variant fo-trace -p "$FOD_PID" -d 3600 -q $opt -j $LAB/oh-$1.json 2> $LAB/oh-$1.err &
+	FO_TRACE_POLL_MS=$poll FO_TRACE_IOCTL_HOOK=$hook FO_TRACE_IOCTL_VARIANT=$variant fo-trace -p "$FOD_PID" -d 3600 -q $opt -j $LAB/oh-$1.json 2> $LAB/oh-$1.err &
 	FT_PID=$!
 	i=0
 	while ! grep -q attached $LAB/oh-$1.err 2>/dev/null; do
