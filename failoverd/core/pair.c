@@ -1038,10 +1038,16 @@ static int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fau
 
 	if (to->domid == FO_DOMID_INVALID || fo_dom_state_is_dead(to->state))
 		return -ENODEV;
-	/* One owner per pair: the module lets go first, or it already acted. */
+	/* One owner per pair: the module lets go first, or it already acted.
+	 * A refusal is -EBUSY to our callers, whatever the module said: -EIO
+	 * from here means a switch that ran and did not end well. */
 	r = take_from_kernel(p);
-	if (r < 0)
+	if (r == -EALREADY)
 		return r;
+	if (r < 0) {
+		fo_warn("pair %s: the kernel module would not give the pair back: %s", p->cfg.name, strerror(-r));
+		return -EBUSY;
+	}
 
 	e = fo_event_ring_claim(p->env->ring, detected_ns);
 	e->kind = drill ? FO_EV_DRILL : FO_EV_SWITCHOVER;
@@ -1159,11 +1165,12 @@ static void fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns,
 	if (r == -ENODEV)
 		become(p, FO_PAIR_DEGRADED, "active %s failed (%s) and there is no standby to take over",
 		       fo_pair_active(p)->name, fo_fault_name(fault));
-	else if (r < 0 && r != -EALREADY)
+	else if (r == -EBUSY)
 		/* The module still has the pair and would not give it back:
 		 * it stays the owner (it switches on heartbeat loss). */
-		record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s failed (%s) but the kernel module would not give the pair back: %s",
-		       fo_pair_active(p)->name, fo_fault_name(fault), strerror(-r));
+		record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s failed (%s) but the kernel module would not give the pair back",
+		       fo_pair_active(p)->name, fo_fault_name(fault));
+	/* -EIO: the switch ran and failed; its event and DEGRADED say why. */
 }
 
 static bool page_is_unhealthy(const struct fo_pair *p, const struct fo_member *m)

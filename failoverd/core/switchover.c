@@ -36,22 +36,37 @@ int fo_fence(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state)
 	return fo_dom_state_is_fenced(st) ? 0 : (r < 0 ? r : -EIO);
 }
 
+/* An aborted switch leaves the standby as it was (paused): say so from the
+ * hypervisor, not "gone", so that the pair still knows it has one. */
+static void abort_switch(struct fo_hv *hv, fo_domid_t to, struct fo_switch_outcome *out, const char *why)
+{
+	out->result = FO_RESULT_ABORTED;
+	out->why = why;
+	if (hv->ops->get_state(hv, to, &out->to_state) < 0)
+		out->to_state = FO_DOM_GONE;
+}
+
 void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uint64_t phase_ns[FO_PHASE_COUNT],
 			   struct fo_switch_outcome *out)
 {
 	enum fo_dom_state st = FO_DOM_GONE;
+	/* The pair forgets an active's domid once Xen no longer has the
+	 * domain (destroyed, and seen only after its teardown): nothing is
+	 * left that could run, so it is fenced already. Pausing or asking
+	 * about an invalid domid would only fail, and abort a switch that
+	 * must happen. */
+	bool from_gone = from == FO_DOMID_INVALID;
 
 	out->result = FO_RESULT_OK;
 	out->why = NULL;
 	out->to_state = FO_DOM_GONE;
 
-	if (hv->ops->switch_fenced) {
+	if (hv->ops->switch_fenced && !from_gone) {
 		int r = hv->ops->switch_fenced(hv, from, to, phase_ns, &out->from_state, &out->to_state);
 		if (r == 0)
 			return;
 		if (r == -EIO) {
-			out->result = FO_RESULT_ABORTED;
-			out->why = "could not confirm the active is paused; standby left paused";
+			abort_switch(hv, to, out, "could not confirm the active is paused; standby left paused");
 			return;
 		}
 		if (r == -EAGAIN) {
@@ -75,9 +90,10 @@ void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uin
 
 	/* 1. Fence the old active. */
 	phase_ns[FO_PHASE_PAUSE_ISSUED] = hv->ops->now_ns(hv);
-	if (fo_fence(hv, from, &out->from_state) < 0) {
-		out->result = FO_RESULT_ABORTED;
-		out->why = "could not confirm the active is paused; standby left paused";
+	if (from_gone) {
+		out->from_state = FO_DOM_GONE;
+	} else if (fo_fence(hv, from, &out->from_state) < 0) {
+		abort_switch(hv, to, out, "could not confirm the active is paused; standby left paused");
 		return;
 	}
 	phase_ns[FO_PHASE_PAUSE_DONE] = hv->ops->now_ns(hv);
@@ -102,7 +118,7 @@ void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uin
 	/* 3. The invariant, once more: something outside us (an operator's
 	 * `xl unpause`) may have restarted the old active meanwhile. The new
 	 * active wins; the old one is fenced again. */
-	if (!confirm_fenced(hv, from, &out->from_state)) {
+	if (!from_gone && !confirm_fenced(hv, from, &out->from_state)) {
 		if (fo_fence(hv, from, &out->from_state) < 0) {
 			/* Never leave two running: stop the new one too. */
 			fo_fence(hv, to, &out->to_state);

@@ -155,6 +155,11 @@ static int enter(struct fo_hv_sim *s, enum fo_sim_op op, fo_domid_t domid)
 		f->count--;
 		r = f->err;
 	}
+	/* Like hv_xen.c: no domain can have a reserved id (FO_DOMID_INVALID is
+	 * Xen's DOMID_INVALID), so a call about one is refused, not answered
+	 * "gone": a caller that passes one must have handled that itself. */
+	if (!r && domid >= FO_DOMID_INVALID && (op == FO_SIM_GET_STATE || op == FO_SIM_PAUSE || op == FO_SIM_UNPAUSE))
+		r = -EINVAL;
 	if (s->n_log < FO_SIM_LOG_MAX)
 		s->log[s->n_log++] = (struct fo_sim_call){ .op = op, .domid = domid, .at_ns = s->clock_ns, .result = r };
 	return r;

@@ -302,6 +302,13 @@ static void test_pause_fails_aborts(void)
 	e = last_event_of(&f, FO_EV_SWITCHOVER);
 	CHECK(e && e->result == FO_RESULT_ABORTED, "aborted");
 	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	/* The standby is still there, paused: the pair must not think it gone
+	 * (status, a later manual switch), and the abort is not blamed on the
+	 * kernel module (there is none here). */
+	CHECK(fo_pair_standby(f.p)->state == FO_DOM_PAUSED, "standby still known paused, not %s",
+	      fo_dom_state_name(fo_pair_standby(f.p)->state));
+	e = last_event_of(&f, FO_EV_INFO);
+	CHECK(!e || !strstr(e->message, "kernel module"), "no kernel-module excuse: %s", e ? e->message : "");
 	fx_free(&f);
 }
 
