@@ -586,7 +586,7 @@ static void usage(FILE *f)
 		"                         domains (names or ids, comma separated) into the timeline\n"
 		"      --xentrace-bin P   the xentrace binary (default: xentrace in PATH or /usr/lib/xen-4.17/bin)\n"
 		"      --ioctl            daemon mode: also probe every privcmd / fo_switch ioctl (the time inside\n"
-		"                         each hypercall; costs the switch +20-40 % at p50, see README;\n"
+		"                         each hypercall; costs the switch +20-40 %% at p50, see README;\n"
 		"                         on by default with --xl and --xentrace)\n"
 		"      --no-ioctl         do not probe the ioctls (the default in plain daemon mode)\n"
 		"      --no-sched         do not trace wake-ups and context switches (lighter; no run-queue data)\n"
@@ -866,7 +866,15 @@ int main(int argc, char **argv)
 		/* The overhead experiment's knob (README.md, "Overhead"): how
 		 * often a window's drain wakes fo-trace up, in ms. */
 		const char *pm = getenv("FO_TRACE_POLL_MS");
-		int poll_ms = pm && atoi(pm) > 0 ? atoi(pm) : 100;
+		int poll_ms = 100;
+
+		if (pm && *pm) {
+			char *e;
+			long v = strtol(pm, &e, 10);
+			if (*e || v < 1 || v > 60000)
+				die("FO_TRACE_POLL_MS=%s: expected milliseconds in 1..60000", pm);
+			poll_ms = (int)v;
+		}
 		while (!stop_flag && mono_ns() < end) {
 			pump(rb, poll_ms);
 			if (!pid_alive(dpid, c2, sizeof(c2))) {
