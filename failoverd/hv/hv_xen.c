@@ -952,12 +952,34 @@ static int agent_keys_read(struct xs_handle *xs, fo_domid_t domid, struct agent_
 	return -EAGAIN;
 }
 
+/* ------------------------------------------------- helper threads' eventfd */
+
+/* Helper thread: results are waiting (the loop's fd becomes readable). */
+static void helper_post(struct xen_helper *h)
+{
+	uint64_t one = 1;
+
+	if (write(h->event_fd, &one, sizeof(one)) < 0) {
+		/* cannot fail short of EAGAIN at 2^64-1 */
+	}
+}
+
+/* Loop: the fd is quiet again; the results themselves are taken under the
+ * lock, so clearing before taking never loses one. */
+static void helper_clear(struct xen_helper *h)
+{
+	uint64_t count;
+
+	if (read(h->event_fd, &count, sizeof(count)) < 0) {
+		/* EAGAIN: a previous dispatch already took them */
+	}
+}
+
 /* --------------------------------------------------------- reader thread */
 
 static void *reader_main(void *arg)
 {
 	struct xen_reader *rd = arg;
-	uint64_t one = 1;
 
 	pthread_mutex_lock(&rd->h.lock);
 	for (;;) {
@@ -980,9 +1002,7 @@ static void *reader_main(void *arg)
 		pthread_mutex_lock(&rd->h.lock);
 		/* outstanding counted this result in, so there is room */
 		rd->res[rd->n_res++] = res;
-		if (write(rd->h.event_fd, &one, sizeof(one)) < 0) {
-			/* cannot fail short of EAGAIN at 2^64-1 */
-		}
+		helper_post(&rd->h);
 	}
 	pthread_mutex_unlock(&rd->h.lock);
 	return NULL;
@@ -1121,12 +1141,9 @@ static bool reader_request(struct xen_reader *rd, fo_domid_t domid, uint64_t gen
 /* Take every waiting result; returns how many were copied into out. */
 static size_t reader_collect(struct xen_reader *rd, struct reader_res *out)
 {
-	uint64_t count;
 	size_t n;
 
-	if (read(rd->h.event_fd, &count, sizeof(count)) < 0) {
-		/* EAGAIN: a previous collect already took them */
-	}
+	helper_clear(&rd->h);
 	pthread_mutex_lock(&rd->h.lock);
 	n = rd->n_res;
 	memcpy(out, rd->res, n * sizeof(*out));
@@ -1146,7 +1163,6 @@ static const char *writer_key_path(enum writer_key key)
 static void *writer_main(void *arg)
 {
 	struct xen_writer *w = arg;
-	uint64_t one = 1;
 
 	pthread_mutex_lock(&w->h.lock);
 	for (;;) {
@@ -1172,9 +1188,7 @@ static void *writer_main(void *arg)
 		w->res[(w->res_head + w->n_res) % WRITER_QUEUE] = job;
 		w->n_res++;
 		pthread_mutex_unlock(&w->h.lock);
-		if (write(w->h.event_fd, &one, sizeof(one)) < 0) {
-			/* cannot fail short of EAGAIN at 2^64-1 */
-		}
+		helper_post(&w->h);
 		pthread_mutex_lock(&w->h.lock);
 	}
 	pthread_mutex_unlock(&w->h.lock);
@@ -1344,11 +1358,8 @@ static void dispatch_writer(struct xen_hv *x)
 {
 	struct xen_writer *w = &x->writer;
 	struct writer_req r;
-	uint64_t count;
 
-	if (read(w->h.event_fd, &count, sizeof(count)) < 0) {
-		/* EAGAIN: a previous dispatch already took them */
-	}
+	helper_clear(&w->h);
 	while (writer_take(w, &r)) {
 		if (r.err == 0) {
 			fo_debug("xen: domain %" PRIu32 ": %s = \"%s\" written in %" PRIu64 " us (%" PRIu64
@@ -1877,7 +1888,6 @@ static void builder_destroy(struct xen_builder *b, struct builder_job *job)
 static void *builder_main(void *arg)
 {
 	struct xen_builder *b = arg;
-	uint64_t one = 1;
 
 	pthread_mutex_lock(&b->h.lock);
 	for (;;) {
@@ -1915,9 +1925,7 @@ static void *builder_main(void *arg)
 		b->res[(b->res_head + b->n_res) % BUILDER_QUEUE] = job;
 		b->n_res++;
 		pthread_mutex_unlock(&b->h.lock);
-		if (write(b->h.event_fd, &one, sizeof(one)) < 0) {
-			/* cannot fail short of EAGAIN at 2^64-1 */
-		}
+		helper_post(&b->h);
 		pthread_mutex_lock(&b->h.lock);
 	}
 	pthread_mutex_unlock(&b->h.lock);
@@ -2076,11 +2084,8 @@ static void dispatch_builder(struct xen_hv *x)
 {
 	struct builder_job job;
 	bool destroyed = false;
-	uint64_t count;
 
-	if (read(x->builder.h.event_fd, &count, sizeof(count)) < 0) {
-		/* EAGAIN: a previous dispatch already took them */
-	}
+	helper_clear(&x->builder.h);
 	while (builder_take(&x->builder, &job)) {
 		if (job.kind == JOB_DESTROY) {
 			destroy_finished(x, &job);
