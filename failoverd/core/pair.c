@@ -1494,8 +1494,8 @@ int fo_pair_request_drill(struct fo_pair *p, enum fo_drill_kind kind, char *err,
 	struct fo_hv *hv = p->env->hv;
 	struct fo_member *a = fo_pair_active(p);
 	uint64_t budget_ms;
-	const char *cmd = NULL;
-	int r = 0;
+	const char *cmd;
+	int r;
 
 	if (p->state != FO_PAIR_ARMED) {
 		snprintf(err, errlen, "pair %s is %s (%s): a drill needs an ARMED pair", p->cfg.name,
@@ -1519,27 +1519,19 @@ int fo_pair_request_drill(struct fo_pair *p, enum fo_drill_kind kind, char *err,
 	set_deadline(fo_pair_standby(p), FO_DL_DRILL, p->drill_inject_ns + MS(budget_ms));
 
 	cmd = drill_command(kind);
-	switch (kind) {
-	case FO_DRILL_HEARTBEAT_LOSS:
-	case FO_DRILL_HANG:
-	case FO_DRILL_CRASH:
-	case FO_DRILL_UNHEALTHY:
-		break;
-	case FO_DRILL_DESTROY:
+	if (cmd) {
+		r = hv->ops->agent_command(hv, a->domid, cmd);
+	} else if (kind == FO_DRILL_DESTROY) {
 		r = hv->ops->destroy(hv, a->domid);
 		if (r == 0)
 			fo_pair_on_domains_changed(p);
-		break;
-	case FO_DRILL_MANUAL:
+	} else if (kind == FO_DRILL_MANUAL) {
 		r = begin_switchover(p, FO_FAULT_MANUAL, p->drill_inject_ns, now_ns(p));
 		if (r == -EALREADY)
 			r = 0; /* the module switched first; its event is this drill's */
-		break;
-	default:
+	} else {
 		r = -EINVAL;
 	}
-	if (cmd)
-		r = hv->ops->agent_command(hv, a->domid, cmd);
 	if (r < 0 && p->drill_event_id == 0) {
 		p->drill_active = false;
 		set_deadline(fo_pair_standby(p), FO_DL_NONE, 0);

@@ -78,11 +78,9 @@ void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uin
 			/* The module has this pair (or one of its domains) armed:
 			 * it alone may switch it. Doing the sequence here would
 			 * pause the active and then be refused the unpause. */
-			out->result = FO_RESULT_ABORTED;
 			out->from_state = FO_DOM_RUNNING;
-			out->why = "the kernel module owns this pair (EBUSY); nothing done";
 			hv->ops->get_state(hv, from, &out->from_state);
-			hv->ops->get_state(hv, to, &out->to_state);
+			abort_switch(hv, to, out, "the kernel module owns this pair (EBUSY); nothing done");
 			return;
 		}
 		/* Anything else: the fast path did nothing; do it here. */

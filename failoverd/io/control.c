@@ -12,7 +12,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../core/log.h"
@@ -318,14 +317,6 @@ static bool only_keys(const cJSON *req, const char *const *allowed, const char *
 	return true;
 }
 
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000ull + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /* Returns the reply, or NULL when the reply is deferred (a drill). */
 static cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const char *line)
 {
@@ -397,11 +388,12 @@ static cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const c
 	} else if (strcmp(cmd, "switchover") == 0) {
 		/* How long the loop was busy with it before the reply: the
 		 * fenced switch plus whatever else runs synchronously after it. */
-		uint64_t t0 = mono_us();
+		struct fo_hv *hv = fo_manager_hv(c->mgr);
+		uint64_t t0 = hv->ops->now_ns(hv);
 		reply = fo_pair_request_switchover(p, err, sizeof(err)) < 0 ? error_reply("switchover: %s", err)
 									     : ok_reply();
 		fo_debug("control: switchover %s handled in %llu us", p->cfg.name,
-			 (unsigned long long)(mono_us() - t0));
+			 (unsigned long long)((hv->ops->now_ns(hv) - t0) / 1000));
 	} else if (strcmp(cmd, "arm") == 0) {
 		fo_pair_arm(p);
 		reply = ok_reply();
