@@ -5,13 +5,24 @@
 # apt-get runs only when something is missing.
 set -euo pipefail
 
+# Nothing here changes how the host boots: Xen, its tools and the lab's
+# kernels are fetched and unpacked into the lab's cache by
+# tests/lab/debroot.sh (never installed); only the kernel headers that
+# kmod-switch builds against are installed, and tests/lab/check-host.sh
+# fails the run if any boot package appears.
 PACKAGES="build-essential cmake ninja-build pkg-config git
- libxen-dev libcjson-dev libsystemd-dev
- qemu-system-x86 xen-hypervisor-4.17-amd64 xen-utils-4.17 xenstore-utils
- linux-image-amd64 linux-headers-amd64 linux-image-rt-amd64 linux-headers-rt-amd64 busybox-static cpio gzip xz-utils zstd jq stress-ng python3 python3-matplotlib
+ libxen-dev libcjson-dev libsystemd-dev libyajl2 libncurses6 kmod
+ qemu-system-x86
+ linux-headers-amd64 linux-headers-rt-amd64 busybox-static cpio gzip xz-utils zstd jq stress-ng python3 python3-matplotlib
  mmdebstrap qemu-utils e2fsprogs iperf3
  flex bison dpkg-dev
  clang bpftool libbpf-dev"
+
+# --list: the package names only (tests/lab/check-host.sh checks them).
+if [ "${1:-}" = --list ]; then
+	echo $PACKAGES
+	exit 0
+fi
 
 missing=""
 for p in $PACKAGES; do

@@ -57,11 +57,12 @@ export LAB_SRC
 # shellcheck source=mkimage.sh
 . "$LAB_SRC/mkimage.sh"
 
-# Host packages. The dom0 image is made of these, so they are also what the
-# base image's cache key is computed from.
-DEPS_PACKAGES="qemu-system-x86 xen-hypervisor-4.17-amd64 xen-utils-4.17 xenstore-utils libxen-dev
- linux-image-amd64 busybox-static cpio gzip xz-utils jq stress-ng iperf3 python3 gcc libc6-dev"
-XEN_GZ=/boot/xen-4.17-amd64.gz
+# Host packages: QEMU, build tools, libxen-dev (whose libraries the dom0
+# image's Xen tools use too) and the dom0 image's userland tools. Nothing
+# here boots: Xen and the kernels come from debroot.sh, unpacked into the
+# lab's cache and never installed (check-host.sh verifies it).
+DEPS_PACKAGES="qemu-system-x86 libxen-dev libyajl2 libncurses6 kmod busybox-static cpio gzip xz-utils
+ jq stress-ng iperf3 python3 gcc libc6-dev"
 # Debian's python3 (stdlib lzma/gzip/json only) over whatever PATH offers.
 PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
 export PYTHON
@@ -88,96 +89,49 @@ usage() {
 
 cmd_deps() {
 	local missing="" p
+	# --list: the host package names only (check-host.sh checks them).
+	[ "${1:-}" != --list ] || { echo $DEPS_PACKAGES; return 0; }
 	for p in $DEPS_PACKAGES; do
 		dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 			missing="$missing $p"
 	done
 	if [ -z "$missing" ]; then
 		note "all host packages present"
-		return 0
-	fi
-	note "installing:$missing"
-	[ "$(id -u)" = 0 ] || die "deps needs root (apt-get)"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update
-	# shellcheck disable=SC2086
-	apt-get install -y --no-install-recommends $missing
-}
-
-# The owning package of a file, or nothing. Looks the merged-/usr twin up too.
-dpkg_owner() {
-	local f=$1 out
-	out=$(dpkg -S "$f" 2>/dev/null || true)
-	[ -n "$out" ] || out=$(dpkg -S "/usr$f" 2>/dev/null || true)
-	[ -n "$out" ] || out=$(dpkg -S "${f#/usr}" 2>/dev/null || true)
-	echo "$out" | grep -v '^diversion' | head -1 | sed 's/: .*//; s/:.*//'
-}
-
-# Pick the dom0 kernel: the newest /boot/vmlinuz-* whose image and whose
-# Xen modules belong to the same installed package at the same version
-# (a kernel booted with another build's modules fails at insmod, or worse).
-# Only kernels of the flavour asked for (--dom0-kernel) count: rt is a
-# PREEMPT_RT build (CONFIG_PREEMPT_RT=y in /boot/config-VERSION), stock is
-# not. FO_LAB_KERNEL=VERSION forces one (of that flavour). Sets KVER, KPKG,
-# KPKG_VERSION.
-kernel_flavour() {
-	local kv=$1
-	if [ -f "/boot/config-$kv" ]; then
-		grep -q '^CONFIG_PREEMPT_RT=y' "/boot/config-$kv" && echo rt || echo stock
 	else
-		case $kv in *-rt-*) echo rt ;; *) echo stock ;; esac
+		note "installing:$missing"
+		[ "$(id -u)" = 0 ] || die "deps needs root (apt-get)"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update
+		# shellcheck disable=SC2086
+		apt-get install -y --no-install-recommends $missing
 	fi
+	# The boot parts: fetched and unpacked into the cache, not installed.
+	debroot_xen
+	debroot_kernel stock
+	note "Xen $XEN_VERSION and kernel $KVER ($KPKG_VERSION) unpacked in $LAB_CACHE"
 }
 
+# Pick the dom0 kernel of the flavour asked for (--dom0-kernel): the image
+# and its modules come unpacked from the same Debian package (debroot.sh),
+# at the version of the host's linux-headers (kmod-switch is built against
+# them). FO_LAB_KERNEL=VERSION forces one. Sets KVER, KPKG, KPKG_VERSION,
+# KROOT.
 pick_kernel() {
-	local img kv m f pkg_img pkg_mod ver_img ver_mod why="" ok
-	local candidates flavour=${1:-$DOM0_KERNEL} forced=${2-${FO_LAB_KERNEL:-}}
-	if [ -n "$forced" ]; then
-		candidates=/boot/vmlinuz-$forced
-	else
-		candidates=$(ls /boot/vmlinuz-* 2>/dev/null | sort -V -r || true)
-	fi
-	for img in $candidates; do
-		[ -f "$img" ] || { why="$why $img: missing;"; continue; }
-		kv=${img#/boot/vmlinuz-}
-		if [ "$(kernel_flavour "$kv")" != "$flavour" ]; then
-			why="$why $kv: not a $flavour kernel;"; continue
-		fi
-		pkg_img=$(dpkg_owner "$img")
-		[ -n "$pkg_img" ] || { why="$why $kv: image not from a package;"; continue; }
-		ver_img=$(dpkg-query -W -f '${Version}' "$pkg_img" 2>/dev/null || true)
-		ok=1
-		for m in $DOM0_MODULES; do
-			f=$(find "/lib/modules/$kv" -name "$m.ko*" 2>/dev/null | head -1)
-			if [ -z "$f" ]; then
-				why="$why $kv: no module $m;"; ok=0; break
-			fi
-			pkg_mod=$(dpkg_owner "$f")
-			ver_mod=$(dpkg-query -W -f '${Version}' "$pkg_mod" 2>/dev/null || true)
-			if [ "$pkg_mod" != "$pkg_img" ] || [ "$ver_mod" != "$ver_img" ]; then
-				why="$why $kv: image from $pkg_img $ver_img but $m from ${pkg_mod:-no package} $ver_mod;"
-				ok=0; break
-			fi
-		done
-		[ $ok = 1 ] || continue
-		KVER=$kv KPKG=$pkg_img KPKG_VERSION=$ver_img
-		return 0
+	local flavour=${1:-$DOM0_KERNEL} m
+	debroot_kernel "$flavour"
+	for m in $DOM0_MODULES; do
+		find "$(debroot_modules_dir "$KVER")" -name "$m.ko*" | grep -q . ||
+			die "$KPKG $KPKG_VERSION has no module $m"
 	done
-	# The rt image is not among the deps: it does not boot as a PV dom0
-	# here (README.md, "The PREEMPT_RT dom0 kernel"), and other labs that
-	# take the newest /boot kernel would pick it up.
-	local pkg="linux-image-amd64: tests/lab/lab.sh deps"
-	[ "$flavour" = rt ] && pkg="linux-image-rt-amd64: apt-get install linux-image-rt-amd64"
-	die "no usable $flavour kernel in /boot:${why:- none installed} (install $pkg)"
 }
 
 # The base image's cache key: every package its files come from, the
 # kernel, and the builder script itself.
 base_key() {
 	{
-		echo "kernel=$KVER $KPKG=$KPKG_VERSION flavour=$DOM0_KERNEL domu=$DOMU_KVER"
+		echo "kernel=$KVER $KPKG=$KPKG_VERSION flavour=$DOM0_KERNEL domu=$DOMU_KVER xen=$XEN_VERSION"
 		dpkg-query -W -f '${Package}=${Version}\n' 2>/dev/null |
-			grep -E '^(xen-|libxen|xenstore-utils|busybox-static|jq|libjq|libonig|stress-ng|iperf3|libiperf|libsctp|libssl3|libc6|libgcc-s1|libyajl|libuuid|zlib1g|liblzma|libzstd)' |
+			grep -E '^(libxen|busybox-static|jq|libjq|libonig|stress-ng|iperf3|libiperf|libsctp|libssl3|libc6|libgcc-s1|libyajl|libuuid|zlib1g|liblzma|libzstd)' |
 			LC_ALL=C sort
 		sha256sum "$LAB_SRC/mkimage.sh" | cut -d' ' -f1
 	} | sha256sum | cut -c1-16
@@ -285,8 +239,10 @@ build_project_image() {
 	local have_fod=0 have_ctl=0 have_agent=0
 	if [ -x "$FAILOVERD" ]; then img_copy_exe "$root" "$FAILOVERD" /lab/bin/failoverd; have_fod=1; fi
 	if [ -x "$FAILOVERCTL" ]; then img_copy_exe "$root" "$FAILOVERCTL" /lab/bin/failoverctl; have_ctl=1; fi
-	# Tools a scenario brings along (the benchmark's drivers), by path.
+	# Tools a scenario brings along (the benchmark's drivers), by path;
+	# xen:PATH is PATH in the lab's unpacked Xen packages (e.g. xentrace).
 	for b in ${FO_LAB_EXTRA_BINS:-}; do
+		case $b in xen:*) b=$XEN_ROOT${b#xen:} ;; esac
 		[ -x "$b" ] || die "FO_LAB_EXTRA_BINS: $b is not an executable"
 		img_copy_exe "$root" "$b" "/lab/bin/$(basename "$b")"
 	done
@@ -358,9 +314,8 @@ prepare_xen() {
 		*) cp "$XEN_FILE" "$XEN_ELF" ;;
 		esac
 	else
-		[ -f "$XEN_GZ" ] || die "$XEN_GZ missing (tests/lab/lab.sh deps)"
 		# QEMU's -kernel loads the 32-bit multiboot ELF inside the .gz.
-		zcat "$XEN_GZ" > "$XEN_ELF"
+		zcat "$XEN_ROOT/boot/xen-4.17-amd64.gz" > "$XEN_ELF"
 	fi
 }
 
@@ -417,7 +372,8 @@ prepare_images() {
 	command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (tests/lab/lab.sh deps)"
 	# The domUs boot a stock kernel whatever dom0 runs: the question an rt
 	# run asks is dom0's, and Debian's rt kernel hangs as a PV guest here.
-	pick_kernel stock ""
+	debroot_xen
+	FO_LAB_KERNEL= pick_kernel stock
 	DOMU_KVER=$KVER
 	pick_kernel
 	note "dom0 kernel $KVER ($DOM0_KERNEL) from $KPKG $KPKG_VERSION (image and modules match); domU kernel $DOMU_KVER"
@@ -426,7 +382,7 @@ prepare_images() {
 	RUN_DIR=$LAB_DIR/run-$RUN_NAME
 	mkdir -p "$RUN_DIR"
 	# QEMU splits -initrd on commas and the module command line on spaces.
-	case $RUN_DIR in *[,\ ]*) die "lab dir $RUN_DIR must not contain commas or spaces" ;; esac
+	case $RUN_DIR$KROOT in *[,\ ]*) die "lab dir $RUN_DIR and cache $KROOT must not contain commas or spaces" ;; esac
 	build_project_image
 	prepare_xen
 	note "images ready in $((SECONDS - t0)) s (agent: $([ -x "$HEARTBEAT" ] && echo yes || echo no)," \
@@ -437,7 +393,7 @@ cmd_image() {
 	SCENARIO=${SCENARIO:-smoke}
 	parse_opts "$@"
 	prepare_images
-	note "dom0 image: $RUN_DIR/dom0.cpio.gz, hypervisor: $XEN_ELF, kernel: /boot/vmlinuz-$KVER"
+	note "dom0 image: $RUN_DIR/dom0.cpio.gz, hypervisor: $XEN_ELF, kernel: $KROOT/boot/vmlinuz-$KVER"
 }
 
 cmd_run() {
@@ -511,7 +467,7 @@ cmd_run() {
 	local qemu=(qemu-system-x86_64 -accel "tcg,thread=$tcg_thread"
 		-cpu qemu64,+svm -m 2048 -smp "$smp" -nographic -no-reboot
 		-kernel "$XEN_ELF" -append "$xen_args"
-		-initrd "/boot/vmlinuz-$KVER $dom0_args,$RUN_DIR/dom0.cpio.gz"
+		-initrd "$KROOT/boot/vmlinuz-$KVER $dom0_args,$RUN_DIR/dom0.cpio.gz"
 		"${qemu_extra[@]}")
 	local attempt
 	for attempt in 1 2; do

@@ -21,7 +21,10 @@
 set -euo pipefail
 
 LAB_SRC=${LAB_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
-XEN_BIN=${XEN_BIN:-/usr/lib/xen-4.17/bin}
+# Xen and the kernels are unpacked Debian packages in the lab's cache, never
+# the host's own (debroot.sh says why).
+# shellcheck source=debroot.sh
+. "$LAB_SRC/debroot.sh"
 
 # The kernel modules each side needs. dom0 talks to the hypervisor
 # (privcmd), xenstore (xenfs) and guests (evtchn, gntdev, gntalloc); a domU
@@ -92,11 +95,13 @@ img_copy_exe() {
 # Kernel modules as plain .ko in /lib/modules (insmod, no depmod needed:
 # these have no dependencies among themselves beyond the built-in core).
 img_copy_modules() {
-	local root=$1 kver=$2 m f
+	local root=$1 kver=$2 m f mdir
 	shift 2
+	mdir=$(debroot_modules_dir "$kver") ||
+		{ echo "mkimage: kernel $kver is not unpacked in $LAB_CACHE (debroot.sh)" >&2; return 1; }
 	mkdir -p "$root/usr/lib/modules"
 	for m in "$@"; do
-		f=$(find "/lib/modules/$kver" -name "$m.ko" -o -name "$m.ko.xz" -o -name "$m.ko.zst" | head -1)
+		f=$(find "$mdir" -name "$m.ko" -o -name "$m.ko.xz" -o -name "$m.ko.zst" | head -1)
 		[ -n "$f" ] || { echo "mkimage: module $m not found for $kver" >&2; return 1; }
 		case $f in
 		*.xz) xz -dc "$f" > "$root/usr/lib/modules/$m.ko" ;;
@@ -141,23 +146,37 @@ sys.exit("mkimage: no ELF payload found in " + sys.argv[1])
 PY
 }
 
+# img_copy_unpacked ROOT TREE PATH...: executables from an unpacked package
+# TREE, stored at their path inside the package, with their libraries.
+img_copy_unpacked() {
+	local root=$1 tree=$2 f
+	shift 2
+	for f in "$@"; do
+		img_copy_exe "$root" "$tree$f" "$f"
+	done
+}
+
 img_base() {
 	local out=$1 kver=$2 domu_kver=${3:-$2} root
+	[ -n "${XEN_ROOT:-}" ] || debroot_xen
+	local xbin=/usr/lib/xen-4.17/bin kimg
+	kimg=$(debroot_kernel_root "$domu_kver")/boot/vmlinuz-$domu_kver
+	[ -f "$kimg" ] || { echo "mkimage: no unpacked vmlinuz-$domu_kver ($kimg)" >&2; return 1; }
 	root=$(mktemp -d "${TMPDIR:-/tmp}/fo-lab-base.XXXXXX")
 	img_skeleton "$root"
 	mkdir -p "$root"/var/{lib/xen,log/xen/console,run/xen} "$root/etc/xen"
 
 	# The Xen tool stack of the recipe: xenstored, then xen-init-dom0,
 	# then xenconsoled; xl and its save helper; xenstore-* for scripts.
-	img_copy_bin "$root" "$XEN_BIN/xl" "$XEN_BIN/xenstored" "$XEN_BIN/xenconsoled" \
-		"$XEN_BIN/xen-init-dom0" "$XEN_BIN/libxl-save-helper" "$XEN_BIN/xenstore-control"
+	img_copy_unpacked "$root" "$XEN_ROOT" $xbin/xl $xbin/xenstored $xbin/xenconsoled \
+		$xbin/xen-init-dom0 $xbin/libxl-save-helper $xbin/xenstore-control
 	# xenstore-* are one multi-call binary dispatching on argv[0].
-	img_copy_bin "$root" /usr/bin/xenstore
+	img_copy_unpacked "$root" "$XEN_ROOT" /usr/bin/xenstore
 	local x
 	for x in read write ls rm exists list watch chmod; do
 		ln -sf xenstore "$root/usr/bin/xenstore-$x"
 	done
-	[ -f /etc/xen/xl.conf ] && cp /etc/xen/xl.conf "$root/etc/xen/"
+	cp "$XEN_ROOT/etc/xen/xl.conf" "$root/etc/xen/"
 	# xl aborts without libgcc_s (pthread_cancel unwinds through it), and
 	# ldd does not list it because it is dlopen()ed.
 	img_copy_file "$root" "$(realpath /usr/lib/x86_64-linux-gnu/libgcc_s.so.1)" \
@@ -185,7 +204,7 @@ img_base() {
 	# the plain ELF inside the bzImage: libxenguest would otherwise un-xz
 	# ~65 MB on the emulated CPU at every `xl create` (about 6 s of the
 	# 8.5 s each creation took).
-	img_extract_vmlinux "/boot/vmlinuz-$domu_kver" "$root/boot/vmlinux"
+	img_extract_vmlinux "$kimg" "$root/boot/vmlinux"
 	echo "$kver" > "$root/etc/fo-lab-kernel"
 
 	img_pack "$root" "$out"

@@ -28,10 +28,15 @@ set -euo pipefail
 
 SD_SRC=${SD_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
 LAB_SRC=${LAB_SRC:-$(cd "$SD_SRC/.." && pwd)}
+# shellcheck source=../debroot.sh
+. "$LAB_SRC/debroot.sh"
 
 # The Debian packages of the root besides minbase. xen-utils-4.17 and its
 # versioned libraries are pinned to the host's versions (root_packages).
-SD_PACKAGES="systemd-sysv udev kmod mount e2fsprogs procps jq libcjson1 libsystemd0 xenstore-utils"
+# initramfs-tools makes the root's own initramfs (the host has none to lend:
+# no kernel is installed there).
+SD_PACKAGES="systemd-sysv udev kmod mount e2fsprogs procps jq libcjson1 libsystemd0 xenstore-utils
+ initramfs-tools"
 SD_PINNED="xen-utils-4.17 xen-utils-common libxenmisc4.17"
 SD_SUITE=bookworm
 SD_SOURCES=${SD_SOURCES:-/etc/apt/sources.list.d/debian.sources}
@@ -49,39 +54,20 @@ sd_note() {
 	echo "sd-lab: $*" >&2
 }
 
-# The kernel the lab boots: FO_LAB_KERNEL or the newest stock (not
-# PREEMPT_RT: linux-image-rt-amd64 is installed for the busybox lab's rt
-# runs and sorts first) /boot/vmlinuz-* whose image and xen-privcmd module
-# come from the same package version (the busybox lab's rule, lab.sh
-# pick_kernel). Sets KVER KPKG KPKG_VERSION.
+# The kernel the lab boots and the Xen its tools must match: the busybox
+# lab's, unpacked from Debian's packages into the lab's cache (debroot.sh),
+# never the host's. Sets KVER KPKG KPKG_VERSION KROOT XEN_ROOT XEN_VERSION.
 sd_pick_kernel() {
-	local img kv m pimg pmod
-	for img in ${FO_LAB_KERNEL:+/boot/vmlinuz-$FO_LAB_KERNEL} $(ls /boot/vmlinuz-* 2>/dev/null | sort -V -r); do
-		[ -f "$img" ] || continue
-		kv=${img#/boot/vmlinuz-}
-		if [ -z "${FO_LAB_KERNEL:-}" ]; then
-			grep -qs '^CONFIG_PREEMPT_RT=y' "/boot/config-$kv" && continue
-			case $kv in *-rt-*) continue ;; esac
-		fi
-		m=$(find "/lib/modules/$kv" -name 'xen-privcmd.ko*' 2>/dev/null | head -1)
-		[ -n "$m" ] || continue
-		pimg=$(dpkg -S "$img" 2>/dev/null | cut -d: -f1 | head -1)
-		pmod=$(dpkg -S "$m" 2>/dev/null | cut -d: -f1 | head -1)
-		[ -n "$pimg" ] && [ "$pimg" = "$pmod" ] || continue
-		KVER=$kv KPKG=$pimg
-		KPKG_VERSION=$(dpkg-query -W -f '${Version}' "$pimg")
-		return 0
-	done
-	sd_die "no /boot/vmlinuz-* with matching Xen modules (install linux-image-amd64)"
+	debroot_xen
+	debroot_kernel stock
 }
 
-# "pkg=version" for the pinned packages, from the host.
+# "pkg=version" for the pinned packages: the lab's Xen version (that of the
+# host's libxen-dev, which the project's .deb is built against).
 sd_pins() {
-	local p v out=""
+	local p out=""
 	for p in $SD_PINNED; do
-		v=$(dpkg-query -W -f '${Version}' "$p" 2>/dev/null) ||
-			sd_die "$p is not installed on the host (tests/lab/lab.sh deps)"
-		out="$out $p=$v"
+		out="$out $p=$XEN_VERSION"
 	done
 	echo "$out"
 }
@@ -113,15 +99,26 @@ sd_build_root() {
 			{ rm -rf "$tmp"; sd_die "root has another ${m%%=*} than the host's ${m#*=}"; }
 	done
 
-	# The lab kernel's modules (xen.service modprobes xenfs, evtchn, gntdev).
+	# The lab kernel's modules (xen.service modprobes xenfs, evtchn, gntdev),
+	# from the unpacked package.
+	local mdir
+	mdir=$(debroot_modules_dir "$KVER") || sd_die "kernel $KVER is not unpacked"
 	mkdir -p "$root/usr/lib/modules"
-	(cd /lib/modules && tar -cf - --exclude=build --exclude=source "$KVER") | tar -xf - -C "$root/usr/lib/modules"
+	(cd "$(dirname "$mdir")" && tar -cf - --exclude=build --exclude=source "$KVER") | tar -xf - -C "$root/usr/lib/modules"
 	for m in $SD_MODULE_PRUNE; do
 		rm -rf "${root:?}/usr/lib/modules/$KVER/$m"
 	done
 	depmod -b "$root" "$KVER"
+	# The root's initramfs, made by the root's own initramfs-tools for this
+	# kernel (it needs the kernel's config), kept beside the image.
+	cp "$KROOT/boot/config-$KVER" "$root/boot/"
+	mount -t proc proc "$root/proc"
+	chroot "$root" mkinitramfs -o "/boot/initrd.img-$KVER" "$KVER" >&2 ||
+		{ umount "$root/proc"; rm -rf "$tmp"; sd_die "mkinitramfs $KVER in the root failed"; }
+	umount "$root/proc"
+	cp "$root/boot/initrd.img-$KVER" "$out.initrd.tmp"
 	# shellcheck source=../mkimage.sh
-	(. "$LAB_SRC/mkimage.sh" && img_extract_vmlinux "/boot/vmlinuz-$KVER" "$root/boot/vmlinux")
+	(. "$LAB_SRC/mkimage.sh" && img_extract_vmlinux "$KROOT/boot/vmlinuz-$KVER" "$root/boot/vmlinux")
 	echo "$KVER" > "$root/etc/fo-lab-kernel"
 
 	# A console to debug with: serial getty on hvc0, root without password.
@@ -147,6 +144,7 @@ sd_build_root() {
 	rm -f "$out.tmp"
 	truncate -s "$SD_IMG_SIZE" "$out.tmp"
 	mke2fs -q -t ext4 -L fo-dom0 -d "$root" "$out.tmp"
+	mv "$out.initrd.tmp" "$out.initrd"
 	mv "$out.tmp" "$out"
 	rm -rf "$tmp"
 }
@@ -160,13 +158,14 @@ sd_ensure_root() {
 	ROOT_IMG=$cache/sd-root-$key.img
 	(
 		flock 9
-		if [ -s "$ROOT_IMG" ]; then
+		if [ -s "$ROOT_IMG" ] && [ -s "$ROOT_IMG.initrd" ]; then
 			sd_note "root image cached: $(basename "$ROOT_IMG")"
 		else
 			local t0=$SECONDS
 			sd_note "building the Debian root image (kernel $KVER)"
 			sd_build_root "$ROOT_IMG"
-			find "$cache" -name 'sd-root-*.img' ! -name "$(basename "$ROOT_IMG")" -delete
+			find "$cache" -name 'sd-root-*.img*' ! -name "$(basename "$ROOT_IMG")" \
+				! -name "$(basename "$ROOT_IMG").initrd" -delete
 			sd_note "root image built in $((SECONDS - t0)) s: $(du -h "$ROOT_IMG" | cut -f1) used"
 		fi
 	) 9> "$cache/.sd-lock"

@@ -27,7 +27,6 @@ export PYTHON
 . "$SD_SRC/mkroot.sh"
 # shellcheck source=../mkimage.sh
 . "$LAB_SRC/mkimage.sh"
-XEN_GZ=/boot/xen-4.17-amd64.gz
 # Boot + poweroff around the scenario's own limit in dom0.
 BOOT_MARGIN_S=70
 
@@ -120,7 +119,7 @@ cmd_run() {
 	command -v qemu-system-x86_64 > /dev/null && command -v qemu-img > /dev/null && command -v mke2fs > /dev/null ||
 		sd_die "qemu-system-x86_64, qemu-img or mke2fs missing ($0 deps; tests/lab/lab.sh deps)"
 	sd_ensure_root "$LAB_DIR/sd-cache"
-	[ -f "/boot/initrd.img-$KVER" ] || sd_die "/boot/initrd.img-$KVER missing (the host's initramfs boots the root)"
+	case $ROOT_IMG$KROOT in *[,\ ]*) sd_die "cache paths $ROOT_IMG, $KROOT must not contain commas or spaces" ;; esac
 	RUN_DIR=$LAB_DIR/sd-run-$SCENARIO
 	case $RUN_DIR in *[,\ ]*) sd_die "lab dir $RUN_DIR must not contain commas or spaces" ;; esac
 	mkdir -p "$RUN_DIR"
@@ -128,7 +127,7 @@ cmd_run() {
 	# Writes go to a throw-away overlay; the cached root is never modified.
 	rm -f "$RUN_DIR/root.qcow2"
 	qemu-img create -q -f qcow2 -F raw -b "$ROOT_IMG" "$RUN_DIR/root.qcow2"
-	zcat "$XEN_GZ" > "$RUN_DIR/xen"
+	zcat "$XEN_ROOT/boot/xen-4.17-amd64.gz" > "$RUN_DIR/xen"
 	sd_note "images ready in $((SECONDS - t0)) s"
 
 	local log=$LOG_DIR/$SCENARIO.log dom0_timeout rc tq wall
@@ -150,7 +149,7 @@ cmd_run() {
 		-drive "file=$RUN_DIR/root.qcow2,if=virtio,format=qcow2"
 		-drive "file=$RUN_DIR/lab.img,if=virtio,format=raw,readonly=on"
 		-kernel "$RUN_DIR/xen" -append "$xen_args"
-		-initrd "/boot/vmlinuz-$KVER $dom0_args,/boot/initrd.img-$KVER")
+		-initrd "$KROOT/boot/vmlinuz-$KVER $dom0_args,$ROOT_IMG.initrd")
 	set +e
 	if [ "$VERBOSE" = 1 ]; then
 		"${qemu[@]}" < /dev/null 2>&1 | tee "$log"
@@ -172,6 +171,8 @@ cmd_run() {
 SD_HOST_PACKAGES="mmdebstrap qemu-utils e2fsprogs"
 cmd_deps() {
 	local p missing=""
+	# --list: the host package names only (../check-host.sh checks them).
+	[ "${1:-}" != --list ] || { echo $SD_HOST_PACKAGES; return 0; }
 	for p in $SD_HOST_PACKAGES; do
 		dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
 	done
@@ -192,7 +193,7 @@ cmd_list() {
 }
 
 case ${1:-} in
-deps) cmd_deps ;;
+deps) shift; cmd_deps "$@" ;;
 run) shift; cmd_run "$@" ;;
 root) shift; cmd_root "$@" ;;
 list) cmd_list ;;
