@@ -1,17 +1,32 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# run.sh - the whole test suite, from a fresh clone on a fresh Debian 12
-# machine: install dependencies, build from scratch, run the unit tests
-# (normal and ASan+UBSan builds), then every real-Xen scenario in the lab.
+# run.sh - the test suite, from a fresh clone on a fresh Debian 12 machine:
+# install dependencies (none that boots: tests/lab/check-host.sh), build
+# from scratch, run the unit tests (normal and ASan+UBSan builds), then the
+# real-Xen scenarios of the CI suite in the lab. Ends with a per-test time
+# table. Budget: 45 minutes on a fresh 2-core machine, installs included.
 #
-#   tests/run.sh            everything (what CI runs)
-#   tests/run.sh --unit     unit tests only (both builds), no Xen
+#   tests/run.sh              the CI suite (what CI runs)
+#   tests/run.sh --unit       unit tests only (both builds), no Xen
+#   tests/run.sh --extended   the extended suite only (ctest label `extended`:
+#                             the slow and emulator-sensitive lab tests, see
+#                             README.md "Tests"), after the same build
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
-unit_only=false
-[ "${1:-}" = "--unit" ] && unit_only=true
+mode=ci
+case ${1:-} in
+"") ;;
+--unit) mode=unit ;;
+--extended) mode=extended ;;
+*) echo "usage: tests/run.sh [--unit|--extended]" >&2; exit 2 ;;
+esac
+t_start=$SECONDS
+
+# The host's boot state before anything is installed: compared at the end.
+mkdir -p build-state
+bash tests/lab/check-host.sh snapshot build-state/host-boot.before
 
 bash tests/deps.sh
 
@@ -29,12 +44,33 @@ echo "== unit tests, sanitizer build"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	ctest --test-dir build-asan -L unit --output-on-failure
 
-if $unit_only; then
-	echo "== unit tests"
-	ctest --test-dir build -L unit --output-on-failure
-	exit 0
-fi
+# time_table LOG: ctest's per-test lines, slowest first, and the total.
+time_table() {
+	echo "== per-test times (slowest first)"
+	grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: ' "$1" |
+		sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) [ .*]*([A-Za-z*]+[A-Za-z ]*)[ .]* ([0-9.]+) sec$/\3 \1 \2/' |
+		sort -rn | awk '{ printf "%8.1f s  %-40s %s\n", $1, $2, $3; t += $1 } END { printf "%8.1f s  total (%.1f min)\n", t, t / 60 }'
+}
 
-echo "== unit tests and real-Xen scenarios (QEMU/TCG)"
-# The lab boots one QEMU at a time; each scenario is its own boot.
-ctest --test-dir build --output-on-failure
+rc=0
+case $mode in
+unit)
+	echo "== unit tests"
+	ctest --test-dir build -L unit --output-on-failure || rc=$?
+	;;
+ci)
+	echo "== unit tests, host checks and the CI suite's real-Xen scenarios (QEMU/TCG)"
+	# One QEMU at a time (RUN_SERIAL); the extended suite is left out.
+	ctest --test-dir build -LE extended --output-on-failure 2>&1 | tee build/ctest.log || rc=${PIPESTATUS[0]}
+	time_table build/ctest.log
+	;;
+extended)
+	echo "== the extended suite (label extended)"
+	ctest --test-dir build -L extended --output-on-failure 2>&1 | tee build/ctest-extended.log || rc=${PIPESTATUS[0]}
+	time_table build/ctest-extended.log
+	;;
+esac
+
+bash tests/lab/check-host.sh compare build-state/host-boot.before || rc=1
+echo "== run.sh $mode: $(((SECONDS - t_start) / 60)) min $(((SECONDS - t_start) % 60)) s, exit $rc"
+exit $rc
