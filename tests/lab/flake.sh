@@ -1,0 +1,82 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# flake.sh - run chosen ctest tests N times each on one build and tabulate
+# pass/fail with the first failure line of every failed run. A lab test
+# that fails by chance is a bug (in the product or in the scenario), and
+# this is how one is found before CI finds it.
+#
+#   tests/lab/flake.sh [--build-dir DIR] [--fresh] [--out FILE] N REGEX
+#     N          runs of each test
+#     REGEX      ctest -R regex selecting the tests (e.g. '^xen_(drills|smoke)$';
+#                'ci' means every test of the CI suite: -LE extended)
+#     --fresh    configure and build DIR from scratch first
+#     --out FILE the Markdown table (default tests/lab/results/flake-DATE.md);
+#                the runs' logs go to DIR/flake/
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=$REPO/build
+fresh=0
+out=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build-dir) BUILD=$2; shift 2 ;;
+	--fresh) fresh=1; shift ;;
+	--out) out=$2; shift 2 ;;
+	-h|--help) sed -n '4,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) break ;;
+	esac
+done
+[ $# -eq 2 ] || { echo "usage: $0 [--build-dir DIR] [--fresh] [--out FILE] N REGEX" >&2; exit 2; }
+n=$1 regex=$2
+case $n in ''|*[!0-9]*|0) echo "flake: N must be a positive number, not '$n'" >&2; exit 2 ;; esac
+out=${out:-$REPO/tests/lab/results/flake-$(date +%F).md}
+
+if [ $fresh = 1 ]; then
+	rm -rf "$BUILD"
+	cmake -S "$REPO" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+	cmake --build "$BUILD" -j "$(nproc)" > /dev/null
+fi
+if [ "$regex" = ci ]; then
+	select=(-LE extended)
+else
+	select=(-R "$regex")
+fi
+mapfile -t tests < <(ctest --test-dir "$BUILD" -N "${select[@]}" | sed -n 's/^ *Test *#[0-9]*: //p')
+[ ${#tests[@]} -gt 0 ] || { echo "flake: no test matches '$regex' in $BUILD" >&2; exit 2; }
+logs=$BUILD/flake
+mkdir -p "$logs" "$(dirname "$out")"
+declare -A pass fail why
+for t in "${tests[@]}"; do pass[$t]=0 fail[$t]=0 why[$t]=""; done
+commit=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
+for i in $(seq 1 "$n"); do
+	for t in "${tests[@]}"; do
+		log=$logs/$t.$i.log
+		if ctest --test-dir "$BUILD" -R "^${t}\$" --output-on-failure > "$log" 2>&1; then
+			pass[$t]=$((pass[$t] + 1))
+			echo "flake: run $i/$n $t PASS"
+		else
+			fail[$t]=$((fail[$t] + 1))
+			# The scenario's own verdict line, else ctest's.
+			line=$(grep -a -m1 -E '^(FAIL |lab: qemu killed|.*\*\*\*(Failed|Timeout))' "$log" | tr -d '\r' | cut -c1-200 || true)
+			why[$t]="${why[$t]}run $i: ${line:-see $log}<br>"
+			echo "flake: run $i/$n $t FAIL: $line"
+		fi
+	done
+done
+{
+	echo "# Flake table, $(date -u '+%F %H:%M UTC'), commit $commit"
+	echo
+	echo "Command: \`tests/lab/flake.sh $n '$regex'\` on $(nproc) cores ($(uname -m)); logs in the build tree's flake/."
+	echo
+	echo "| test | passed | failed | failures |"
+	echo "|---|---:|---:|---|"
+	for t in "${tests[@]}"; do
+		echo "| $t | ${pass[$t]}/$n | ${fail[$t]} | ${why[$t]%<br>} |"
+	done
+} > "$out"
+cat "$out"
+bad=0
+for t in "${tests[@]}"; do [ "${fail[$t]}" = 0 ] || bad=1; done
+exit $bad
