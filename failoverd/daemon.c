@@ -82,7 +82,8 @@ static int sync_hv_fds(struct fo_daemon *d)
 		fo_loop_remove(d->loop, d->hv_fds[i]);
 	d->n_hv_fds = 0;
 	for (size_t i = 0; i < n; i++) {
-		r = fo_loop_add(d->loop, fds[i], EPOLLIN, on_hv_fd, d);
+		/* Event channels, the kernel module's fd: a failover waits on them. */
+		r = fo_loop_add_rt(d->loop, fds[i], EPOLLIN, on_hv_fd, d);
 		if (r < 0)
 			return r;
 		d->hv_fds[d->n_hv_fds++] = fds[i];
@@ -204,7 +205,7 @@ static int setup_fds(struct fo_daemon *d)
 	if (d->signal_fd < 0 || d->deadline_fd < 0)
 		return -errno;
 	if ((r = fo_loop_add(d->loop, d->signal_fd, EPOLLIN, on_signal, d)) < 0 ||
-	    (r = fo_loop_add(d->loop, d->deadline_fd, EPOLLIN, on_deadline, d)) < 0)
+	    (r = fo_loop_add_rt(d->loop, d->deadline_fd, EPOLLIN, on_deadline, d)) < 0)
 		return r;
 
 	wd = fo_notify_watchdog_ns();
