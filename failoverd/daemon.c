@@ -154,10 +154,12 @@ static void reload(struct fo_daemon *d)
 		return;
 	}
 	if (strcmp(next.daemon.control_socket, d->cfg.daemon.control_socket) != 0 ||
+	    strcmp(next.daemon.control_group, d->cfg.daemon.control_group) != 0 ||
+	    strcmp(next.daemon.control_admin_group, d->cfg.daemon.control_admin_group) != 0 ||
 	    next.daemon.cpu != d->cfg.daemon.cpu || next.daemon.rt_priority != d->cfg.daemon.rt_priority ||
 	    next.daemon.kernel_fast_path != d->cfg.daemon.kernel_fast_path)
-		fo_warn("reload: daemon.control_socket, daemon.cpu, daemon.rt_priority and daemon.kernel_fast_path "
-			"apply at the next restart");
+		fo_warn("reload: daemon.control_socket, daemon.control_group, daemon.control_admin_group, daemon.cpu, "
+			"daemon.rt_priority and daemon.kernel_fast_path apply at the next restart");
 	if (next.daemon.dom0_vcpu_pcpu != d->cfg.daemon.dom0_vcpu_pcpu || next.n_cpupools != d->cfg.n_cpupools ||
 	    memcmp(next.cpupools, d->cfg.cpupools, sizeof(next.cpupools[0]) * next.n_cpupools) != 0)
 		fo_warn("reload: cpupools and daemon.dom0_vcpu_pcpu are set up at the next restart; until then "

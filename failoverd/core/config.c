@@ -341,9 +341,34 @@ static int check_abs_path(struct parser *p, const char *kp, const char *s, size_
 	return 0;
 }
 
+/* daemon.control_group, daemon.control_admin_group: a group name, copied
+ * into dst when present. */
+static int read_group(struct parser *p, const cJSON *obj, const char *key, char *dst, size_t dstlen)
+{
+	char kp[KEYPATH_MAX];
+	const char *s = NULL, *c;
+	size_t len;
+	int rc = read_string(p, obj, "daemon", key, &s);
+
+	if (rc <= 0)
+		return rc;
+	keypath_join(kp, "daemon", key);
+	len = strlen(s);
+	/* "" would read as "root only" while looking like a group was
+	 * meant; make the operator omit the key instead. */
+	if (len == 0 || len > FO_NAME_MAX)
+		return fail(p, kp, "must be a group name of 1 to %d bytes (omit the key for "
+			    "root-only access), got %zu bytes", FO_NAME_MAX, len);
+	for (c = s; *c; c++)
+		if (*c == ':' || *c == '/' || is_space(*c) || (unsigned char)*c < 0x20 || *c == 0x7f)
+			return fail(p, kp, "must not contain ':', '/', whitespace or control characters");
+	snprintf(dst, dstlen, "%s", s);
+	return 1;
+}
+
 static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_config *d)
 {
-	static const char *const keys[] = { "control_socket", "control_group", "rt_priority",
+	static const char *const keys[] = { "control_socket", "control_group", "control_admin_group", "rt_priority",
 					    "cpu", "dom0_vcpu_pcpu", "require_rt", "log_level",
 					    "kernel_fast_path", NULL };
 	/* A control socket path must also fit sockaddr_un, or bind() fails at
@@ -368,26 +393,12 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 		snprintf(d->control_socket, sizeof(d->control_socket), "%s", s);
 	}
 
-	rc = read_string(p, obj, "daemon", "control_group", &s);
+	rc = read_group(p, obj, "control_group", d->control_group, sizeof(d->control_group));
 	if (rc < 0)
 		return rc;
-	if (rc > 0) {
-		size_t len = strlen(s);
-		const char *c;
-
-		/* "" would read as "root only" while looking like a group was
-		 * meant; make the operator omit the key instead. */
-		if (len == 0 || len > FO_NAME_MAX)
-			return fail(p, "daemon.control_group",
-				    "must be a group name of 1 to %d bytes (omit the key for "
-				    "root-only access), got %zu bytes", FO_NAME_MAX, len);
-		for (c = s; *c; c++)
-			if (*c == ':' || *c == '/' || is_space(*c) || (unsigned char)*c < 0x20 ||
-			    *c == 0x7f)
-				return fail(p, "daemon.control_group", "must not contain ':', '/', "
-					    "whitespace or control characters");
-		snprintf(d->control_group, sizeof(d->control_group), "%s", s);
-	}
+	rc = read_group(p, obj, "control_admin_group", d->control_admin_group, sizeof(d->control_admin_group));
+	if (rc < 0)
+		return rc;
 
 	rc = read_int(p, obj, "daemon", "rt_priority", 1, 99, &v);
 	if (rc < 0)

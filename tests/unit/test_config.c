@@ -101,6 +101,7 @@ static const struct bad_case {
 	{ "bad_socket_too_long", "daemon.control_socket" },
 	{ "bad_control_group_empty", "daemon.control_group" },
 	{ "bad_control_group_colon", "daemon.control_group" },
+	{ "bad_control_admin_group_empty", "daemon.control_admin_group" },
 	{ "bad_kernel_fast_path", "daemon.kernel_fast_path" },
 	{ "bad_cpupool_unknown", "pairs[0].pin.cpupool" },
 	{ "bad_cpupool_pcpu_two_pools", "cpupools[1].pcpus[1]" },
@@ -482,7 +483,12 @@ static void test_hostile_text(void)
 	int r;
 
 	r = fo_config_parse(PAIR_WITH("\"brake\"", ""), &c, err, sizeof(err));
-	CHECK(r == 0, "baseline: %s", err);
+	CHECK(r == 0 && c.daemon.control_admin_group[0] == '\0', "baseline: %s", err);
+	r = fo_config_parse("{\"daemon\": {\"control_group\": \"fo\", \"control_admin_group\": \"fo-admin\"}, "
+			    "\"pairs\": [{\"name\": \"b\", \"active\": \"a\", \"standby\": \"b\", \"deadline_ms\": 10, "
+			    "\"heartbeat\": {\"period_ms\": 10, \"timeout_ms\": 30}}]}", &c, err, sizeof(err));
+	CHECK(r == 0 && strcmp(c.daemon.control_admin_group, "fo-admin") == 0 &&
+		      strcmp(c.daemon.control_group, "fo") == 0, "admin group: %s", err);
 	r = fo_config_parse(PAIR_WITH("\"brake\\u0000evil\"", ""), &c, err, sizeof(err));
 	CHECK(r == -EINVAL && strstr(err, "(root): \\u0000 (NUL) in a string at line 1, column 27"), "NUL: %s", err);
 	/* An escaped backslash before u0000 is the text "\u0000", harmless. */
