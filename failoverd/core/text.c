@@ -86,3 +86,20 @@ long fo_text_json_nul_escape_at(const char *s, size_t len)
 	}
 	return -1;
 }
+
+const char *fo_text_prom_label(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s && o + 3 <= len; s++) {
+		if (*s == '\\' || *s == '"' || *s == '\n') {
+			buf[o++] = '\\';
+			buf[o++] = *s == '\n' ? 'n' : *s;
+		} else {
+			buf[o++] = *s;
+		}
+	}
+	if (len)
+		buf[o < len ? o : len - 1] = '\0';
+	return buf;
+}
