@@ -310,7 +310,7 @@ int fo_daemon_run(const struct fo_daemon_options *opt)
 	if ((r = fo_loop_new(&d->loop)) < 0 || (r = setup_fds(d)) < 0 || (r = sync_hv_fds(d)) < 0)
 		goto fail;
 	r = fo_control_new(d->loop, d->mgr, d->cfg.daemon.control_socket, d->cfg.daemon.control_group,
-			   &d->control);
+			   d->cfg.daemon.control_admin_group, &d->control);
 	if (r < 0) {
 		fo_err("cannot create control socket %s: %s", d->cfg.daemon.control_socket, strerror(-r));
 		goto out;
