@@ -681,7 +681,7 @@ static void test_socket_path(void)
 	close(fd);
 
 	/* A stale socket (a killed daemon's) is replaced. */
-	snprintf(other, sizeof(other), "%s.stale", f.path);
+	snprintf(other, sizeof(other), "%.80s.stale", f.path);
 	fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", other);
 	CHECK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0, "bind stale");
