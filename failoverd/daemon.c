@@ -82,7 +82,8 @@ static int sync_hv_fds(struct fo_daemon *d)
 		fo_loop_remove(d->loop, d->hv_fds[i]);
 	d->n_hv_fds = 0;
 	for (size_t i = 0; i < n; i++) {
-		r = fo_loop_add(d->loop, fds[i], EPOLLIN, on_hv_fd, d);
+		/* Event channels, the kernel module's fd: a failover waits on them. */
+		r = fo_loop_add_rt(d->loop, fds[i], EPOLLIN, on_hv_fd, d);
 		if (r < 0)
 			return r;
 		d->hv_fds[d->n_hv_fds++] = fds[i];
@@ -153,10 +154,12 @@ static void reload(struct fo_daemon *d)
 		return;
 	}
 	if (strcmp(next.daemon.control_socket, d->cfg.daemon.control_socket) != 0 ||
+	    strcmp(next.daemon.control_group, d->cfg.daemon.control_group) != 0 ||
+	    strcmp(next.daemon.control_admin_group, d->cfg.daemon.control_admin_group) != 0 ||
 	    next.daemon.cpu != d->cfg.daemon.cpu || next.daemon.rt_priority != d->cfg.daemon.rt_priority ||
 	    next.daemon.kernel_fast_path != d->cfg.daemon.kernel_fast_path)
-		fo_warn("reload: daemon.control_socket, daemon.cpu, daemon.rt_priority and daemon.kernel_fast_path "
-			"apply at the next restart");
+		fo_warn("reload: daemon.control_socket, daemon.control_group, daemon.control_admin_group, daemon.cpu, "
+			"daemon.rt_priority and daemon.kernel_fast_path apply at the next restart");
 	if (next.daemon.dom0_vcpu_pcpu != d->cfg.daemon.dom0_vcpu_pcpu || next.n_cpupools != d->cfg.n_cpupools ||
 	    memcmp(next.cpupools, d->cfg.cpupools, sizeof(next.cpupools[0]) * next.n_cpupools) != 0)
 		fo_warn("reload: cpupools and daemon.dom0_vcpu_pcpu are set up at the next restart; until then "
@@ -204,7 +207,7 @@ static int setup_fds(struct fo_daemon *d)
 	if (d->signal_fd < 0 || d->deadline_fd < 0)
 		return -errno;
 	if ((r = fo_loop_add(d->loop, d->signal_fd, EPOLLIN, on_signal, d)) < 0 ||
-	    (r = fo_loop_add(d->loop, d->deadline_fd, EPOLLIN, on_deadline, d)) < 0)
+	    (r = fo_loop_add_rt(d->loop, d->deadline_fd, EPOLLIN, on_deadline, d)) < 0)
 		return r;
 
 	wd = fo_notify_watchdog_ns();
@@ -307,7 +310,7 @@ int fo_daemon_run(const struct fo_daemon_options *opt)
 	if ((r = fo_loop_new(&d->loop)) < 0 || (r = setup_fds(d)) < 0 || (r = sync_hv_fds(d)) < 0)
 		goto fail;
 	r = fo_control_new(d->loop, d->mgr, d->cfg.daemon.control_socket, d->cfg.daemon.control_group,
-			   &d->control);
+			   d->cfg.daemon.control_admin_group, &d->control);
 	if (r < 0) {
 		fo_err("cannot create control socket %s: %s", d->cfg.daemon.control_socket, strerror(-r));
 		goto out;

@@ -352,7 +352,7 @@ static int transact(const struct options *o, struct conn *c, const cJSON *req,
 	const cJSON *ok;
 	char *text = NULL, *line;
 	cJSON *reply = NULL;
-	int rc, r;
+	int rc, r, send_r;
 
 	text = cJSON_PrintUnformatted(req);
 	if (!text) {
@@ -383,15 +383,24 @@ static int transact(const struct options *o, struct conn *c, const cJSON *req,
 		goto out;
 	}
 
-	r = conn_send_line(c, text);
-	if (r < 0) {
+	send_r = conn_send_line(c, text);
+	/* A daemon that refuses the connection (too many clients, out of
+	 * descriptors) says why and closes before our request arrives: the
+	 * send fails with EPIPE, but its reason is waiting to be read, and is
+	 * what the operator needs to see (not "Broken pipe"). */
+	if (send_r < 0 && send_r != -EPIPE && send_r != -ECONNRESET) {
 		cmd_error(o, "sending the request to failoverd failed: %s",
-			  r == -ETIMEDOUT ? "timed out" : strerror(-r));
+			  send_r == -ETIMEDOUT ? "timed out" : strerror(-send_r));
 		rc = EXIT_DAEMON;
 		goto out;
 	}
 
 	r = conn_read_line(c, deadline, &line);
+	if (r < 0 && send_r < 0) {
+		cmd_error(o, "sending the request to failoverd failed: %s", strerror(-send_r));
+		rc = EXIT_DAEMON;
+		goto out;
+	}
 	if (r < 0) {
 		if (r == -ETIMEDOUT)
 			cmd_error(o, "no reply from failoverd within %g s (see --timeout)",
@@ -592,6 +601,9 @@ static const struct phase {
 	{ "first_heartbeat", "first heartbeat" },
 };
 
+/* The daemon sends time_ns as an exact integer; as a double here it is
+ * off by at most 256 ns at today's wall clock, far below the millisecond
+ * shown. --json prints the daemon's raw text instead (see raw_member). */
 static void print_time_ns(const cJSON *ev)
 {
 	double t;

@@ -24,15 +24,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "text.h"
+
 #define CONFIG_FILE_MAX  (1024 * 1024)
 /* Longest key path we build: "pairs[31].pin.standby_pcpus[63]", plus an
- * unknown key of up to 64 shown bytes. */
-#define KEYPATH_MAX      160
-/* Longest value echoed back in an error message. */
-#define SHOWN_MAX        64
+ * unknown key of up to 64 shown bytes, each possibly written as \xNN. */
+#define KEYPATH_MAX      (96 + FO_SHOWN_BUF)
 /* An hour: any longer heartbeat or deadline is a typo, not a policy. */
 #define MS_MAX           3600000L
 #define PERIOD_MS_MAX    60000L
@@ -66,29 +67,19 @@ static int fail(struct parser *p, const char *keypath, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* Copy a user-supplied string for an error message: bounded, one line,
- * no terminal escapes. */
-static const char *shown(const char *s, char buf[SHOWN_MAX + 4])
+/* Every value of the file echoed in an error goes through fo_text_shown()
+ * (bounded, printable ASCII, the rest as \xNN): a crafted value must not
+ * forge a log line or carry terminal escapes into the operator's shell. */
+static const char *shown(const char *s, char buf[FO_SHOWN_BUF])
 {
-	size_t i;
-
-	for (i = 0; s[i] && i < SHOWN_MAX; i++) {
-		unsigned char c = (unsigned char)s[i];
-		buf[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-	}
-	if (s[i]) {
-		memcpy(buf + i, "...", 3);
-		i += 3;
-	}
-	buf[i] = '\0';
-	return buf;
+	return fo_text_shown(s, buf);
 }
 
 /* Our parents are at most "pairs[31].domain_config" deep, so the precision
  * limits below never cut a real path; they let the compiler prove it. */
 static void keypath_join(char out[KEYPATH_MAX], const char *parent, const char *key)
 {
-	char kbuf[SHOWN_MAX + 4];
+	char kbuf[FO_SHOWN_BUF];
 
 	shown(key, kbuf);
 	snprintf(out, KEYPATH_MAX, "%.88s%s%s", parent, parent[0] ? "." : "", kbuf);
@@ -234,7 +225,7 @@ static int read_string(struct parser *p, const cJSON *obj, const char *keypath, 
 static int read_enum(struct parser *p, const cJSON *obj, const char *keypath, const char *key,
 		     const char *const *names, int *ret)
 {
-	char kp[KEYPATH_MAX], expected[128] = "", sbuf[SHOWN_MAX + 4];
+	char kp[KEYPATH_MAX], expected[128] = "", sbuf[FO_SHOWN_BUF];
 	const char *s = NULL;
 	size_t off = 0;
 	int rc, i;
@@ -285,7 +276,7 @@ static bool is_space(char c)
 
 static int check_pair_name(struct parser *p, const char *kp, const char *s)
 {
-	char sbuf[SHOWN_MAX + 4];
+	char sbuf[FO_SHOWN_BUF];
 	size_t i, len = strlen(s);
 
 	if (len == 0 || len > FO_NAME_MAX)
@@ -303,7 +294,7 @@ static int check_pair_name(struct parser *p, const char *kp, const char *s)
 
 static int check_domain_name(struct parser *p, const char *kp, const char *s)
 {
-	char sbuf[SHOWN_MAX + 4];
+	char sbuf[FO_SHOWN_BUF];
 	size_t len = strlen(s);
 	const char *c;
 
@@ -338,7 +329,7 @@ static int read_checked_name(struct parser *p, const cJSON *obj, const char *kp,
 
 static int check_abs_path(struct parser *p, const char *kp, const char *s, size_t max)
 {
-	char sbuf[SHOWN_MAX + 4];
+	char sbuf[FO_SHOWN_BUF];
 	size_t len = strlen(s);
 
 	if (s[0] != '/')
@@ -350,9 +341,34 @@ static int check_abs_path(struct parser *p, const char *kp, const char *s, size_
 	return 0;
 }
 
+/* daemon.control_group, daemon.control_admin_group: a group name, copied
+ * into dst when present. */
+static int read_group(struct parser *p, const cJSON *obj, const char *key, char *dst, size_t dstlen)
+{
+	char kp[KEYPATH_MAX];
+	const char *s = NULL, *c;
+	size_t len;
+	int rc = read_string(p, obj, "daemon", key, &s);
+
+	if (rc <= 0)
+		return rc;
+	keypath_join(kp, "daemon", key);
+	len = strlen(s);
+	/* "" would read as "root only" while looking like a group was
+	 * meant; make the operator omit the key instead. */
+	if (len == 0 || len > FO_NAME_MAX)
+		return fail(p, kp, "must be a group name of 1 to %d bytes (omit the key for "
+			    "root-only access), got %zu bytes", FO_NAME_MAX, len);
+	for (c = s; *c; c++)
+		if (*c == ':' || *c == '/' || is_space(*c) || (unsigned char)*c < 0x20 || *c == 0x7f)
+			return fail(p, kp, "must not contain ':', '/', whitespace or control characters");
+	snprintf(dst, dstlen, "%s", s);
+	return 1;
+}
+
 static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_config *d)
 {
-	static const char *const keys[] = { "control_socket", "control_group", "rt_priority",
+	static const char *const keys[] = { "control_socket", "control_group", "control_admin_group", "rt_priority",
 					    "cpu", "dom0_vcpu_pcpu", "require_rt", "log_level",
 					    "kernel_fast_path", NULL };
 	/* A control socket path must also fit sockaddr_un, or bind() fails at
@@ -377,26 +393,12 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 		snprintf(d->control_socket, sizeof(d->control_socket), "%s", s);
 	}
 
-	rc = read_string(p, obj, "daemon", "control_group", &s);
+	rc = read_group(p, obj, "control_group", d->control_group, sizeof(d->control_group));
 	if (rc < 0)
 		return rc;
-	if (rc > 0) {
-		size_t len = strlen(s);
-		const char *c;
-
-		/* "" would read as "root only" while looking like a group was
-		 * meant; make the operator omit the key instead. */
-		if (len == 0 || len > FO_NAME_MAX)
-			return fail(p, "daemon.control_group",
-				    "must be a group name of 1 to %d bytes (omit the key for "
-				    "root-only access), got %zu bytes", FO_NAME_MAX, len);
-		for (c = s; *c; c++)
-			if (*c == ':' || *c == '/' || is_space(*c) || (unsigned char)*c < 0x20 ||
-			    *c == 0x7f)
-				return fail(p, "daemon.control_group", "must not contain ':', '/', "
-					    "whitespace or control characters");
-		snprintf(d->control_group, sizeof(d->control_group), "%s", s);
-	}
+	rc = read_group(p, obj, "control_admin_group", d->control_admin_group, sizeof(d->control_admin_group));
+	if (rc < 0)
+		return rc;
 
 	rc = read_int(p, obj, "daemon", "rt_priority", 1, 99, &v);
 	if (rc < 0)
@@ -520,7 +522,7 @@ static int parse_pcpu_list(struct parser *p, const cJSON *obj, const char *kp, c
 static int parse_pin(struct parser *p, const cJSON *obj, const char *kp, struct fo_pin_config *pin)
 {
 	static const char *const keys[] = { "active_pcpus", "standby_pcpus", "cpupool", NULL };
-	char mkp[KEYPATH_MAX], sbuf[SHOWN_MAX + 4];
+	char mkp[KEYPATH_MAX], sbuf[FO_SHOWN_BUF];
 	const char *s = NULL;
 	int rc;
 
@@ -550,7 +552,7 @@ static int parse_pin(struct parser *p, const cJSON *obj, const char *kp, struct 
 static int parse_cpupools(struct parser *p, const cJSON *arr, struct fo_config *c)
 {
 	static const char *const keys[] = { "name", "scheduler", "pcpus", NULL };
-	char kp[KEYPATH_MAX], mkp[KEYPATH_MAX], ikp[KEYPATH_MAX];
+	char kp[KEYPATH_MAX], mkp[KEYPATH_MAX], ikp[KEYPATH_MAX], sbuf[FO_SHOWN_BUF];
 	const cJSON *it;
 	int n, rc, e;
 
@@ -582,7 +584,8 @@ static int parse_cpupools(struct parser *p, const cJSON *arr, struct fo_config *
 				    "pCPUs out of it: name a pool of your own", POOL0_NAME);
 		for (size_t j = 0; j < c->n_cpupools; j++)
 			if (strcmp(c->cpupools[j].name, cp->name) == 0)
-				return fail(p, mkp, "duplicate cpupool name \"%s\" (also cpupools[%zu])", cp->name, j);
+				return fail(p, mkp, "duplicate cpupool name \"%s\" (also cpupools[%zu])",
+					    shown(cp->name, sbuf), j);
 
 		rc = read_enum(p, it, kp, "scheduler", sched_names, &e);
 		if (rc < 0)
@@ -698,6 +701,7 @@ static int check_member_pins(struct parser *p, const struct fo_config *c, const 
 static int check_placement(struct parser *p, const struct fo_config *c)
 {
 	char kp[KEYPATH_MAX], pin_kp[KEYPATH_MAX], mkp[KEYPATH_MAX], ikp[KEYPATH_MAX], names[256];
+	char sbuf[FO_SHOWN_BUF];
 	const struct fo_daemon_config *d = &c->daemon;
 
 	if (d->dom0_vcpu_pcpu >= 0) {
@@ -733,7 +737,7 @@ static int check_placement(struct parser *p, const struct fo_config *c)
 						break;
 					off += (size_t)w;
 				}
-				return fail(p, mkp, "no cpupool named \"%s\" (cpupools: %s)", pin->cpupool,
+				return fail(p, mkp, "no cpupool named \"%s\" (cpupools: %s)", shown(pin->cpupool, sbuf),
 					    c->n_cpupools ? names : "none configured");
 			}
 		}
@@ -927,7 +931,7 @@ static int check_against_earlier_pairs(struct parser *p, const struct fo_config 
 				       const char *kp)
 {
 	const struct fo_pair_config *pc = &c->pairs[i];
-	char mkp[KEYPATH_MAX];
+	char mkp[KEYPATH_MAX], sbuf[FO_SHOWN_BUF];
 	size_t j;
 
 	for (j = 0; j < i; j++) {
@@ -936,17 +940,17 @@ static int check_against_earlier_pairs(struct parser *p, const struct fo_config 
 		if (strcmp(pc->name, q->name) == 0) {
 			keypath_join(mkp, kp, "name");
 			return fail(p, mkp, "duplicate pair name \"%s\" (also pairs[%zu])",
-				    pc->name, j);
+				    shown(pc->name, sbuf), j);
 		}
 		if (strcmp(pc->active, q->active) == 0 || strcmp(pc->active, q->standby) == 0) {
 			keypath_join(mkp, kp, "active");
 			return fail(p, mkp, "domain \"%s\" already belongs to pair \"%s\" "
-				    "(pairs[%zu])", pc->active, q->name, j);
+				    "(pairs[%zu])", shown(pc->active, sbuf), q->name, j);
 		}
 		if (strcmp(pc->standby, q->active) == 0 || strcmp(pc->standby, q->standby) == 0) {
 			keypath_join(mkp, kp, "standby");
 			return fail(p, mkp, "domain \"%s\" already belongs to pair \"%s\" "
-				    "(pairs[%zu])", pc->standby, q->name, j);
+				    "(pairs[%zu])", shown(pc->standby, sbuf), q->name, j);
 		}
 	}
 	return 0;
@@ -1009,6 +1013,42 @@ static int parse_root(struct parser *p, const cJSON *root, struct fo_config *c)
 	return check_placement(p, c);
 }
 
+/* Line and column (from 1) of byte `off`, for errors about the text itself. */
+static void text_position(const char *text, size_t off, unsigned *line, unsigned *col)
+{
+	*line = 1;
+	*col = 1;
+	for (size_t i = 0; i < off && text[i]; i++) {
+		if (text[i] == '\n')
+			++*line, *col = 1;
+		else
+			++*col;
+	}
+}
+
+/* What cJSON accepts but must not pass: bytes that are not UTF-8 (every
+ * string is echoed into replies and logs that must stay valid UTF-8) and a
+ * \u0000 escape, which cJSON decodes into a NUL that cuts the value short
+ * ("brake-a\u0000evil" would read as "brake-a"). */
+static int check_text(struct parser *p, const char *text)
+{
+	size_t len = strlen(text);
+	long at = fo_text_utf8_invalid_at(text, len);
+	unsigned line, col;
+
+	if (at >= 0) {
+		text_position(text, (size_t)at, &line, &col);
+		return fail(p, "", "not valid UTF-8 at line %u, column %u", line, col);
+	}
+	at = fo_text_json_nul_escape_at(text, len);
+	if (at >= 0) {
+		text_position(text, (size_t)at, &line, &col);
+		return fail(p, "", "\\u0000 (NUL) in a string at line %u, column %u: not allowed in any value",
+			    line, col);
+	}
+	return 0;
+}
+
 int fo_config_parse(const char *json_text, struct fo_config *ret, char *err, size_t errlen)
 {
 	struct parser p = { .err = err, .errlen = errlen };
@@ -1046,6 +1086,9 @@ int fo_config_parse(const char *json_text, struct fo_config *ret, char *err, siz
 		rc = fail(&p, "", "empty document, expected a JSON object");
 		goto out;
 	}
+	rc = check_text(&p, json_text);
+	if (rc < 0)
+		goto out;
 	root = cJSON_ParseWithOpts(json_text, &end, true);
 	if (!root) {
 		unsigned line = 1, col = 1;
@@ -1093,15 +1136,36 @@ int fo_config_load(const char *path, struct fo_config *ret, char *err, size_t er
 {
 	char *text = NULL;
 	size_t len = 0;
+	struct stat st;
 	int fd = -1, rc;
 
 	if (err && errlen)
 		err[0] = '\0';
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* Read on the daemon's loop (SIGHUP): O_NONBLOCK so that a FIFO put
+	 * at the path does not block the open (nor the reads) and freeze
+	 * failovers; anything but a regular file is refused by name. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		rc = -errno;
 		set_err(err, errlen, "%s: %s", path, strerror(-rc));
+		goto out;
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		set_err(err, errlen, "%s: %s", path, strerror(-rc));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		set_err(err, errlen, "%s: not a regular file (a %s), not read", path,
+			S_ISFIFO(st.st_mode) ? "FIFO" : S_ISDIR(st.st_mode) ? "directory" :
+			S_ISSOCK(st.st_mode) ? "socket" : "device");
+		goto out;
+	}
+	if (st.st_size > CONFIG_FILE_MAX) {
+		rc = -EFBIG;
+		set_err(err, errlen, "%s: larger than %d bytes, not a failoverd config", path, CONFIG_FILE_MAX);
 		goto out;
 	}
 

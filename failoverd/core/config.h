@@ -91,6 +91,9 @@ struct fo_pair_config {
 struct fo_daemon_config {
 	char control_socket[FO_PATH_MAX];  /* default /run/failoverd/control.sock */
 	char control_group[FO_NAME_MAX + 1];/* "" = root only (0600); else 0660 with this group */
+	/* "" = only root may switch, arm, disarm, drill; else also this group's
+	 * members (others who can open the socket may only read) */
+	char control_admin_group[FO_NAME_MAX + 1];
 	int rt_priority;                    /* 1..99, default 80 */
 	int cpu;                            /* -1 = no pinning; default -1 */
 	int dom0_vcpu_pcpu;                 /* pin dom0's vCPU `cpu` to this pCPU; -1 = not; default -1 */

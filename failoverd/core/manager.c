@@ -2,6 +2,7 @@
 #include "manager.h"
 
 #include "placement.h"
+#include "text.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -499,7 +500,10 @@ size_t fo_manager_metrics(const struct fo_manager *m, char *buf, size_t len)
 		       families[f].type);
 		for (size_t i = 0; i < m->n_pairs; i++) {
 			const struct fo_pair *p = &m->pairs[i];
-			const char *pn = p->cfg.name;
+			/* Names in label values are escaped: a domain name may
+			 * hold '"' or '\\', which would end the value early. */
+			char pn[2 * FO_NAME_MAX + 1], mn[2 * FO_DOMNAME_MAX + 1];
+			fo_text_prom_label(p->cfg.name, pn, sizeof(pn));
 			switch (f) {
 			case 0:
 				for (int s = 0; s <= FO_PAIR_REBUILDING; s++)
@@ -535,8 +539,8 @@ size_t fo_manager_metrics(const struct fo_manager *m, char *buf, size_t len)
 				for (int j = 0; j < 2; j++) {
 					const struct fo_member *mb = &p->m[j];
 					uint64_t v = f == 5 ? mb->hb.beats : f == 6 ? mb->hb.invalid : mb->misses;
-					APPEND("%s{pair=\"%s\",member=\"%s\"} %llu\n", families[f].name, pn, mb->name,
-					       (unsigned long long)v);
+					APPEND("%s{pair=\"%s\",member=\"%s\"} %llu\n", families[f].name, pn,
+					       fo_text_prom_label(mb->name, mn, sizeof(mn)), (unsigned long long)v);
 				}
 			}
 		}

@@ -3,7 +3,9 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,34 +13,74 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../core/log.h"
+#include "../core/text.h"
 
 #define FO_CONTROL_MAX_CLIENTS 32
+/* Slots only root may take: however many connections other users hold
+ * open, the operator can always get in (and, with every slot taken, root
+ * closes the oldest idle connection instead of being refused). */
+#define FO_CONTROL_ROOT_SLOTS 2
 /* Big enough for the whole event ring as one reply. */
 #define FO_CONTROL_OUT_MAX (512 * 1024)
+/* A client's share of one loop turn; then the loop serves the real-time
+ * fds and the other clients before this one continues (fo_loop_again). */
+#define FO_CONTROL_TURN_REQUESTS 4
+#define FO_CONTROL_TURN_BYTES (2 * FO_CONTROL_LINE_MAX)
+/* A connection with no complete request for this long is closed (unless
+ * it follows events or waits for a drill). */
+#define FO_CONTROL_IDLE_MS 5000
 
 struct fo_client {
 	int fd; /* -1 = free slot */
-	char in[FO_CONTROL_LINE_MAX + 1];
+	char in[FO_CONTROL_LINE_MAX + 1]; /* the longest request and its newline */
 	size_t in_len;
-	bool discarding;     /* an oversized line is being skipped up to its newline */
 	char *out;
 	size_t out_len;
 	bool follow;         /* events --follow */
 	int drill_pair;      /* index of the pair whose drill it waits for, -1 = none */
-	bool closing;        /* close once `out` is flushed */
+	bool closing;        /* close once `out` is flushed; read nothing more */
+	bool root;           /* SO_PEERCRED uid 0 */
+	bool admin;          /* root or in control_admin_group: may change things */
+	uint64_t since_ns;   /* connected, or its last complete request (CLOCK_MONOTONIC) */
 };
 
 struct fo_control {
 	struct fo_loop *loop;
 	struct fo_manager *mgr;
 	int listen_fd;
+	int tick_fd;         /* idle sweep, accept back-off; armed while needed */
+	bool tick_armed;
+	int spare_fd;        /* /dev/null, closed to make room when out of fds */
+	bool accept_paused;  /* out of fds and no spare: listener out of epoll */
+	bool fd_warned;      /* "out of file descriptors" said once */
+	uint64_t idle_ns;
+	bool have_admin_gid;
+	gid_t admin_gid;
 	char path[FO_PATH_MAX];
 	struct fo_client clients[FO_CONTROL_MAX_CLIENTS];
+	struct {
+		uint64_t accept_errors; /* accept4 out of fds (or memory) */
+		uint64_t refused;       /* no slot for the client */
+		uint64_t idle_closed;   /* idle timeout, or evicted for root */
+		uint64_t oversized;     /* request line over FO_CONTROL_LINE_MAX */
+	} stats;
 };
+
+/* The control socket lives in real time, not the backend's (virtual, in
+ * the simulator) clock. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static void client_close(struct fo_control *c, struct fo_client *cl)
 {
@@ -66,7 +108,7 @@ static void client_flush(struct fo_control *c, struct fo_client *cl)
 		client_close(c, cl);
 		return;
 	}
-	fo_loop_modify(c->loop, cl->fd, EPOLLIN | (cl->out_len ? EPOLLOUT : 0));
+	fo_loop_modify(c->loop, cl->fd, (cl->closing ? 0 : EPOLLIN) | (cl->out_len ? EPOLLOUT : 0));
 }
 
 /* Queue one reply line. A client that lets FO_CONTROL_OUT_MAX pile up is
@@ -118,6 +160,17 @@ static cJSON *ok_reply(void)
 	return o;
 }
 
+/* A 64-bit integer as JSON number text: cJSON's numbers are doubles,
+ * exact only up to 2^53 (time_ns, in ns of CLOCK_MONOTONIC, passes that
+ * after ~104 days of uptime). */
+static void add_u64(cJSON *o, const char *key, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	cJSON_AddRawToObject(o, key, buf);
+}
+
 static void add_us_or_null(cJSON *o, const char *key, int64_t us)
 {
 	if (us < 0)
@@ -143,8 +196,8 @@ static cJSON *event_json(const struct fo_event *e)
 	cJSON *o = cJSON_CreateObject(), *ph;
 	bool is_switch = e->kind == FO_EV_SWITCHOVER || e->kind == FO_EV_DRILL;
 
-	cJSON_AddNumberToObject(o, "id", (double)e->id);
-	cJSON_AddNumberToObject(o, "time_ns", (double)e->time_ns);
+	add_u64(o, "id", e->id);
+	add_u64(o, "time_ns", e->time_ns);
 	cJSON_AddStringToObject(o, "pair", e->pair);
 	cJSON_AddStringToObject(o, "kind", fo_event_kind_name(e->kind));
 	cJSON_AddStringToObject(o, "fault", fo_fault_name(e->fault));
@@ -303,89 +356,256 @@ static cJSON *events_json(struct fo_control *c)
 	return o;
 }
 
-static bool only_keys(const cJSON *req, const char *const *allowed, const char **bad)
+/* The manager's families, then the control socket's own counters. */
+static cJSON *metrics_json(struct fo_control *c)
 {
-	for (const cJSON *it = req->child; it; it = it->next) {
-		bool ok = false;
-		for (const char *const *a = allowed; *a; a++)
-			ok = ok || strcmp(it->string, *a) == 0;
-		if (!ok) {
-			*bad = it->string;
-			return false;
-		}
-	}
+	static char text[64 * 1024];
+	size_t n = fo_manager_metrics(c->mgr, text, sizeof(text));
+	cJSON *reply;
+
+	snprintf(text + n, sizeof(text) - n,
+		 "# HELP failoverd_control_accept_errors_total Connections that could not be accepted "
+		 "(out of file descriptors).\n"
+		 "# TYPE failoverd_control_accept_errors_total counter\n"
+		 "failoverd_control_accept_errors_total %" PRIu64 "\n"
+		 "# HELP failoverd_control_refused_total Connections refused: every client slot taken.\n"
+		 "# TYPE failoverd_control_refused_total counter\n"
+		 "failoverd_control_refused_total %" PRIu64 "\n"
+		 "# HELP failoverd_control_idle_closed_total Connections closed for idling.\n"
+		 "# TYPE failoverd_control_idle_closed_total counter\n"
+		 "failoverd_control_idle_closed_total %" PRIu64 "\n"
+		 "# HELP failoverd_control_oversized_total Connections closed for a request line too long.\n"
+		 "# TYPE failoverd_control_oversized_total counter\n"
+		 "failoverd_control_oversized_total %" PRIu64 "\n",
+		 c->stats.accept_errors, c->stats.refused, c->stats.idle_closed, c->stats.oversized);
+	reply = ok_reply();
+	cJSON_AddStringToObject(reply, "text", text);
+	return reply;
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+static const struct {
+	const char *name;
+	enum fo_request_cmd cmd;
+	bool pair;  /* takes "pair" */
+	bool admin; /* changes something: root or control_admin_group only */
+} commands[] = {
+	{ "status", FO_REQ_STATUS, false, false },	 { "events", FO_REQ_EVENTS, false, false },
+	{ "kernel", FO_REQ_KERNEL, false, false },	 { "metrics", FO_REQ_METRICS, false, false },
+	{ "switchover", FO_REQ_SWITCHOVER, true, true }, { "arm", FO_REQ_ARM, true, true },
+	{ "disarm", FO_REQ_DISARM, true, true },	 { "drill", FO_REQ_DRILL, true, true },
+};
+
+const char *fo_request_cmd_name(enum fo_request_cmd cmd)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (commands[i].cmd == cmd)
+			return commands[i].name;
+	return "?";
+}
+
+bool fo_request_needs_admin(enum fo_request_cmd cmd)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (commands[i].cmd == cmd)
+			return commands[i].admin;
 	return true;
 }
 
-/* Returns the reply, or NULL when the reply is deferred (a drill). */
-static cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const char *line)
+static bool takes_pair(enum fo_request_cmd cmd)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (commands[i].cmd == cmd)
+			return commands[i].pair;
+	return false;
+}
+
+static int req_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int req_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static bool is_json_space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
+}
+
+/* The text around the JSON: what cJSON would accept but must not pass. */
+static int check_request_text(const char *line, size_t len, char *err, size_t errlen)
+{
+	long at;
+
+	if (len > FO_CONTROL_LINE_MAX)
+		return req_fail(err, errlen, "request longer than %d bytes", FO_CONTROL_LINE_MAX);
+	if (memchr(line, '\0', len))
+		return req_fail(err, errlen, "request contains a NUL byte (at byte %zu)",
+				(size_t)((const char *)memchr(line, '\0', len) - line));
+	at = fo_text_utf8_invalid_at(line, len);
+	if (at >= 0)
+		return req_fail(err, errlen, "request is not valid UTF-8 (at byte %ld)", at);
+	/* cJSON would hand out "brake-a\u0000evil" as "brake-a". */
+	at = fo_text_json_nul_escape_at(line, len);
+	if (at >= 0)
+		return req_fail(err, errlen, "request: \\u0000 (NUL) in a string (at byte %ld) is not allowed", at);
+	return 0;
+}
+
+/* Keys: each known to this command. */
+static int check_request_keys(const cJSON *req, const char *cmd, const char *const *allowed, char *err,
+			      size_t errlen)
+{
+	char shown[FO_SHOWN_BUF];
+
+	for (const cJSON *it = req->child; it; it = it->next) {
+		bool known = false;
+
+		for (const char *const *a = allowed; *a; a++)
+			known = known || strcmp(it->string, *a) == 0;
+		if (!known)
+			return req_fail(err, errlen, "%s: unknown key \"%s\"", cmd, fo_text_shown(it->string, shown));
+	}
+	return 0;
+}
+
+static int parse_request_object(const cJSON *o, struct fo_request *req, char *err, size_t errlen)
 {
 	static const char *const pair_keys[] = { "cmd", "pair", NULL };
 	static const char *const cmd_keys[] = { "cmd", NULL };
 	static const char *const events_keys[] = { "cmd", "follow", NULL };
 	static const char *const drill_keys[] = { "cmd", "pair", "fault", NULL };
-	cJSON *req = cJSON_Parse(line), *reply = NULL;
-	const cJSON *jcmd, *jpair;
-	const char *cmd, *bad = NULL;
-	struct fo_pair *p = NULL;
-	char err[512];
+	const cJSON *jcmd, *jpair, *jf;
+	char shown[FO_SHOWN_BUF];
+	const char *cmd;
+	size_t i;
+	int r;
 
-	if (!req)
-		return error_reply("request is not valid JSON");
-	if (!cJSON_IsObject(req)) {
-		reply = error_reply("request must be a JSON object");
-		goto out;
-	}
-	jcmd = cJSON_GetObjectItemCaseSensitive(req, "cmd");
-	if (!cJSON_IsString(jcmd)) {
-		reply = error_reply("request: \"cmd\" must be a string");
-		goto out;
-	}
+	if (!cJSON_IsObject(o))
+		return req_fail(err, errlen, "request must be a JSON object");
+	/* Each key once: cJSON keeps duplicates and its lookup finds the
+	 * first, so a second "pair" would be silently ignored and the request
+	 * would not mean what it says. First: "cmd" may be the one doubled. */
+	for (const cJSON *it = o->child; it; it = it->next)
+		for (const cJSON *prev = o->child; prev != it; prev = prev->next)
+			if (strcmp(prev->string, it->string) == 0)
+				return req_fail(err, errlen, "request: duplicate key \"%s\"",
+						fo_text_shown(it->string, shown));
+	jcmd = cJSON_GetObjectItemCaseSensitive(o, "cmd");
+	if (!cJSON_IsString(jcmd))
+		return req_fail(err, errlen, "request: \"cmd\" must be a string");
 	cmd = jcmd->valuestring;
-	jpair = cJSON_GetObjectItemCaseSensitive(req, "pair");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(cmd, commands[i].name) == 0)
+			break;
+	if (i == sizeof(commands) / sizeof(commands[0]))
+		return req_fail(err, errlen,
+				"unknown cmd \"%s\" (status, switchover, arm, disarm, events, metrics, kernel, drill)",
+				fo_text_shown(cmd, shown));
+	memset(req, 0, sizeof(*req));
+	req->cmd = commands[i].cmd;
+	r = check_request_keys(o, cmd,
+			       req->cmd == FO_REQ_DRILL    ? drill_keys
+			       : commands[i].pair	   ? pair_keys
+			       : req->cmd == FO_REQ_EVENTS ? events_keys
+							   : cmd_keys,
+			       err, errlen);
+	if (r < 0)
+		return r;
+	if (commands[i].pair) {
+		jpair = cJSON_GetObjectItemCaseSensitive(o, "pair");
+		if (!cJSON_IsString(jpair))
+			return req_fail(err, errlen, "%s: \"pair\" must be a string", cmd);
+		/* Longer than any pair name can be: no such pair. */
+		if (strlen(jpair->valuestring) > FO_NAME_MAX)
+			return req_fail(err, errlen, "%s: no pair named \"%s\"", cmd,
+					fo_text_shown(jpair->valuestring, shown));
+		snprintf(req->pair, sizeof(req->pair), "%s", jpair->valuestring);
+	}
+	if (req->cmd == FO_REQ_EVENTS) {
+		jf = cJSON_GetObjectItemCaseSensitive(o, "follow");
+		if (jf && !cJSON_IsBool(jf))
+			return req_fail(err, errlen, "events: \"follow\" must be true or false");
+		req->follow = cJSON_IsTrue(jf);
+	}
+	if (req->cmd == FO_REQ_DRILL) {
+		jf = cJSON_GetObjectItemCaseSensitive(o, "fault");
+		if (!cJSON_IsString(jf) || fo_drill_kind_parse(jf->valuestring, &req->fault) < 0)
+			return req_fail(err, errlen, "drill: \"fault\" must be one of heartbeat-loss, hang, crash, "
+					"destroy, unhealthy, manual");
+	}
+	return 0;
+}
 
-	if (strcmp(cmd, "switchover") == 0 || strcmp(cmd, "arm") == 0 || strcmp(cmd, "disarm") == 0 ||
-	    strcmp(cmd, "drill") == 0) {
-		if (!only_keys(req, strcmp(cmd, "drill") == 0 ? drill_keys : pair_keys, &bad)) {
-			reply = error_reply("%s: unknown key \"%s\"", cmd, bad);
-			goto out;
-		}
-		if (!cJSON_IsString(jpair)) {
-			reply = error_reply("%s: \"pair\" must be a string", cmd);
-			goto out;
-		}
-		p = fo_manager_find_pair(c->mgr, jpair->valuestring);
-		if (!p) {
-			reply = error_reply("%s: no pair named \"%.64s\"", cmd, jpair->valuestring);
-			goto out;
-		}
+int fo_control_parse_request(const char *line, size_t len, struct fo_request *req, char *err, size_t errlen)
+{
+	const char *end = NULL;
+	char shown[FO_SHOWN_BUF];
+	cJSON *o;
+	size_t at;
+	int r;
+
+	r = check_request_text(line, len, err, errlen);
+	if (r < 0)
+		return r;
+	o = cJSON_ParseWithLengthOpts(line, len, &end, false);
+	if (!o)
+		return req_fail(err, errlen, "request is not valid JSON");
+	/* One object per line: `{"cmd":"status"}{"cmd":"disarm",...}` must
+	 * not quietly drop the disarm. */
+	at = (size_t)(end - line);
+	while (at < len && is_json_space(line[at]))
+		at++;
+	if (at < len)
+		r = req_fail(err, errlen, "request: text after the JSON object at byte %zu: \"%s\"", at,
+			     fo_text_shown_n(line + at, len - at, shown));
+	else
+		r = parse_request_object(o, req, err, errlen);
+	cJSON_Delete(o);
+	return r;
+}
+
+/* Returns the reply, or NULL when the reply is deferred (a drill). A NULL
+ * client is the daemon's own (tests): it has every right. */
+static cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const char *line, size_t len)
+{
+	struct fo_request req;
+	struct fo_pair *p = NULL;
+	const char *cmd;
+	char err[512], shown[FO_SHOWN_BUF];
+	cJSON *reply;
+
+	if (fo_control_parse_request(line, len, &req, err, sizeof(err)) < 0)
+		return error_reply("%s", err);
+	cmd = fo_request_cmd_name(req.cmd);
+	if (cl && !cl->admin && fo_request_needs_admin(req.cmd))
+		return error_reply("%s: permission denied: needs root or a member of daemon.control_admin_group "
+				   "(status, events, metrics and kernel are open to every user of the socket)",
+				   cmd);
+	if (takes_pair(req.cmd)) {
+		p = fo_manager_find_pair(c->mgr, req.pair);
+		if (!p)
+			return error_reply("%s: no pair named \"%s\"", cmd, fo_text_shown(req.pair, shown));
 	}
 
-	if (strcmp(cmd, "status") == 0) {
-		reply = only_keys(req, cmd_keys, &bad) ? status_json(c) : error_reply("status: unknown key \"%s\"", bad);
-	} else if (strcmp(cmd, "events") == 0) {
-		const cJSON *f = cJSON_GetObjectItemCaseSensitive(req, "follow");
-		if (!only_keys(req, events_keys, &bad))
-			reply = error_reply("events: unknown key \"%s\"", bad);
-		else if (f && !cJSON_IsBool(f))
-			reply = error_reply("events: \"follow\" must be true or false");
-		else {
-			reply = events_json(c);
-			if (cl && cJSON_IsTrue(f))
-				cl->follow = true;
-		}
-	} else if (strcmp(cmd, "kernel") == 0) {
-		reply = only_keys(req, cmd_keys, &bad) ? kernel_json(c) : error_reply("kernel: unknown key \"%s\"", bad);
-	} else if (strcmp(cmd, "metrics") == 0) {
-		static char text[64 * 1024];
-		if (!only_keys(req, cmd_keys, &bad)) {
-			reply = error_reply("metrics: unknown key \"%s\"", bad);
-		} else {
-			fo_manager_metrics(c->mgr, text, sizeof(text));
-			reply = ok_reply();
-			cJSON_AddStringToObject(reply, "text", text);
-		}
-	} else if (strcmp(cmd, "switchover") == 0) {
+	switch (req.cmd) {
+	case FO_REQ_STATUS:
+		return status_json(c);
+	case FO_REQ_EVENTS:
+		reply = events_json(c);
+		if (cl && req.follow)
+			cl->follow = true;
+		return reply;
+	case FO_REQ_KERNEL:
+		return kernel_json(c);
+	case FO_REQ_METRICS:
+		return metrics_json(c);
+	case FO_REQ_SWITCHOVER: {
 		/* How long the loop was busy with it before the reply: the
 		 * fenced switch plus whatever else runs synchronously after it. */
 		struct fo_hv *hv = fo_manager_hv(c->mgr);
@@ -394,40 +614,48 @@ static cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const c
 									     : ok_reply();
 		fo_debug("control: switchover %s handled in %llu us", p->cfg.name,
 			 (unsigned long long)((hv->ops->now_ns(hv) - t0) / 1000));
-	} else if (strcmp(cmd, "arm") == 0) {
+		return reply;
+	}
+	case FO_REQ_ARM:
+	case FO_REQ_DISARM:
+		/*
+		 * Refused, not deferred, while SWITCHING: the switch's event is
+		 * pending until the new active's first heartbeat (or grace)
+		 * completes it, and a drill waits on that event. Re-arming or
+		 * disarming in between dropped the deadline that completes it,
+		 * leaving the event pending and the drill flag set for ever.
+		 * The switch ends within grace_ms; the operator (or the lab's
+		 * scripts) retries then, which keeps pair.c's state machine the
+		 * one place where SWITCHING ends.
+		 */
+		if (p->state == FO_PAIR_SWITCHING)
+			return error_reply("%s: pair is switching, retry (a switch ends within grace_ms)", cmd);
+		if (req.cmd == FO_REQ_DISARM) {
+			fo_pair_disarm(p);
+			return ok_reply();
+		}
 		fo_pair_arm(p);
 		reply = ok_reply();
 		cJSON_AddStringToObject(reply, "state", fo_pair_state_name(p->state));
 		cJSON_AddStringToObject(reply, "reason", p->reason);
-	} else if (strcmp(cmd, "disarm") == 0) {
-		fo_pair_disarm(p);
-		reply = ok_reply();
-	} else if (strcmp(cmd, "drill") == 0) {
-		const cJSON *jf = cJSON_GetObjectItemCaseSensitive(req, "fault");
-		enum fo_drill_kind kind;
-		if (!cJSON_IsString(jf) || fo_drill_kind_parse(jf->valuestring, &kind) < 0) {
-			reply = error_reply("drill: \"fault\" must be one of heartbeat-loss, hang, crash, destroy, "
-					    "unhealthy, manual");
-		} else if (fo_pair_request_drill(p, kind, err, sizeof(err)) < 0) {
-			reply = error_reply("drill: %s", err);
-		} else if (cl) {
+		return reply;
+	case FO_REQ_DRILL:
+		if (fo_pair_request_drill(p, req.fault, err, sizeof(err)) < 0)
+			return error_reply("drill: %s", err);
+		if (cl) {
 			cl->drill_pair = (int)(p - fo_manager_pair(c->mgr, 0));
-		} else {
-			reply = ok_reply();
-			cJSON_AddTrueToObject(reply, "deferred");
+			return NULL;
 		}
-	} else {
-		reply = error_reply("unknown cmd \"%.32s\" (status, switchover, arm, disarm, events, metrics, drill)",
-				    cmd);
+		reply = ok_reply();
+		cJSON_AddTrueToObject(reply, "deferred");
+		return reply;
 	}
-out:
-	cJSON_Delete(req);
-	return reply;
+	return error_reply("unknown cmd");
 }
 
 size_t fo_control_handle_line(struct fo_control *c, const char *line, char *buf, size_t len)
 {
-	cJSON *reply = handle_request(c, NULL, line);
+	cJSON *reply = handle_request(c, NULL, line, strlen(line));
 	char *s = reply ? cJSON_PrintUnformatted(reply) : NULL;
 	size_t n = 0;
 
@@ -440,9 +668,9 @@ size_t fo_control_handle_line(struct fo_control *c, const char *line, char *buf,
 	return n;
 }
 
-static void client_handle_line(struct fo_control *c, struct fo_client *cl, const char *line)
+static void client_handle_line(struct fo_control *c, struct fo_client *cl, const char *line, size_t len)
 {
-	cJSON *reply = handle_request(c, cl, line);
+	cJSON *reply = handle_request(c, cl, line, len);
 
 	if (reply) {
 		send_json(c, cl, reply);
@@ -450,11 +678,83 @@ static void client_handle_line(struct fo_control *c, struct fo_client *cl, const
 	}
 }
 
+/* Tell the client why, then close once that is sent. */
+static void client_end(struct fo_control *c, struct fo_client *cl, const char *why)
+{
+	cJSON *err = error_reply("%s", why);
+
+	send_json(c, cl, err);
+	cJSON_Delete(err);
+	if (cl->fd >= 0) {
+		cl->closing = true;
+		client_flush(c, cl);
+	}
+}
+
+/* One turn's share: at most FO_CONTROL_TURN_REQUESTS requests and
+ * FO_CONTROL_TURN_BYTES read, then back to the loop (fo_loop_again): a
+ * client pipelining requests can no longer hold the loop for as long as it
+ * sends. A line that does not fit the buffer is an error and the end of
+ * the connection: skipping it would let one endless line hold us. */
+static void client_serve(struct fo_control *c, struct fo_client *cl)
+{
+	unsigned requests = 0;
+	size_t bytes = 0;
+	char msg[96];
+
+	for (;;) {
+		char *nl;
+
+		while (cl->fd >= 0 && !cl->closing && (nl = memchr(cl->in, '\n', cl->in_len))) {
+			size_t n = (size_t)(nl - cl->in);
+
+			if (requests++ == FO_CONTROL_TURN_REQUESTS) {
+				fo_loop_again(c->loop, cl->fd);
+				return;
+			}
+			cl->since_ns = mono_ns();
+			client_handle_line(c, cl, cl->in, n);
+			if (cl->fd < 0)
+				return;
+			memmove(cl->in, nl + 1, cl->in_len - n - 1);
+			cl->in_len -= n + 1;
+		}
+		if (cl->fd < 0 || cl->closing)
+			return;
+		if (cl->in_len == sizeof(cl->in)) {
+			c->stats.oversized++;
+			snprintf(msg, sizeof(msg), "request longer than %d bytes; closing the connection",
+				 FO_CONTROL_LINE_MAX);
+			client_end(c, cl, msg);
+			return;
+		}
+		if (bytes >= FO_CONTROL_TURN_BYTES) {
+			fo_loop_again(c->loop, cl->fd);
+			return;
+		}
+		ssize_t k = recv(cl->fd, cl->in + cl->in_len, sizeof(cl->in) - cl->in_len, MSG_DONTWAIT);
+		if (k == 0) {
+			/* The client finished sending: what it asked is answered. */
+			cl->closing = true;
+			client_flush(c, cl);
+			return;
+		}
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				client_close(c, cl);
+			return;
+		}
+		bytes += (size_t)k;
+		cl->in_len += (size_t)k;
+	}
+}
+
 static void on_client(void *ctx, int fd, uint32_t events)
 {
 	struct fo_control *c = ctx;
 	struct fo_client *cl = NULL;
-	char buf[4096];
 
 	for (int i = 0; i < FO_CONTROL_MAX_CLIENTS; i++)
 		if (c->clients[i].fd == fd)
@@ -466,73 +766,206 @@ static void on_client(void *ctx, int fd, uint32_t events)
 		if (cl->fd < 0)
 			return;
 	}
-	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-		return;
-
-	for (;;) {
-		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+	if (cl->closing) {
+		if (events & (EPOLLHUP | EPOLLERR))
 			client_close(c, cl);
-			return;
-		}
-		if (n < 0)
-			return;
-		for (ssize_t i = 0; i < n && cl->fd >= 0; i++) {
-			char ch = buf[i];
-			if (ch == '\n') {
-				if (cl->discarding) {
-					cl->discarding = false;
-					cl->in_len = 0;
-					cJSON *err = error_reply("request longer than %d bytes", FO_CONTROL_LINE_MAX);
-					send_json(c, cl, err);
-					cJSON_Delete(err);
-					continue;
-				}
-				cl->in[cl->in_len] = '\0';
-				cl->in_len = 0;
-				client_handle_line(c, cl, cl->in);
-			} else if (cl->discarding) {
-				continue;
-			} else if (cl->in_len >= FO_CONTROL_LINE_MAX || ch == '\0') {
-				/* Oversized (or binary) input: skip to the end of the line. */
-				cl->discarding = true;
-			} else {
-				cl->in[cl->in_len++] = ch;
-			}
-		}
-		if (cl->fd < 0)
-			return;
+		return;
 	}
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		client_serve(c, cl);
+}
+
+/* ---- connections ------------------------------------------------------- */
+
+static void tick_arm(struct fo_control *c)
+{
+	/* A quarter of the idle timeout, at most a second: an idle client is
+	 * closed within 1.25 x the timeout. */
+	uint64_t ns = c->idle_ns / 4 < 1000000000ull ? c->idle_ns / 4 : 1000000000ull;
+	struct itimerspec its;
+
+	if (c->tick_armed)
+		return;
+	if (ns < 1000000)
+		ns = 1000000;
+	its.it_interval.tv_sec = its.it_value.tv_sec = (time_t)(ns / 1000000000ull);
+	its.it_interval.tv_nsec = its.it_value.tv_nsec = (long)(ns % 1000000000ull);
+	if (timerfd_settime(c->tick_fd, 0, &its, NULL) == 0)
+		c->tick_armed = true;
+}
+
+static void refuse(int fd, const char *why)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line), "{\"ok\":false,\"error\":\"%s\"}\n", why);
+
+	(void)!send(fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+}
+
+static void on_tick(void *ctx, int fd, uint32_t events)
+{
+	struct fo_control *c = ctx;
+	uint64_t exp, now = mono_ns();
+	bool any = false;
+	char msg[128];
+
+	(void)!read(fd, &exp, sizeof(exp));
+	if (c->accept_paused && fo_loop_modify(c->loop, c->listen_fd, EPOLLIN) == 0)
+		c->accept_paused = false;
+	for (int i = 0; i < FO_CONTROL_MAX_CLIENTS; i++) {
+		struct fo_client *cl = &c->clients[i];
+
+		if (cl->fd < 0)
+			continue;
+		any = true;
+		/* Followers and drill waiters are quiet by design. */
+		if (cl->follow || cl->drill_pair >= 0 || cl->closing || now - cl->since_ns < c->idle_ns)
+			continue;
+		c->stats.idle_closed++;
+		snprintf(msg, sizeof(msg), "closing an idle connection: no complete request in %" PRIu64 " ms",
+			 (uint64_t)(c->idle_ns / 1000000ull));
+		client_end(c, cl, msg);
+	}
+	if (!any && !c->accept_paused) {
+		struct itimerspec off = { { 0, 0 }, { 0, 0 } };
+		timerfd_settime(c->tick_fd, 0, &off, NULL);
+		c->tick_armed = false;
+	}
+}
+
+/*
+ * Out of file descriptors (EMFILE/ENFILE): the connection stays in the
+ * backlog and the listener readable, so returning would bring us straight
+ * back: a spin at SCHED_FIFO. The spare descriptor is given up to accept
+ * the connection and close it with a reason, then taken again; without a
+ * spare (the whole system is out), the listener leaves epoll until the
+ * next tick. Said once until an accept works again, counted in metrics.
+ */
+static void accept_out_of_fds(struct fo_control *c, int err)
+{
+	int cfd = -1;
+
+	c->stats.accept_errors++;
+	if (!c->fd_warned) {
+		fo_warn("control: cannot accept a client: %s; refusing clients until descriptors are free "
+			"(failoverd_control_accept_errors_total counts them)", strerror(err));
+		c->fd_warned = true;
+	}
+	if (c->spare_fd >= 0) {
+		close(c->spare_fd);
+		cfd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd >= 0)
+			refuse(cfd, "failoverd is out of file descriptors");
+		c->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	if (cfd < 0 || c->spare_fd < 0) {
+		fo_loop_modify(c->loop, c->listen_fd, 0);
+		c->accept_paused = true;
+		tick_arm(c);
+	}
+}
+
+static bool peer_in_group(int fd, gid_t primary, gid_t gid)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+
+	if (primary == gid)
+		return true;
+	/* The peer's supplementary groups as of its connect(), from the
+	 * kernel: no NSS lookup on the loop. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+		return false;
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+/* A slot for a new client: never one of the last FO_CONTROL_ROOT_SLOTS
+ * unless it is root; for root with every slot taken, the oldest idle
+ * connection's (not a follower's, not a drill's). */
+static struct fo_client *take_slot(struct fo_control *c, bool root)
+{
+	static const char evicted[] = "{\"ok\":false,\"error\":\"closing an idle connection: its slot is "
+				      "needed by root\"}\n";
+	struct fo_client *free_slot = NULL, *oldest = NULL;
+	int n_free = 0;
+
+	for (int i = 0; i < FO_CONTROL_MAX_CLIENTS; i++) {
+		struct fo_client *cl = &c->clients[i];
+
+		if (cl->fd < 0) {
+			n_free++;
+			free_slot = free_slot ? free_slot : cl;
+		} else if (!cl->follow && cl->drill_pair < 0 && (!oldest || cl->since_ns < oldest->since_ns)) {
+			oldest = cl;
+		}
+	}
+	if (free_slot && (root || n_free > FO_CONTROL_ROOT_SLOTS))
+		return free_slot;
+	if (!root || !oldest)
+		return NULL;
+	c->stats.idle_closed++;
+	(void)!send(oldest->fd, evicted, sizeof(evicted) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	client_close(c, oldest);
+	return oldest;
+}
+
+static void admit(struct fo_control *c, int cfd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct fo_client *cl;
+
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		refuse(cfd, "cannot read the client's credentials");
+		return;
+	}
+	cl = take_slot(c, cred.uid == 0);
+	if (!cl) {
+		c->stats.refused++;
+		refuse(cfd, "too many control clients");
+		return;
+	}
+	memset(cl, 0, sizeof(*cl));
+	cl->fd = -1;
+	cl->out = malloc(FO_CONTROL_OUT_MAX);
+	cl->drill_pair = -1;
+	cl->root = cred.uid == 0;
+	cl->admin = cl->root || (c->have_admin_gid && peer_in_group(cfd, cred.gid, c->admin_gid));
+	cl->since_ns = mono_ns();
+	if (!cl->out || fo_loop_add(c->loop, cfd, EPOLLIN, on_client, c) < 0) {
+		free(cl->out);
+		cl->out = NULL;
+		close(cfd);
+		return;
+	}
+	cl->fd = cfd;
+	tick_arm(c);
 }
 
 static void on_accept(void *ctx, int fd, uint32_t events)
 {
 	struct fo_control *c = ctx;
 	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	struct fo_client *cl = NULL;
 
-	if (cfd < 0)
-		return;
-	for (int i = 0; i < FO_CONTROL_MAX_CLIENTS && !cl; i++)
-		if (c->clients[i].fd < 0)
-			cl = &c->clients[i];
-	if (!cl) {
-		static const char busy[] = "{\"ok\":false,\"error\":\"too many control clients\"}\n";
-		(void)!send(cfd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-		close(cfd);
+	if (cfd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			accept_out_of_fds(c, errno);
 		return;
 	}
-	memset(cl, 0, sizeof(*cl));
-	cl->out = malloc(FO_CONTROL_OUT_MAX);
-	cl->drill_pair = -1;
-	if (!cl->out || fo_loop_add(c->loop, cfd, EPOLLIN, on_client, c) < 0) {
-		free(cl->out);
-		cl->out = NULL;
-		cl->fd = -1;
-		close(cfd);
-		return;
+	if (c->fd_warned) {
+		fo_notice("control: accepting clients again");
+		c->fd_warned = false;
 	}
-	cl->fd = cfd;
+	admit(c, cfd);
+}
+
+void fo_control_set_idle_timeout(struct fo_control *c, unsigned ms)
+{
+	c->idle_ns = (uint64_t)ms * 1000000ull;
 }
 
 void fo_control_publish_event(struct fo_control *c, const struct fo_event *e)
@@ -567,6 +1000,7 @@ void fo_control_complete_drills(struct fo_control *c)
 			if (cl->fd < 0 || cl->drill_pair != (int)i)
 				continue;
 			cl->drill_pair = -1;
+			cl->since_ns = mono_ns();
 			if (e) {
 				reply = ok_reply();
 				cJSON_AddItemToObject(reply, "event", event_json(e));
@@ -579,14 +1013,95 @@ void fo_control_complete_drills(struct fo_control *c)
 	}
 }
 
+/* ---- the socket ------------------------------------------------------- */
+
+/*
+ * What is at the socket path before we bind. Nothing: fine. A socket that
+ * answers: another failoverd is serving it, and taking it over would leave
+ * two daemons switching the same pairs: refuse to start. A socket nobody
+ * answers: a killed daemon's, removed. Anything else (a file, a symlink)
+ * is never deleted: refuse, naming it.
+ */
+static int clear_stale_socket(int dirfd, const char *base, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, r;
+
+	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		fo_err("control socket %s: exists and is not a socket (a %s); refusing to delete it", path,
+		       S_ISLNK(st.st_mode) ? "symlink" : S_ISREG(st.st_mode) ? "regular file" : S_ISDIR(st.st_mode) ? "directory" : "special file");
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	/* Non-blocking: a live daemon with a full backlog says EAGAIN. */
+	r = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ? 0 : -errno;
+	close(fd);
+	if (r == 0 || r == -EAGAIN || r == -EINPROGRESS) {
+		fo_err("control socket %s: another failoverd is listening there; refusing to start (stop it first)",
+		       path);
+		return -EADDRINUSE;
+	}
+	if (r != -ECONNREFUSED) {
+		fo_err("control socket %s: cannot tell whether it is in use (%s); not removing it", path, strerror(-r));
+		return r;
+	}
+	return unlinkat(dirfd, base, 0) < 0 ? -errno : 0;
+}
+
+/* The directory of the socket, created if missing (0755), opened for the
+ * *at() calls that never follow a symlink at the socket's name. */
+static int open_socket_dir(const char *path, char *base, size_t baselen)
+{
+	char dir[FO_PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+	int dirfd;
+
+	if (!slash)
+		return -EINVAL; /* the config insists on an absolute path */
+	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	snprintf(base, baselen, "%s", slash + 1);
+	if (slash != path && mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return -errno;
+	if (fstat(dirfd, &st) == 0 && (st.st_mode & S_IWOTH))
+		fo_warn("control socket directory %s is world-writable%s: any user could put something at %s; "
+			"prefer a directory only root can write (default /run/failoverd)",
+			dir, st.st_mode & S_ISVTX ? " (sticky)" : "", path);
+	return dirfd;
+}
+
+static int lookup_group(const char *what, const char *name, gid_t *ret)
+{
+	struct group *g = getgrnam(name);
+
+	if (!g) {
+		fo_err("control socket: %s \"%s\": no such group", what, name);
+		return -ENOENT;
+	}
+	*ret = g->gr_gid;
+	return 0;
+}
+
 int fo_control_new(struct fo_loop *loop, struct fo_manager *mgr, const char *path, const char *group,
-		   struct fo_control **ret)
+		   const char *admin_group, struct fo_control **ret)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct fo_control *c;
-	char dir[FO_PATH_MAX], *slash;
+	char base[FO_PATH_MAX];
+	bool grouped = group && group[0];
+	gid_t gid = (gid_t)-1;
+	struct stat st;
 	mode_t old_umask;
-	int r;
+	int r, dirfd = -1;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
@@ -595,53 +1110,71 @@ int fo_control_new(struct fo_loop *loop, struct fo_manager *mgr, const char *pat
 		return -ENOMEM;
 	c->loop = loop;
 	c->mgr = mgr;
-	c->listen_fd = -1;
+	c->listen_fd = c->tick_fd = c->spare_fd = -1;
+	c->idle_ns = FO_CONTROL_IDLE_MS * 1000000ull;
 	for (int i = 0; i < FO_CONTROL_MAX_CLIENTS; i++)
 		c->clients[i].fd = -1;
 	snprintf(c->path, sizeof(c->path), "%s", path);
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-			r = -errno;
-			goto fail;
-		}
+	if ((grouped && (r = lookup_group("control_group", group, &gid)) < 0) ||
+	    (admin_group && admin_group[0] &&
+	     (r = lookup_group("control_admin_group", admin_group, &c->admin_gid)) < 0))
+		goto fail;
+	c->have_admin_gid = admin_group && admin_group[0];
+	dirfd = open_socket_dir(path, base, sizeof(base));
+	if (dirfd < 0) {
+		r = dirfd;
+		goto fail;
 	}
+	r = clear_stale_socket(dirfd, base, path);
+	if (r < 0)
+		goto fail;
 	strcpy(sa.sun_path, path);
 	c->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (c->listen_fd < 0) {
+	c->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	c->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (c->listen_fd < 0 || c->tick_fd < 0 || c->spare_fd < 0) {
 		r = -errno;
 		goto fail;
 	}
-	unlink(path); /* a stale socket of a killed daemon */
 	/* Create the socket node with its final mode: no window in which a
 	 * non-root user could connect. */
-	old_umask = umask(group && group[0] ? 0117 : 0177);
+	old_umask = umask(grouped ? 0117 : 0177);
 	r = bind(c->listen_fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old_umask);
 	if (r < 0) {
 		r = -errno;
 		goto fail;
 	}
-	if (group && group[0]) {
-		struct group *g = getgrnam(group);
-		if (!g || chown(path, 0, g->gr_gid) < 0) {
-			r = g ? -errno : -ENOENT;
-			fo_err("control socket: cannot give group \"%s\" access: %s", group,
-			       g ? strerror(-r) : "no such group");
-			goto fail;
-		}
+	/* The group by name in the directory, never following a symlink:
+	 * what is there must be the socket we just bound. */
+	errno = 0;
+	if (grouped && (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISSOCK(st.st_mode) ||
+			fchownat(dirfd, base, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) < 0)) {
+		r = errno ? -errno : -EEXIST;
+		fo_err("control socket: cannot give group \"%s\" access: %s", group, strerror(-r));
+		goto fail;
 	}
-	if (listen(c->listen_fd, 16) < 0 || fo_loop_add(loop, c->listen_fd, EPOLLIN, on_accept, c) < 0) {
+	if (listen(c->listen_fd, 16) < 0) {
 		r = -errno;
 		goto fail;
 	}
+	if ((r = fo_loop_add(loop, c->listen_fd, EPOLLIN, on_accept, c)) < 0 ||
+	    (r = fo_loop_add(loop, c->tick_fd, EPOLLIN, on_tick, c)) < 0) {
+		fo_loop_remove(loop, c->listen_fd);
+		goto fail;
+	}
+	close(dirfd);
 	*ret = c;
 	return 0;
 fail:
+	if (dirfd >= 0)
+		close(dirfd);
 	if (c->listen_fd >= 0)
 		close(c->listen_fd);
+	if (c->tick_fd >= 0)
+		close(c->tick_fd);
+	if (c->spare_fd >= 0)
+		close(c->spare_fd);
 	free(c);
 	return r;
 }
@@ -658,6 +1191,9 @@ struct fo_control *fo_control_free(struct fo_control *c)
 		close(c->listen_fd);
 		unlink(c->path);
 	}
+	fo_loop_remove(c->loop, c->tick_fd);
+	close(c->tick_fd);
+	close(c->spare_fd);
 	free(c);
 	return NULL;
 }

@@ -11,6 +11,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +101,7 @@ static const struct bad_case {
 	{ "bad_socket_too_long", "daemon.control_socket" },
 	{ "bad_control_group_empty", "daemon.control_group" },
 	{ "bad_control_group_colon", "daemon.control_group" },
+	{ "bad_control_admin_group_empty", "daemon.control_admin_group" },
 	{ "bad_kernel_fast_path", "daemon.kernel_fast_path" },
 	{ "bad_cpupool_unknown", "pairs[0].pin.cpupool" },
 	{ "bad_cpupool_pcpu_two_pools", "cpupools[1].pcpus[1]" },
@@ -400,7 +403,7 @@ static void test_parse_direct(void)
 
 	/* A key with a newline in it is shown on one line. */
 	r = fo_config_parse("{\"a\\nb\": 1}", &c, err, sizeof(err));
-	CHECK(r == -EINVAL && strcmp(err, "a?b: unknown key (known keys: daemon, cpupools, placement, pairs)") == 0,
+	CHECK(r == -EINVAL && strcmp(err, "a\\x0ab: unknown key (known keys: daemon, cpupools, placement, pairs)") == 0,
 	      "%s", err);
 
 	CHECK(strcmp(fo_on_failover_name(FO_ON_FAILOVER_REBUILD), "rebuild") == 0, "name");
@@ -445,6 +448,62 @@ static void test_load_errors(void)
 	unlink(path);
 }
 
+/* A FIFO (or any non-regular file) at the config path is refused at once,
+ * naming the file: SIGHUP reads the config on the daemon's loop, and an
+ * open() waiting for a FIFO's writer would freeze every failover. */
+static void test_load_fifo(void)
+{
+	static struct fo_config c;
+	char err[FO_ERR_MAX], path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/tmp/test_config_fifo.%d", (int)getpid());
+	unlink(path);
+	CHECK(mkfifo(path, 0600) == 0, "mkfifo: %s", strerror(errno));
+	/* Without the check the open blocks for ever: fail instead of hang. */
+	signal(SIGALRM, SIG_DFL);
+	alarm(5);
+	r = fo_config_load(path, &c, err, sizeof(err));
+	alarm(0);
+	CHECK(r == -EINVAL && strstr(err, path) == err && strstr(err, "not a regular file (a FIFO)"), "fifo: %d %s",
+	      r, err);
+	unlink(path);
+}
+
+#define PAIR_WITH(name_json, pool_json)                                                                     \
+	"{\"pairs\": [{\"name\": " name_json ", \"active\": \"a\", \"standby\": \"b\", \"deadline_ms\": 10, " \
+	"\"heartbeat\": {\"period_ms\": 10, \"timeout_ms\": 30}" pool_json "}]}"
+
+/* What cJSON lets through: a \u0000 escape (the value would be cut short at
+ * the NUL), bytes that are not UTF-8, and a value echoed raw in an error. */
+static void test_hostile_text(void)
+{
+	static struct fo_config c;
+	char err[FO_ERR_MAX];
+	int r;
+
+	r = fo_config_parse(PAIR_WITH("\"brake\"", ""), &c, err, sizeof(err));
+	CHECK(r == 0 && c.daemon.control_admin_group[0] == '\0', "baseline: %s", err);
+	r = fo_config_parse("{\"daemon\": {\"control_group\": \"fo\", \"control_admin_group\": \"fo-admin\"}, "
+			    "\"pairs\": [{\"name\": \"b\", \"active\": \"a\", \"standby\": \"b\", \"deadline_ms\": 10, "
+			    "\"heartbeat\": {\"period_ms\": 10, \"timeout_ms\": 30}}]}", &c, err, sizeof(err));
+	CHECK(r == 0 && strcmp(c.daemon.control_admin_group, "fo-admin") == 0 &&
+		      strcmp(c.daemon.control_group, "fo") == 0, "admin group: %s", err);
+	r = fo_config_parse(PAIR_WITH("\"brake\\u0000evil\"", ""), &c, err, sizeof(err));
+	CHECK(r == -EINVAL && strstr(err, "(root): \\u0000 (NUL) in a string at line 1, column 27"), "NUL: %s", err);
+	/* An escaped backslash before u0000 is the text "\u0000", harmless. */
+	r = fo_config_parse(PAIR_WITH("\"brake\"", ", \"domain_config\": {\"active\": \"/x\\\\u0000\", "
+				      "\"standby\": \"/y\"}"), &c, err, sizeof(err));
+	CHECK(r == 0, "escaped backslash: %s", err);
+	r = fo_config_parse(PAIR_WITH("\"br\xc3\x28ke\"", ""), &c, err, sizeof(err));
+	CHECK(r == -EINVAL && strstr(err, "(root): not valid UTF-8 at line 1, column 24"), "UTF-8: %s", err);
+	/* The pool name is echoed, but a crafted one cannot forge a log line. */
+	r = fo_config_parse(PAIR_WITH("\"brake\"", ", \"pin\": {\"cpupool\": \"p\\n<3>forged \\u001b[2J\xc3\xa9\"}"), &c,
+			    err, sizeof(err));
+	CHECK(r == -EINVAL && strcmp(err, "pairs[0].pin.cpupool: no cpupool named \"p\\x0a<3>forged "
+				     "\\x1b[2J\\xc3\\xa9\" (cpupools: none configured)") == 0, "pool: %s", err);
+}
+
 static bool listed(const char *name)
 {
 	size_t i;
@@ -487,6 +546,8 @@ int main(void)
 	test_good_cases();
 	test_parse_direct();
 	test_load_errors();
+	test_load_fifo();
+	test_hostile_text();
 	if (failures) {
 		fprintf(stderr, "test_config: %d check(s) failed\n", failures);
 		return 1;

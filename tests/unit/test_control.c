@@ -7,10 +7,18 @@
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -19,6 +27,7 @@
 #include "hv/hv_sim.h"
 #include "io/control.h"
 #include "io/loop.h"
+#include "core/text.h"
 
 struct fx {
 	struct fo_config cfg;
@@ -30,12 +39,14 @@ struct fx {
 	char path[108];
 };
 
-static void setup_kernel(struct fx *f, bool kernel)
+static void setup_names(struct fx *f, bool kernel, const char *active, const char *standby)
 {
 	struct fo_hv_callbacks cb;
 
 	memset(f, 0, sizeof(*f));
 	sim_base_config(&f->cfg);
+	snprintf(f->cfg.pairs[0].active, sizeof(f->cfg.pairs[0].active), "%s", active);
+	snprintf(f->cfg.pairs[0].standby, sizeof(f->cfg.pairs[0].standby), "%s", standby);
 	snprintf(f->path, sizeof(f->path), "/tmp/fo-test-control-%d/control.sock", (int)getpid());
 	if (fo_manager_new(&f->cfg, &f->mgr) < 0)
 		abort();
@@ -44,12 +55,17 @@ static void setup_kernel(struct fx *f, bool kernel)
 	if (kernel)
 		fo_sim_enable_kernel(f->hv);
 	fo_manager_attach_hv(f->mgr, f->hv);
-	f->a = fo_sim_add_domain(f->hv, "brake-a", FO_DOM_RUNNING);
-	f->b = fo_sim_add_domain(f->hv, "brake-b", FO_DOM_PAUSED);
+	f->a = fo_sim_add_domain(f->hv, active, FO_DOM_RUNNING);
+	f->b = fo_sim_add_domain(f->hv, standby, FO_DOM_PAUSED);
 	fo_manager_start(f->mgr);
 	fo_loop_new(&f->loop);
-	int r = fo_control_new(f->loop, f->mgr, f->path, NULL, &f->ctl);
+	int r = fo_control_new(f->loop, f->mgr, f->path, NULL, NULL, &f->ctl);
 	CHECK(r == 0, "control socket: %s", strerror(-r));
+}
+
+static void setup_kernel(struct fx *f, bool kernel)
+{
+	setup_names(f, kernel, "brake-a", "brake-b");
 }
 
 static void setup(struct fx *f)
@@ -214,10 +230,25 @@ static int read_reply(struct fx *f, int fd, char *buf, size_t len)
 				return (int)n;
 			continue;
 		}
-		fo_loop_run_once(f->loop);
+		fo_loop_run_once_timeout(f->loop, 100);
 	}
 	buf[n] = '\0';
 	return (int)n;
+}
+
+/* Run the loop until the daemon closes fd (recv returns 0). */
+static bool wait_eof(struct fx *f, int fd)
+{
+	char buf[65536];
+
+	for (int i = 0; i < 200; i++) {
+		ssize_t k = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (k == 0 || (k < 0 && errno == ECONNRESET))
+			return true;
+		if (k < 0)
+			fo_loop_run_once_timeout(f->loop, 10);
+	}
+	return false;
 }
 
 static void test_socket_abuse(void)
@@ -239,6 +270,12 @@ static void test_socket_abuse(void)
 	CHECK(send(fd, big, sizeof(big), 0) == (ssize_t)sizeof(big), "send big");
 	read_reply(&f, fd, buf, sizeof(buf));
 	CHECK(strstr(buf, "longer than 4096") != NULL, "oversized line rejected: %.200s", buf);
+	/* ... and the connection ends: skipping to the newline would let an
+	 * endless line hold the loop. */
+	CHECK(wait_eof(&f, fd), "closed after an oversized line");
+	close(fd);
+	fd = connect_to(f.path);
+	CHECK(fd >= 0, "connect");
 
 	/* Binary junk with a NUL byte, then a valid request on the same connection. */
 	CHECK(send(fd, "\x01\x00\xff\n", 4, 0) == 4, "send junk");
@@ -270,12 +307,449 @@ static void test_socket_abuse(void)
 	teardown(&f);
 }
 
+
+static const char *reply_error(const char *reply, cJSON **keep)
+{
+	cJSON *o = cJSON_Parse(reply);
+	const cJSON *err = cJSON_GetObjectItem(o, "error");
+
+	*keep = o;
+	return cJSON_IsFalse(cJSON_GetObjectItem(o, "ok")) && cJSON_IsString(err) ? err->valuestring : "";
+}
+
+/* What cJSON accepts but a request must not mean: text after the object
+ * (its second command was dropped), \u0000 (the name was cut at it),
+ * duplicate keys (the first won); and whatever is echoed back is bounded
+ * and printable, so every reply is valid UTF-8. */
+static void test_hostile_requests(void)
+{
+	static const struct {
+		const char *line;
+		const char *error_contains;
+	} cases[] = {
+		{ "{\"cmd\":\"status\"}{\"cmd\":\"disarm\",\"pair\":\"brake\"}",
+		  "text after the JSON object at byte 16: \"{\\x22cmd\\x22:\\x22disarm\\x22" },
+		{ "{\"cmd\":\"status\"} x", "text after the JSON object at byte 17: \"x\"" },
+		{ "{\"cmd\":\"disarm\",\"pair\":\"brake\\u0000evil\"}", "\\u0000 (NUL) in a string (at byte 29)" },
+		{ "{\"cmd\":\"status\",\"cmd\":\"disarm\"}", "duplicate key \"cmd\"" },
+		{ "{\"cmd\":\"disarm\",\"pair\":\"brake\",\"pair\":\"x\"}", "duplicate key \"pair\"" },
+		{ "{\"cmd\":\"st\xff\xfe\"}", "not valid UTF-8 (at byte 10)" },
+		{ "{\"cmd\":\"r\\u00e9boot\\u001b[2J\"}", "unknown cmd \"r\\xc3\\xa9boot\\x1b[2J\"" },
+		{ "{\"cmd\":\"disarm\",\"pair\":\"\xc3\xa9\\n\"}", "no pair named \"\\xc3\\xa9\\x0a\"" },
+	};
+	static char longkey[3000];
+	struct fx f;
+	char reply[65536], line[3100];
+	cJSON *o;
+
+	setup(&f);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fo_control_handle_line(f.ctl, cases[i].line, reply, sizeof(reply));
+		CHECK(strstr(reply_error(reply, &o), cases[i].error_contains) != NULL, "%s -> %s (wanted %s)",
+		      cases[i].line, reply, cases[i].error_contains);
+		CHECK(fo_text_utf8_invalid_at(reply, strlen(reply)) < 0, "reply is UTF-8: %s", reply);
+		cJSON_Delete(o);
+	}
+	CHECK(fo_manager_pair(f.mgr, 0)->state == FO_PAIR_ARMED, "no disarm slipped through");
+
+	/* An unknown key of 3000 bytes is echoed bounded. */
+	memset(longkey, 'k', sizeof(longkey) - 1);
+	snprintf(line, sizeof(line), "{\"cmd\":\"status\",\"%s\":1}", longkey);
+	fo_control_handle_line(f.ctl, line, reply, sizeof(reply));
+	CHECK(strstr(reply, "unknown key \\\"kkkk") && strstr(reply, "...\\\"") && strlen(reply) < 200, "%s", reply);
+	teardown(&f);
+}
+
+/* The fuzzing entry point: a pure parse into a struct. */
+static void test_parse_request(void)
+{
+	struct fo_request req;
+	char err[256];
+	const char *l;
+
+	l = "{\"cmd\":\"drill\",\"pair\":\"brake\",\"fault\":\"hang\"}";
+	CHECK(fo_control_parse_request(l, strlen(l), &req, err, sizeof(err)) == 0, "%s", err);
+	CHECK(req.cmd == FO_REQ_DRILL && strcmp(req.pair, "brake") == 0 && req.fault == FO_DRILL_HANG, "drill");
+	CHECK(fo_request_needs_admin(req.cmd), "a drill changes things");
+	l = " {\"follow\":true,\"cmd\":\"events\"} \r";
+	CHECK(fo_control_parse_request(l, strlen(l), &req, err, sizeof(err)) == 0, "%s", err);
+	CHECK(req.cmd == FO_REQ_EVENTS && req.follow && !fo_request_needs_admin(req.cmd), "events");
+	/* Bytes past len are not looked at; a NUL inside is an error. */
+	CHECK(fo_control_parse_request("{\"cmd\":\"status\"}garbage", 16, &req, err, sizeof(err)) == 0, "%s", err);
+	CHECK(fo_control_parse_request("{\"cmd\":\"status\"}\0", 17, &req, err, sizeof(err)) < 0 &&
+		      strstr(err, "NUL byte (at byte 16)"),
+	      "%s", err);
+}
+
+/* arm/disarm while SWITCHING are refused: they dropped the deadline that
+ * ends the switch, leaving its event pending (never published) and a
+ * drill waiting for ever. */
+static void test_arm_while_switching(void)
+{
+	const struct fo_event_ring *r;
+	struct fx f;
+	char reply[65536];
+	cJSON *o;
+
+	setup(&f);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"switchover\",\"pair\":\"brake\"}", reply, sizeof(reply));
+	CHECK(strcmp(reply, "{\"ok\":true}") == 0, "%s", reply);
+	CHECK(fo_manager_pair(f.mgr, 0)->state == FO_PAIR_SWITCHING, "switching until the first heartbeat");
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"arm\",\"pair\":\"brake\"}", reply, sizeof(reply));
+	CHECK(strstr(reply_error(reply, &o), "arm: pair is switching, retry"), "arm: %s", reply);
+	cJSON_Delete(o);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"disarm\",\"pair\":\"brake\"}", reply, sizeof(reply));
+	CHECK(strstr(reply_error(reply, &o), "disarm: pair is switching, retry"), "disarm: %s", reply);
+	cJSON_Delete(o);
+	/* The switch completes as if nothing was asked. */
+	fo_sim_advance(f.hv, 10000000);
+	fo_sim_heartbeat(f.hv, f.b);
+	fo_sim_advance(f.hv, 10000000);
+	fo_sim_heartbeat(f.hv, f.b);
+	CHECK(fo_manager_pair(f.mgr, 0)->state == FO_PAIR_ARMED, "armed again: %s",
+	      fo_pair_state_name(fo_manager_pair(f.mgr, 0)->state));
+	r = fo_manager_events(f.mgr);
+	for (size_t i = 0; i < fo_event_ring_count(r); i++)
+		CHECK(!fo_event_ring_get(r, i)->pending, "event %zu published", i);
+	teardown(&f);
+}
+
+static int rt_fd_ready;
+static int rt_replies_seen = -1;
+static int rt_client_fd;
+
+/* A real-time handler that records how many replies the client already
+ * had when it ran (peeking, so the test still reads them). */
+static void on_rt(void *ctx, int fd, uint32_t events)
+{
+	char buf[65536];
+	uint64_t v;
+	ssize_t k = recv(rt_client_fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+
+	(void)!read(fd, &v, sizeof(v));
+	rt_replies_seen = 0;
+	for (ssize_t i = 0; i < k; i++)
+		rt_replies_seen += buf[i] == '\n';
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* One client pipelining requests: the real-time fds are served before its
+ * work, it gets a bounded share per turn, and all its replies still come. */
+static void test_fair_share(void)
+{
+	static char reqs[40 * 18 + 1], buf[262144];
+	struct fx f;
+	size_t n = 0;
+	int fd, lines = 0;
+
+	setup(&f);
+	fd = connect_to(f.path);
+	fo_loop_run_once_timeout(f.loop, 100); /* accept */
+	for (int i = 0; i < 40; i++)
+		n += (size_t)snprintf(reqs + n, sizeof(reqs) - n, "{\"cmd\":\"metrics\"}\n");
+	CHECK(send(fd, reqs, n, 0) == (ssize_t)n, "send 40");
+	rt_fd_ready = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	rt_client_fd = fd;
+	CHECK(fo_loop_add_rt(f.loop, rt_fd_ready, EPOLLIN, on_rt, NULL) == 0, "rt fd");
+	/* Ready after the client's requests: still served first. */
+	CHECK(write(rt_fd_ready, &(uint64_t){ 1 }, 8) == 8, "signal");
+	fo_loop_run_once_timeout(f.loop, 100);
+	CHECK(rt_replies_seen == 0, "real-time fd served before the client: it saw %d replies", rt_replies_seen);
+	n = 0;
+	for (ssize_t k; (k = recv(fd, buf + n, sizeof(buf) - 1 - n, MSG_DONTWAIT)) > 0;)
+		n += (size_t)k;
+	buf[n] = '\0';
+	lines = count_lines(buf);
+	CHECK(lines >= 1 && lines <= 8, "a bounded share per turn: %d replies in one turn", lines);
+	for (int i = 0; i < 100 && lines < 40; i++) {
+		ssize_t k;
+		fo_loop_run_once_timeout(f.loop, 100);
+		while ((k = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT)) > 0) {
+			buf[k] = '\0';
+			lines += count_lines(buf);
+		}
+	}
+	CHECK(lines == 40, "every request answered: %d", lines);
+	fo_loop_remove(f.loop, rt_fd_ready);
+	close(rt_fd_ready);
+	close(fd);
+	teardown(&f);
+}
+
+/* An endless line without a newline: an error and the end of the
+ * connection as soon as it passes the limit, not a wait for a newline. */
+static void test_endless_line(void)
+{
+	static char junk[6000];
+	struct fx f;
+	char buf[4096];
+	int fd;
+
+	setup(&f);
+	fd = connect_to(f.path);
+	memset(junk, 'x', sizeof(junk));
+	CHECK(send(fd, junk, sizeof(junk), 0) == (ssize_t)sizeof(junk), "send");
+	read_reply(&f, fd, buf, sizeof(buf));
+	CHECK(strstr(buf, "request longer than 4096 bytes; closing the connection"), "%s", buf);
+	CHECK(wait_eof(&f, fd), "closed");
+	close(fd);
+	teardown(&f);
+}
+
+static int connect_as(const char *path, uid_t uid, gid_t gid)
+{
+	int fd;
+
+	/* SO_PEERCRED records the credentials of the connect(). */
+	if (setegid(gid) < 0 || seteuid(uid) < 0)
+		abort();
+	fd = connect_to(path);
+	if (seteuid(0) < 0 || setegid(0) < 0)
+		abort();
+	return fd;
+}
+
+static const char *ask(struct fx *f, int fd, const char *line, char *buf, size_t len)
+{
+	char l[256];
+
+	snprintf(l, sizeof(l), "%s\n", line);
+	/* A refused client's send fails (the daemon closed), but the
+	 * refusal is waiting to be read: what failoverctl must print. */
+	(void)!send(fd, l, strlen(l), MSG_NOSIGNAL);
+	read_reply(f, fd, buf, len);
+	return buf;
+}
+
+/* Idle connections are closed; the last slots are root's; with every slot
+ * taken root closes the oldest idle one; only followers and drills can
+ * fill the table, and then even root is told why. */
+static void test_idle_and_slots(void)
+{
+	struct fx f;
+	char buf[65536];
+	int fds[40], fd, n = 0;
+	bool root = geteuid() == 0;
+
+	setup(&f);
+	fo_control_set_idle_timeout(f.ctl, 200);
+	fd = connect_to(f.path);
+	fo_loop_run_once_timeout(f.loop, 10);
+	read_reply(&f, fd, buf, sizeof(buf)); /* ~0.5 s of loop turns */
+	for (int i = 0; i < 10 && !strstr(buf, "idle"); i++)
+		read_reply(&f, fd, buf, sizeof(buf));
+	CHECK(strstr(buf, "closing an idle connection: no complete request in 200 ms"), "idle: %s", buf);
+	CHECK(wait_eof(&f, fd), "idle closed");
+	close(fd);
+	fo_control_set_idle_timeout(f.ctl, 60000);
+
+	if (root) {
+		chmod(f.path, 0666); /* for "nobody" below: the test's stand-in for control_group */
+		/* Others may fill all but the root slots. */
+		for (n = 0; n < 32; n++) {
+			fds[n] = connect_as(f.path, 65534, 65534);
+			fo_loop_run_once_timeout(f.loop, 10);
+		}
+		CHECK(strstr(ask(&f, fds[31], "{\"cmd\":\"status\"}", buf, sizeof(buf)), "too many control clients"),
+		      "31st user refused: %.200s", buf);
+		CHECK(strstr(ask(&f, fds[0], "{\"cmd\":\"status\"}", buf, sizeof(buf)), "\"ok\":true"),
+		      "first user served: %.100s", buf);
+		close(fds[31]);
+		close(fds[30]);
+		/* A user may read, not change. */
+		CHECK(strstr(ask(&f, fds[0], "{\"cmd\":\"disarm\",\"pair\":\"brake\"}", buf, sizeof(buf)),
+			     "disarm: permission denied: needs root or a member of daemon.control_admin_group"),
+		      "user disarm: %s", buf);
+		CHECK(fo_manager_pair(f.mgr, 0)->state == FO_PAIR_ARMED, "not disarmed");
+		/* Root gets the reserved slots... */
+		fds[30] = connect_to(f.path);
+		fds[31] = connect_to(f.path);
+		CHECK(strstr(ask(&f, fds[31], "{\"cmd\":\"status\"}", buf, sizeof(buf)), "\"ok\":true"),
+		      "root in a reserved slot: %.100s", buf);
+		/* ... and with all 32 taken, the oldest idle connection's. */
+		fd = connect_to(f.path);
+		CHECK(strstr(ask(&f, fd, "{\"cmd\":\"status\"}", buf, sizeof(buf)), "\"ok\":true"),
+		      "root with every slot taken: %.100s", buf);
+		CHECK(wait_eof(&f, fds[1]), "the oldest idle one (user #2, #1 asked since) was closed");
+		close(fds[1]);
+		fds[1] = fd;
+		/* Followers are not idle: 32 of them and root is refused, saying why. */
+		for (int i = 0; i < 32; i++)
+			ask(&f, fds[i], "{\"cmd\":\"events\",\"follow\":true}", buf, sizeof(buf));
+		fd = connect_to(f.path);
+		CHECK(strstr(ask(&f, fd, "{\"cmd\":\"status\"}", buf, sizeof(buf)), "too many control clients"),
+		      "root refused by 32 followers: %.200s", buf);
+		close(fd);
+		for (int i = 0; i < 32; i++)
+			close(fds[i]);
+	}
+	teardown(&f);
+}
+
+/* control_admin_group: its members may change things. */
+static void test_admin_group(void)
+{
+	struct fx f;
+	char buf[65536];
+	int fd;
+
+	if (geteuid() != 0)
+		return;
+	setup(&f);
+	fo_control_free(f.ctl);
+	CHECK(fo_control_new(f.loop, f.mgr, f.path, "nogroup", "nogroup", &f.ctl) == 0, "with groups");
+	fd = connect_as(f.path, 65534, 65534);
+	CHECK(fd >= 0, "nobody in nogroup may connect (0660, group nogroup)");
+	CHECK(strstr(ask(&f, fd, "{\"cmd\":\"disarm\",\"pair\":\"brake\"}", buf, sizeof(buf)), "\"ok\":true"),
+	      "admin group member disarms: %s", buf);
+	close(fd);
+	teardown(&f);
+}
+
+/* Out of file descriptors: the pending client is told and closed, the loop
+ * does not spin on the readable listener, and it is counted. */
+static void test_out_of_fds(void)
+{
+	struct fx f;
+	char buf[65536];
+	int fd, fillers[4096], n = 0;
+	struct timespec t0, t1;
+	struct rlimit saved, lim;
+	long ms;
+
+	setup(&f);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	getrlimit(RLIMIT_NOFILE, &saved);
+	lim = saved;
+	lim.rlim_cur = 1024;
+	setrlimit(RLIMIT_NOFILE, &lim);
+	while (n < 4096 && (fillers[n] = dup(0)) >= 0)
+		n++;
+	CHECK(errno == EMFILE, "filled the fd table (%d): %s", n, strerror(errno));
+	{
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f.path);
+		CHECK(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0, "connect: %s", strerror(errno));
+	}
+	fo_loop_run_once_timeout(f.loop, 100);
+	read_reply(&f, fd, buf, sizeof(buf));
+	CHECK(strstr(buf, "out of file descriptors"), "told why: %s", buf);
+	CHECK(wait_eof(&f, fd), "closed");
+	/* Nothing pending now: a turn waits instead of spinning. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 5; i++)
+		fo_loop_run_once_timeout(f.loop, 20);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	CHECK(ms >= 80, "5 turns of 20 ms took %ld ms: the loop spins", ms);
+	while (n > 0)
+		close(fillers[--n]);
+	setrlimit(RLIMIT_NOFILE, &saved);
+	close(fd);
+	fd = connect_to(f.path);
+	CHECK(strstr(ask(&f, fd, "{\"cmd\":\"metrics\"}", buf, sizeof(buf)), "failoverd_control_accept_errors_total 1"),
+	      "counted: %.100s", strstr(buf, "accept_errors") ? strstr(buf, "accept_errors") : buf);
+	close(fd);
+	teardown(&f);
+}
+
+/* A second instance must not take over a live socket; a stale one is
+ * removed; anything that is not a socket is never deleted. */
+static void test_socket_path(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct fo_control *second = NULL;
+	struct fx f;
+	struct stat st;
+	char buf[65536], other[100];
+	int fd, r;
+
+	setup(&f);
+	r = fo_control_new(f.loop, f.mgr, f.path, NULL, NULL, &second);
+	CHECK(r == -EADDRINUSE, "second instance refused: %d", r);
+	fd = connect_to(f.path);
+	CHECK(fd >= 0 && strstr(ask(&f, fd, "{\"cmd\":\"status\"}", buf, sizeof(buf)), "\"ok\":true"),
+	      "the first still serves");
+	close(fd);
+
+	/* A stale socket (a killed daemon's) is replaced. */
+	snprintf(other, sizeof(other), "%.80s.stale", f.path);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", other);
+	CHECK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0, "bind stale");
+	close(fd);
+	r = fo_control_new(f.loop, f.mgr, other, NULL, NULL, &second);
+	CHECK(r == 0, "stale socket replaced: %d", r);
+	second = fo_control_free(second);
+
+	/* A regular file and a symlink stay where they are. */
+	fd = open(other, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	close(fd);
+	r = fo_control_new(f.loop, f.mgr, other, NULL, NULL, &second);
+	CHECK(r == -EEXIST && stat(other, &st) == 0 && S_ISREG(st.st_mode), "regular file kept: %d", r);
+	unlink(other);
+	CHECK(symlink("/etc/passwd", other) == 0, "symlink");
+	r = fo_control_new(f.loop, f.mgr, other, "nogroup", NULL, &second);
+	CHECK(r == -EEXIST && lstat(other, &st) == 0 && S_ISLNK(st.st_mode), "symlink kept: %d", r);
+	CHECK(stat("/etc/passwd", &st) == 0 && st.st_gid == 0, "symlink target untouched");
+	unlink(other);
+	teardown(&f);
+}
+
+/* time_ns is sent as an integer (cJSON's doubles lose it past 2^53 ns,
+ * ~104 days of uptime); metrics label values are escaped. */
+static void test_integers_and_labels(void)
+{
+	const struct fo_event_ring *r;
+	const struct fo_event *e;
+	char reply[65536], want[64];
+	struct fx f;
+
+	setup_names(&f, false, "bra\"ke\\a", "brake-b");
+	fo_sim_advance(f.hv, (1ull << 60) + 123);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"switchover\",\"pair\":\"brake\"}", reply, sizeof(reply));
+	fo_sim_advance(f.hv, 10000000);
+	fo_sim_heartbeat(f.hv, f.b);
+	fo_sim_advance(f.hv, 10000000);
+	fo_sim_heartbeat(f.hv, f.b);
+	r = fo_manager_events(f.mgr);
+	e = fo_event_ring_get(r, fo_event_ring_count(r) - 1);
+	CHECK(!e->pending, "switch published");
+	CHECK(e->time_ns > (1ull << 60), "late event");
+	snprintf(want, sizeof(want), "\"time_ns\":%" PRIu64 ",", e->time_ns);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"events\"}", reply, sizeof(reply));
+	CHECK(strstr(reply, want) != NULL, "%s exact in %.300s", want, reply);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"metrics\"}", reply, sizeof(reply));
+	/* In the reply's JSON string: \" is ", \\ is \. */
+	CHECK(strstr(reply, "member=\\\"bra\\\\\\\"ke\\\\\\\\a\\\"} ") != NULL, "escaped: %.2000s", reply);
+	teardown(&f);
+}
+
 int main(void)
 {
+	signal(SIGPIPE, SIG_IGN);
 	fo_log_set_level(FO_LOG_ERR);
 	RUN(test_bad_requests);
 	RUN(test_good_requests);
 	RUN(test_kernel_command);
 	RUN(test_socket_abuse);
+	RUN(test_hostile_requests);
+	RUN(test_parse_request);
+	RUN(test_arm_while_switching);
+	RUN(test_fair_share);
+	RUN(test_endless_line);
+	RUN(test_idle_and_slots);
+	RUN(test_admin_group);
+	RUN(test_out_of_fds);
+	RUN(test_socket_path);
+	RUN(test_integers_and_labels);
 	return check_summary("test_control");
 }
