@@ -204,11 +204,30 @@ static int bench_read_json(struct bench_conn *c, int timeout_ms, cJSON **ret)
 	}
 }
 
+/*
+ * failoverd closes a control connection that sent no request for a few
+ * seconds, with a line saying so. Anything readable on the request
+ * connection before a request is sent is that goodbye (or EOF): start a new
+ * connection instead of reading the goodbye as the next reply.
+ */
+static int bench_ctl_fresh(struct bench_ctx *x)
+{
+	struct pollfd pfd = { .fd = x->ctl.fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, 0) <= 0 && x->ctl.len == 0)
+		return 0;
+	close(x->ctl.fd);
+	x->ctl.len = 0;
+	return bench_connect(x->sock_path, &x->ctl);
+}
+
 /* One request on the control connection, its reply in *ret. */
 static int bench_request(struct bench_ctx *x, const char *line, cJSON **ret)
 {
-	int r = bench_send(&x->ctl, line);
+	int r = bench_ctl_fresh(x);
 
+	if (r == 0)
+		r = bench_send(&x->ctl, line);
 	return r < 0 ? r : bench_read_json(&x->ctl, BENCH_EVENT_TIMEOUT_MS, ret);
 }
 
