@@ -36,11 +36,13 @@ rm -rf build build-asan
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j "$jobs"
 
-echo "== build (ASan + UBSan): build-asan/"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFO_SANITIZE=ON -DFO_BUILD_LAB=OFF
+# clang, so that the same build also carries the libFuzzer harnesses
+# (tests/fuzz), which run briefly with the unit tests.
+echo "== build (ASan + UBSan, clang, fuzzers): build-asan/"
+CC=clang cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFO_SANITIZE=ON -DFO_FUZZ=ON -DFO_BUILD_LAB=OFF
 cmake --build build-asan -j "$jobs"
 
-echo "== unit tests, sanitizer build"
+echo "== unit tests and fuzzers, sanitizer build"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	ctest --test-dir build-asan -L unit --output-on-failure
 

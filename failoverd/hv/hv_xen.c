@@ -96,13 +96,11 @@
 
 #include "../core/config.h"
 #include "../core/log.h"
+#include "agent_keys.h"
 
 #define XEN_MAX_MEMBERS    (FO_MAX_PAIRS * 2)
 #define DOM0_ID            0u     /* the daemon runs in the control domain */
 
-/* Grant entries 0..7 are reserved for the toolstack (console, xenstore). */
-#define GREF_FIRST_GUEST   8u
-#define EVTCHN_PORT_MAX    ((1u << 17) - 1) /* FIFO ABI limit */
 
 /* Key reads per member: at most ATTACH_BURST per ATTACH_WINDOW_NS; watch
  * fires beyond that are coalesced and retried by the timerfd. */
@@ -111,7 +109,7 @@
 #endif
 #define ATTACH_WINDOW_NS   1000000000ull
 
-#define READY_MAX_HEX      16     /* boot_id is 64 bits */
+#define READY_MAX_HEX      FO_AGENT_READY_MAX_HEX
 #define VALUE_MAX          64     /* role / command strings */
 #define REASON_MAX         160
 
@@ -850,59 +848,6 @@ static void member_report(struct xen_hv *x, struct xen_member *m, int err, const
 	snprintf(m->last_reason, sizeof(m->last_reason), "%s", reason);
 	if (x->base.cb.agent)
 		x->base.cb.agent(x->base.cb.ctx, m->domid, err, reason);
-}
-
-/* Guest text into a log-safe, bounded form. */
-static void sanitize(const char *in, char *out, size_t outlen)
-{
-	size_t o = 0;
-
-	for (; in && *in && o + 5 < outlen; in++) {
-		unsigned char c = (unsigned char)*in;
-
-		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
-			out[o++] = (char)c;
-		else
-			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
-	}
-	if (in && *in && o + 4 <= outlen) {
-		memcpy(out + o, "...", 3);
-		o += 3;
-	}
-	out[o < outlen ? o : outlen - 1] = '\0';
-}
-
-/* Canonical unsigned decimal: digits only, no sign, no leading zero, no
- * spaces, <= max. */
-static bool parse_strict_u32(const char *s, uint32_t max, uint32_t *ret)
-{
-	uint64_t v = 0;
-	size_t n = 0;
-
-	if (!s || !*s || (s[0] == '0' && s[1] != '\0'))
-		return false;
-	for (; *s; s++, n++) {
-		if (*s < '0' || *s > '9' || n >= 10)
-			return false;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	if (v > max)
-		return false;
-	*ret = (uint32_t)v;
-	return true;
-}
-
-static bool ready_is_valid(const char *s)
-{
-	size_t n = 0;
-
-	if (!s || !*s)
-		return false;
-	for (; *s; s++, n++)
-		if (n >= READY_MAX_HEX ||
-		    !((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') || (*s >= 'A' && *s <= 'F')))
-			return false;
-	return true;
 }
 
 static void agent_keys_free(struct agent_keys *k)
@@ -2137,8 +2082,9 @@ static void member_request_read(struct xen_hv *x, struct xen_member *m)
 static void member_apply(struct xen_hv *x, struct xen_member *m, struct reader_res *res)
 {
 	struct agent_keys k = res->keys;
-	char reason[REASON_MAX], val[40];
-	uint32_t gref, port, abi;
+	char reason[REASON_MAX];
+	struct fo_agent_binding binding;
+	uint32_t gref, port;
 	xenevtchn_port_or_error_t local;
 	void *page;
 	int r = res->err;
@@ -2164,31 +2110,11 @@ static void member_apply(struct xen_hv *x, struct xen_member *m, struct reader_r
 		goto out;
 	}
 
-#define REFUSE_KEY(key, value, why)                                                   \
-	do {                                                                          \
-		sanitize((value), val, sizeof(val));                                  \
-		snprintf(reason, sizeof(reason), "bad %s \"%s\": %s", (key), val, (why)); \
-		r = -EINVAL;                                                          \
-		goto refuse;                                                          \
-	} while (0)
-
-	if (!ready_is_valid(k.ready))
-		REFUSE_KEY(FO_HB_XS_READY, k.ready, "want 1-16 hex digits");
-	if (!k.abi)
-		REFUSE_KEY(FO_HB_XS_ABI, "", "missing");
-	if (!parse_strict_u32(k.abi, UINT32_MAX, &abi) || abi != FO_HB_ABI_VERSION)
-		REFUSE_KEY(FO_HB_XS_ABI, k.abi, "unsupported ABI version (want 1)");
-	if (!k.gref)
-		REFUSE_KEY(FO_HB_XS_GREF, "", "missing");
-	if (!parse_strict_u32(k.gref, UINT32_MAX, &gref))
-		REFUSE_KEY(FO_HB_XS_GREF, k.gref, "not a decimal grant reference");
-	if (gref < GREF_FIRST_GUEST)
-		REFUSE_KEY(FO_HB_XS_GREF, k.gref, "reserved grant entry (0-7)");
-	if (!k.port)
-		REFUSE_KEY(FO_HB_XS_PORT, "", "missing");
-	if (!parse_strict_u32(k.port, EVTCHN_PORT_MAX, &port) || port == 0)
-		REFUSE_KEY(FO_HB_XS_PORT, k.port, "not an event-channel port (1-131071)");
-#undef REFUSE_KEY
+	r = fo_agent_keys_parse(k.ready, k.abi, k.gref, k.port, FO_HB_ABI_VERSION, &binding, reason,
+				sizeof(reason));
+	if (r < 0)
+		goto refuse;
+	gref = binding.gref, port = binding.port;
 
 	if (m->page && m->gref == gref && m->remote_port == port && !strcmp(m->ready, k.ready))
 		goto out; /* nothing changed */
@@ -2722,11 +2648,11 @@ static void pool_name_of(struct xen_hv *x, uint32_t id, char *buf, size_t len)
 
 static void mask_from_libxl(struct fo_cpumask *m, const libxl_bitmap *b)
 {
-	int c;
+	unsigned int c; /* libxl's loop compares it with an unsigned size */
 
 	memset(m, 0, sizeof(*m));
 	libxl_for_each_set_bit(c, *b)
-		fo_cpumask_set(m, c);
+		fo_cpumask_set(m, (int)c);
 }
 
 static void pool_info_fill(const libxl_cpupoolinfo *info, struct fo_hv_pool *ret)
