@@ -338,7 +338,10 @@ static void become_armed(struct fo_pair *p, const char *how)
 }
 
 /* Fence a member outside a switchover (arming, a standby started behind our
- * back). Returns true if it is confirmed fenced. */
+ * back). Returns true if it is confirmed fenced. A failure is logged and
+ * kept as an event, m->state is what Xen says (never "paused" on trust),
+ * and the caller says what it means for the pair; the fence audit
+ * (fo_pair_audit) tries again every period. */
 static bool fence_member(struct fo_pair *p, struct fo_member *m)
 {
 	int r = fo_fence(p->env->hv, m->domid, &m->state);
@@ -1077,6 +1080,38 @@ static int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fau
 	return after_switch(p, e, &out, fault, drill);
 }
 
+/*
+ * A manual switchover paused a healthy active and could not start the
+ * standby: start the active again, but only once the standby is confirmed
+ * fenced ("could not be started" may also mean "started, but we could not
+ * confirm"), only if it was our pause that stopped it, and believing the
+ * domain info, not the unpause's 0: Xen counts pauses, so a domain that
+ * someone else paused as well stays paused after ours is undone.
+ */
+static void give_back(struct fo_pair *p, struct fo_member *from, struct fo_member *to, bool paused_by_us)
+{
+	struct fo_hv *hv = p->env->hv;
+	int r;
+
+	if (fo_fence(hv, to->domid, &to->state) < 0) {
+		fo_err("pair %s: standby %s not confirmed paused after the failed switchover; %s stays paused",
+		       p->cfg.name, to->name, from->name);
+		return;
+	}
+	if (!paused_by_us) {
+		fo_warn("pair %s: %s was paused before the switchover (not by failoverd); left paused", p->cfg.name,
+			from->name);
+		return;
+	}
+	r = hv->ops->unpause(hv, from->domid);
+	if (hv->ops->get_state(hv, from->domid, &from->state) == 0 && from->state == FO_DOM_RUNNING) {
+		arm_active_deadline(p);
+		return;
+	}
+	fo_err("pair %s: could not start %s again after the failed switchover (unpause: %s); it is %s", p->cfg.name,
+	       from->name, r < 0 ? strerror(-r) : "ok", fo_dom_state_name(from->state));
+}
+
 /* Everything after the fenced sequence, ours or the module's: `e` holds the
  * phases, `out` how it ended. The pair's active is still the old one. */
 static int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_outcome *outp,
@@ -1106,16 +1141,8 @@ static int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_s
 			p->drill_active = false;
 			p->drill_done_id = e->id;
 		}
-		if (out.result == FO_RESULT_FAILED && fault == FO_FAULT_MANUAL) {
-			/* A healthy active was paused for nothing: give it back, but
-			 * only once the standby is confirmed fenced: "could not be
-			 * started" may also mean "started, but we could not confirm". */
-			if (fo_fence(p->env->hv, to->domid, &to->state) == 0 &&
-			    p->env->hv->ops->unpause(p->env->hv, from->domid) == 0) {
-				from->state = FO_DOM_RUNNING;
-				arm_active_deadline(p);
-			}
-		}
+		if (out.result == FO_RESULT_FAILED && fault == FO_FAULT_MANUAL)
+			give_back(p, from, to, out.paused_from);
 		become(p, FO_PAIR_DEGRADED, "switchover %s -> %s %s: %s", from->name, to->name,
 		       fo_event_result_name(out.result), out.why);
 		return -EIO;

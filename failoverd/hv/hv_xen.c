@@ -645,6 +645,24 @@ static int xen_get_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *
 	return 0;
 }
 
+static int xen_get_handle(struct fo_hv *hv, fo_domid_t domid, uint8_t ret[16])
+{
+	struct xen_hv *x = to_xen(hv);
+	xen_domctl_getdomaininfo_t info;
+	bool found;
+	int r;
+
+	if (!domid_is_valid(domid))
+		return -EINVAL;
+	r = get_dominfo(x, domid, &found, &info);
+	if (r < 0)
+		return r;
+	if (!found)
+		return -ESRCH;
+	memcpy(ret, info.handle, 16);
+	return 0;
+}
+
 static int xen_pause(struct fo_hv *hv, fo_domid_t domid)
 {
 	struct xen_hv *x = to_xen(hv);
@@ -2986,6 +3004,7 @@ static const struct fo_hv_ops xen_ops = {
 	.now_ns = xen_now_ns,
 	.lookup = xen_lookup,
 	.get_state = xen_get_state,
+	.get_handle = xen_get_handle,
 	.pause = xen_pause,
 	.unpause = xen_unpause,
 	.set_affinity = xen_set_affinity,
