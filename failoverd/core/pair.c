@@ -346,8 +346,11 @@ static bool fence_member(struct fo_pair *p, struct fo_member *m)
 {
 	int r = fo_fence(p->env->hv, m->domid, &m->state);
 
-	if (r < 0)
+	if (r < 0) {
 		fo_err("pair %s: could not pause %s (domain %u): %s", p->cfg.name, m->name, m->domid, strerror(-r));
+		record(p, FO_EV_INFO, FO_RESULT_FAILED, "could not pause %s (domain %u): %s; it is %s", m->name,
+		       m->domid, strerror(-r), fo_dom_state_name(m->state));
+	}
 	return r == 0;
 }
 
@@ -1361,17 +1364,18 @@ void fo_pair_on_deadline(struct fo_pair *p, int idx)
 		if (p->state != FO_PAIR_ARMING)
 			break;
 		/* The standby never proved itself: it still must not run beside the active. */
-		fence_member(p, m);
-		become(p, FO_PAIR_DEGRADED, "standby %s did not heartbeat within %llu s of arming; paused",
-		       m->name, (unsigned long long)(FO_ARM_WAIT_NS / 1000000000ull));
+		become(p, FO_PAIR_DEGRADED, "standby %s did not heartbeat within %llu s of arming; %s", m->name,
+		       (unsigned long long)(FO_ARM_WAIT_NS / 1000000000ull),
+		       fence_member(p, m) ? "paused" : "could not pause it (retried every period)");
 		break;
 	case FO_DL_REBUILD:
 		if (p->state != FO_PAIR_REBUILDING)
 			break;
 		p->rebuild_member = -1;
-		if (m->domid != FO_DOMID_INVALID)
-			fence_member(p, m);
-		become(p, FO_PAIR_DEGRADED, "rebuilt member %s did not heartbeat in time", m->name);
+		become(p, FO_PAIR_DEGRADED, "rebuilt member %s did not heartbeat in time; %s", m->name,
+		       m->domid == FO_DOMID_INVALID ? "it does not exist"
+		       : fence_member(p, m)          ? "paused"
+						     : "could not pause it (retried every period)");
 		break;
 	case FO_DL_DRILL:
 		if (!p->drill_active)
@@ -1402,9 +1406,13 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 
 	/* The invariant first, in every state. */
 	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_RUNNING && p->rebuild_member != !p->active) {
-		fence_member(p, s);
-		record(p, FO_EV_INFO, FO_RESULT_INFO, "standby %s was running beside the active; paused it",
-		       s->name);
+		if (fence_member(p, s))
+			record(p, FO_EV_INFO, FO_RESULT_INFO, "standby %s was running beside the active; paused it",
+			       s->name);
+		else if (p->state == FO_PAIR_ARMED)
+			/* A standby we cannot keep paused protects nothing. */
+			become(p, FO_PAIR_DEGRADED, "standby %s runs beside the active and could not be paused",
+			       s->name);
 	}
 
 	switch (p->state) {

@@ -134,10 +134,13 @@ void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uin
 	 * active wins; the old one is fenced again. */
 	if (!from_gone && !confirm_fenced(hv, from, &out->from_state)) {
 		if (fo_fence(hv, from, &out->from_state) < 0) {
-			/* Never leave two running: stop the new one too. */
-			fo_fence(hv, to, &out->to_state);
+			/* Never leave two running: stop the new one too. If
+			 * that fails as well, say so: the caller must not
+			 * believe either member paused (the audit retries). */
 			out->result = FO_RESULT_ABORTED;
-			out->why = "old active was restarted behind our back and could not be re-fenced; both paused";
+			out->why = fo_fence(hv, to, &out->to_state) == 0
+					   ? "old active was restarted behind our back and could not be re-fenced; both paused"
+					   : "old active was restarted behind our back and could not be re-fenced, nor the new one: both may run";
 			return;
 		}
 		out->why = "old active was restarted behind our back; fenced again";

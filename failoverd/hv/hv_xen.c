@@ -2066,6 +2066,18 @@ static int xen_destroy(struct fo_hv *hv, fo_domid_t domid)
 		      : (xc_domain_pause(x->xch, domid) < 0 ? neg_errno() : 0);
 	if (r == -ESRCH)
 		return r;
+	if (r < 0) {
+		/* Not paused: it may run until a teardown seconds away, so it
+		 * must not count as dying (fenced) meanwhile. The hypervisor's
+		 * destroy here stops it for good at once; libxl's xenstore
+		 * entries stay behind, as with a full queue. */
+		fo_warn("xen: could not pause domain %" PRIu32 " before destroying it (%s): destroying it at once",
+			domid, strerror(-r));
+		m = member_find(x, domid);
+		if (m)
+			member_detach(x, m);
+		return xc_domain_destroy(x->xch, domid) < 0 ? neg_errno() : 0;
+	}
 	/* Our grant mapping holds a page of the domain: drop it before the
 	 * teardown or the domain lingers as a dying zombie until we notice. */
 	m = member_find(x, domid);

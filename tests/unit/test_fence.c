@@ -35,6 +35,18 @@ static void only_beats(struct fx *f, fo_domid_t d, uint64_t ms)
 	}
 }
 
+static bool has_event_with(struct fx *f, enum fo_event_kind kind, const char *text)
+{
+	const struct fo_event_ring *r = fo_manager_events(f->mgr);
+
+	for (size_t i = 0; i < fo_event_ring_count(r); i++) {
+		const struct fo_event *e = fo_event_ring_get(r, i);
+		if (e->kind == kind && (!text || strstr(e->message, text)))
+			return true;
+	}
+	return false;
+}
+
 /* ---------------------------------------------------- pause counting */
 
 /* The simulator counts pauses as Xen's toolstack pause count does. */
@@ -146,6 +158,66 @@ static void test_arm_wait_paused_standby_not_paused_again(void)
 	fx_free(&f);
 }
 
+/* ------------------------------------------------------ failed pauses */
+
+/* The first-boot standby never heartbeats and cannot be paused: the pair
+ * says so (not "paused"), an event records it. */
+static void test_arm_wait_fence_fails(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+
+	sim_base_config(&cfg);
+	fx_new(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, false);
+	only_beats(&f, f.a, 119000);
+	fo_sim_fail(f.hv, FO_SIM_PAUSE, f.b, -EIO, 1000000);
+	only_beats(&f, f.a, 2000);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "DEGRADED: %s", fo_pair_state_name(f.p->state));
+	CHECK(strstr(f.p->reason, "could not pause") != NULL, "reason says it is not paused: %s", f.p->reason);
+	CHECK(fo_pair_standby(f.p)->state == FO_DOM_RUNNING, "the pair knows it runs: %s",
+	      fo_dom_state_name(fo_pair_standby(f.p)->state));
+	CHECK(has_event_with(&f, FO_EV_INFO, "could not pause brake-b"), "an event says so");
+	fx_free(&f);
+}
+
+/* A rebuilt member that does not heartbeat in time and cannot be paused. */
+static void test_rebuild_timeout_fence_fails(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+	fo_domid_t rebuilt;
+
+	sim_base_config(&cfg);
+	cfg.pairs[0].on_failover = FO_ON_FAILOVER_REBUILD;
+	fx_armed_cfg(&f, &cfg, false);
+	advance(&f, 60);
+	prove(&f, f.b);
+	CHECK(f.p->state == FO_PAIR_REBUILDING, "rebuilding: %s", fo_pair_state_name(f.p->state));
+	rebuilt = f.p->m[0].domid;
+	fo_sim_fail(f.hv, FO_SIM_PAUSE, rebuilt, -EIO, 1000000);
+	only_beats(&f, f.b, 121000);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "could not pause"), "%s: %s",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(f.p->m[0].state == FO_DOM_RUNNING, "known running");
+	fx_free(&f);
+}
+
+/* Both running (seen through xenstore), the standby cannot be paused: the
+ * pair is not ARMED with a standby it cannot keep paused, and no event
+ * claims it was paused. */
+static void test_both_running_fence_fails(void)
+{
+	struct fx f;
+
+	fx_armed(&f);
+	fo_sim_fail(f.hv, FO_SIM_PAUSE, f.b, -EIO, 1000000);
+	fo_sim_set_state(f.hv, f.b, FO_DOM_RUNNING, true);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "DEGRADED: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(!has_event_with(&f, FO_EV_INFO, "paused it"), "no event claims it paused");
+	CHECK(has_event_with(&f, FO_EV_INFO, "could not pause brake-b"), "an event says it is not");
+	fx_free(&f);
+}
+
 int main(void)
 {
 	fo_log_set_level(FO_LOG_ERR);
@@ -154,5 +226,8 @@ int main(void)
 	RUN(test_paused_active_not_paused_again);
 	RUN(test_give_back_confirms);
 	RUN(test_arm_wait_paused_standby_not_paused_again);
+	RUN(test_arm_wait_fence_fails);
+	RUN(test_rebuild_timeout_fence_fails);
+	RUN(test_both_running_fence_fails);
 	return check_summary("test_fence");
 }
