@@ -174,6 +174,8 @@ static void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...
 	vsnprintf(p->reason, sizeof(p->reason), fmt, ap);
 	va_end(ap);
 	p->state = s;
+	if (s != FO_PAIR_ARMING)
+		p->started_blind = false; /* decided: from here on we watch */
 	/* The module must not switch a pair we consider unprotected. */
 	if (p->kernel_armed && (s == FO_PAIR_DEGRADED || s == FO_PAIR_DISARMED || s == FO_PAIR_REBUILDING))
 		kernel_release(p);
@@ -201,6 +203,135 @@ static void set_deadline(struct fo_member *m, enum fo_deadline_kind kind, uint64
 	m->deadline_ns = kind == FO_DL_NONE ? 0 : at;
 }
 
+/* ---- verdicts (verdict.h): a failed member is never trusted again ---- */
+
+static void member_instance(const struct fo_member *m, struct fo_instance *in)
+{
+	memset(in, 0, sizeof(*in));
+	snprintf(in->name, sizeof(in->name), "%s", m->name);
+	in->domid = m->domid;
+	in->has_handle = m->has_handle;
+	memcpy(in->handle, m->handle, sizeof(in->handle));
+}
+
+const struct fo_verdict *fo_pair_member_verdict(const struct fo_pair *p, int idx)
+{
+	struct fo_instance in;
+
+	if (!p->env->verdicts)
+		return NULL;
+	member_instance(&p->m[idx], &in);
+	return fo_verdicts_find(p->env->verdicts, &in);
+}
+
+static const struct fo_verdict *member_verdict(const struct fo_pair *p, const struct fo_member *m)
+{
+	return fo_pair_member_verdict(p, (int)(m - p->m));
+}
+
+/* In memory only: no syscall but the wall clock, so that it can be
+ * recorded the moment the switch is over; persist() writes it. */
+static void mark_failed(struct fo_pair *p, struct fo_member *m, const char *why)
+{
+	struct fo_instance in;
+
+	m->usable = false;
+	if (!p->env->verdicts || m->domid == FO_DOMID_INVALID)
+		return; /* gone: no instance left to distrust */
+	member_instance(m, &in);
+	fo_verdicts_set_failed(p->env->verdicts, p->cfg.name, &in, why);
+}
+
+static void mark_active(struct fo_pair *p)
+{
+	struct fo_instance in;
+
+	if (!p->env->verdicts || fo_pair_active(p)->domid == FO_DOMID_INVALID)
+		return;
+	member_instance(fo_pair_active(p), &in);
+	fo_verdicts_set_active(p->env->verdicts, p->cfg.name, &in);
+}
+
+/* Write what changed. Never between a fault and the standby's unpause:
+ * callers run after the switch (or outside one). */
+static void persist(struct fo_pair *p)
+{
+	char err[FO_PATH_MAX + 128];
+
+	if (!p->env->verdicts || !p->env->verdicts->dirty)
+		return;
+	if (fo_verdicts_save(p->env->verdicts, err, sizeof(err)) < 0) {
+		fo_err("pair %s: %s; a restarted failoverd would not know it", p->cfg.name, err);
+		record(p, FO_EV_INFO, FO_RESULT_FAILED, "%s", err);
+	}
+}
+
+/* Member m must not be the standby: DEGRADED, saying why and how to clear
+ * it (status shows the reason). */
+static void refuse_standby(struct fo_pair *p, struct fo_member *m, const struct fo_verdict *v)
+{
+	char what[96];
+
+	m->usable = false;
+	fo_verdict_describe(v, what, sizeof(what));
+	become(p, FO_PAIR_DEGRADED, "standby %s %s; clear with failoverctl clear-failed %s", m->name, what, m->name);
+}
+
+/*
+ * After a daemon start: we last left m[idx] active (the recorded active is
+ * this very instance), and Xen has it paused with the other member
+ * running. A switch happened that we did not record: a daemon killed
+ * between the standby's unpause and writing the verdict (after_switch),
+ * the kernel module while no daemon ran and its event lost, or someone
+ * else. Which member failed is not known for sure; the safe guess is the
+ * one switched away from. Returns its verdict, or NULL.
+ */
+static const struct fo_verdict *presume_switched_away(struct fo_pair *p, int idx)
+{
+	const struct fo_verdict *rec;
+	struct fo_instance in;
+
+	if (!p->started_blind || !p->env->verdicts)
+		return NULL;
+	rec = fo_verdicts_active(p->env->verdicts, p->cfg.name);
+	member_instance(&p->m[idx], &in);
+	if (!rec || !fo_instance_same(&rec->inst, &in))
+		return NULL;
+	mark_failed(p, &p->m[idx], "unrecorded-switch");
+	persist(p);
+	return member_verdict(p, &p->m[idx]);
+}
+
+/* Both running at arming: the active is the one we last left active, and
+ * never a member with a verdict if the other has none. */
+static void prefer_active(struct fo_pair *p)
+{
+	const struct fo_verdict *rec = p->env->verdicts ? fo_verdicts_active(p->env->verdicts, p->cfg.name) : NULL;
+
+	for (int i = 0; rec && i < 2; i++) {
+		struct fo_instance in;
+
+		member_instance(&p->m[i], &in);
+		if (fo_instance_same(&rec->inst, &in))
+			p->active = i;
+	}
+	if (member_verdict(p, fo_pair_active(p)) && !member_verdict(p, fo_pair_standby(p)))
+		p->active = !p->active;
+}
+
+int fo_pair_clear_failed(struct fo_pair *p, int idx)
+{
+	struct fo_member *m = &p->m[idx];
+	int n = p->env->verdicts ? fo_verdicts_clear(p->env->verdicts, m->name) : 0;
+
+	if (n) {
+		record(p, FO_EV_INFO, FO_RESULT_INFO, "operator cleared the failure verdict on %s; `failoverctl arm %s` adopts it",
+		       m->name, p->cfg.name);
+		persist(p);
+	}
+	return n;
+}
+
 /* Re-read a member's state; find it by name when we have no (live) domid.
  * Starts/stops following its agent as the domain comes and goes. */
 static void refresh_member(struct fo_pair *p, struct fo_member *m)
@@ -226,6 +357,15 @@ static void refresh_member(struct fo_pair *p, struct fo_member *m)
 	m->fresh = m->looked_up;
 	m->looked_up = true;
 	m->domid = domid;
+	m->has_handle = hv->ops->get_handle && hv->ops->get_handle(hv, domid, m->handle) == 0;
+	if (p->env->verdicts) {
+		struct fo_instance in;
+
+		/* Another instance of this name than the one that failed (it
+		 * was destroyed and re-created): that one starts clean. */
+		member_instance(m, &in);
+		fo_verdicts_forget_other(p->env->verdicts, &in);
+	}
 	if (hv->ops->get_state(hv, domid, &m->state) < 0)
 		m->state = FO_DOM_GONE;
 	hv->ops->watch_member(hv, domid);
@@ -333,6 +473,8 @@ static void become_armed(struct fo_pair *p, const char *how)
 	set_deadline(fo_pair_standby(p), FO_DL_NONE, 0);
 	arm_active_deadline(p);
 	become(p, FO_PAIR_ARMED, "%s", how);
+	mark_active(p);
+	persist(p);
 	publish_roles(p);
 	kernel_try_arm(p);
 }
@@ -680,7 +822,8 @@ void fo_pair_on_kernel_event(struct fo_pair *p, const struct fo_hv_kevent *ev)
 		/* We already have m[si] as the active: our own switch went the
 		 * same way (DISARM said ENOENT before the event was queued) or
 		 * arming adopted the outcome. m[ai] failed all the same. */
-		p->m[ai].usable = false;
+		mark_failed(p, &p->m[ai], fo_fault_name(FO_FAULT_HEARTBEAT_TIMEOUT));
+		persist(p);
 		if (p->kernel_firing && !p->kernel_armed)
 			p->kernel_firing = false;
 		record(p, FO_EV_INFO, FO_RESULT_INFO, "the kernel module switched %s -> %s as well (already done)",
@@ -754,6 +897,15 @@ static bool kernel_adopt_on_arming(struct fo_pair *p)
 		}
 	}
 	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_PAUSED) {
+		const struct fo_verdict *v = member_verdict(p, s);
+
+		if (v) {
+			/* Never armed with a failed standby: DEGRADED takes
+			 * it back from the module (become). */
+			refuse_standby(p, s, v);
+			arm_active_deadline(p);
+			return true;
+		}
 		s->usable = true;
 		become_armed(p, "adopted from the kernel module, which has it armed");
 		return true;
@@ -788,6 +940,7 @@ static void wait_for_standby(struct fo_pair *p, const char *what)
 static void arming_evaluate(struct fo_pair *p)
 {
 	struct fo_member *m = p->m;
+	const struct fo_verdict *v;
 	bool run0, run1;
 
 	refresh_member(p, &m[0]);
@@ -846,14 +999,42 @@ static void arming_evaluate(struct fo_pair *p)
 		}
 		/* One running, one paused: adopt. A paused standby cannot show
 		 * a heartbeat; it was verified by whoever paused it (us, before
-		 * a restart), so we trust it rather than unpause to check. */
+		 * a restart), so we trust it rather than unpause to check -
+		 * unless we know (or cannot rule out) that it failed. */
+		v = member_verdict(p, &m[!r]);
+		if (!v)
+			v = presume_switched_away(p, !r);
+		if (v) {
+			refuse_standby(p, &m[!r], v);
+			arm_active_deadline(p);
+			publish_roles(p);
+			return;
+		}
 		m[!r].usable = true;
 		become_armed(p, "adopted from the hypervisor's state");
 		return;
 	}
 
 	if (run0 && run1) {
-		struct fo_member *s = fo_pair_standby(p);
+		struct fo_member *s;
+
+		prefer_active(p);
+		s = fo_pair_standby(p);
+		v = member_verdict(p, s);
+		if (v) {
+			/* A failed instance someone started again: it must not
+			 * run beside the active, and heartbeating proves nothing
+			 * about what made it fail. */
+			if (!fence_member(p, s)) {
+				become(p, FO_PAIR_DEGRADED, "standby %s failed earlier, runs, and could not be paused",
+				       s->name);
+				return;
+			}
+			refuse_standby(p, s, v);
+			arm_active_deadline(p);
+			publish_roles(p);
+			return;
+		}
 		/* First boot: the standby runs until its agent's sequence moves
 		 * (a page left by a stopped agent is not enough). */
 		if (s->hb.progressed) {
@@ -977,7 +1158,10 @@ static void start_rebuild(struct fo_pair *p, int idx)
 		return;
 	}
 	/* Found again by name once it exists (domain_created or
-	 * @introduceDomain), then watched like any member. */
+	 * @introduceDomain), then watched like any member. We build it: a new
+	 * instance, whatever was said about the old one or its name. */
+	if (p->env->verdicts && fo_verdicts_clear(p->env->verdicts, m->name))
+		persist(p);
 	p->rebuild_member = idx;
 	refresh_member(p, m);
 	m->usable = false;
@@ -1017,12 +1201,16 @@ static void finish_switch(struct fo_pair *p, bool heartbeated)
 		return;
 	}
 	arm_active_deadline(p);
-	if (!p->switch_was_fault && old->usable) {
+	if (!p->switch_was_fault && old->usable && !member_verdict(p, old)) {
 		become_armed(p, "roles swapped by switchover");
 		return;
 	}
 	if (p->cfg.on_failover == FO_ON_FAILOVER_REBUILD) {
 		start_rebuild(p, !p->active);
+		return;
+	}
+	if (member_verdict(p, old)) {
+		refuse_standby(p, old, member_verdict(p, old));
 		return;
 	}
 	become(p, FO_PAIR_DEGRADED, "no standby: %s failed and was %s", old->name,
@@ -1126,6 +1314,17 @@ static int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_s
 
 	from->state = out.from_state;
 	to->state = out.to_state;
+	/*
+	 * The verdict, in memory: the standby already runs (or we stopped
+	 * safely), and writing it waits for the end of this function. A
+	 * daemon killed in between leaves no verdict on file, but the
+	 * recorded active is still `from`: a restarted daemon finding `from`
+	 * paused and `to` running presumes `from` failed
+	 * (presume_switched_away). A manual switch killed there is presumed
+	 * failed too: the safe side, cleared by the operator.
+	 */
+	if (fault != FO_FAULT_MANUAL)
+		mark_failed(p, from, fo_fault_name(fault));
 	e->result = out.result;
 	if (out.why)
 		snprintf(e->message + strlen(e->message), sizeof(e->message) - strlen(e->message), "%s%s",
@@ -1146,6 +1345,7 @@ static int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_s
 		}
 		if (out.result == FO_RESULT_FAILED && fault == FO_FAULT_MANUAL)
 			give_back(p, from, to, out.paused_from);
+		persist(p);
 		become(p, FO_PAIR_DEGRADED, "switchover %s -> %s %s: %s", from->name, to->name,
 		       fo_event_result_name(out.result), out.why);
 		return -EIO;
@@ -1171,6 +1371,7 @@ static int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_s
 	p->switch_event_id = e->id;
 	p->switch_was_fault = fault != FO_FAULT_MANUAL;
 	from->usable = !p->switch_was_fault;
+	mark_active(p);
 	/* Only a sequence beyond the one it had before it was paused proves
 	 * the new active runs; the old one stays as the baseline so that the
 	 * first beat after the unpause already counts. */
@@ -1182,6 +1383,7 @@ static int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_s
 		started = now_ns(p);
 	set_deadline(to, FO_DL_GRACE, started + MS(p->cfg.grace_ms));
 	publish_roles(p);
+	persist(p);
 	if (p->switch_was_fault)
 		apply_on_failover(p, from);
 	return 0;
@@ -1192,9 +1394,12 @@ static void fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns,
 {
 	int r = begin_switchover(p, fault, fault_ns, now);
 
-	if (r == -ENODEV)
+	if (r == -ENODEV) {
+		mark_failed(p, fo_pair_active(p), fo_fault_name(fault));
+		persist(p);
 		become(p, FO_PAIR_DEGRADED, "active %s failed (%s) and there is no standby to take over",
 		       fo_pair_active(p)->name, fo_fault_name(fault));
+	}
 	else if (r == -EBUSY)
 		/* The module still has the pair and would not give it back:
 		 * it stays the owner (it switches on heartbeat loss). */
@@ -1397,6 +1602,7 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 
 	if (p->state == FO_PAIR_ARMING) {
 		arming_evaluate(p);
+		persist(p); /* a verdict on an instance that is gone, dropped */
 		return;
 	}
 	refresh_member(p, &p->m[0]);
@@ -1445,6 +1651,9 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 	default:
 		break;
 	}
+	/* A verdict on an instance that is gone (refresh_member dropped it):
+	 * written here, after any switch above, never before one. */
+	persist(p);
 }
 
 int fo_pair_request_switchover(struct fo_pair *p, char *err, size_t errlen)
@@ -1468,6 +1677,14 @@ int fo_pair_request_switchover(struct fo_pair *p, char *err, size_t errlen)
 		snprintf(err, errlen, "pair %s: standby %s is %s, not a paused domain that can take over",
 			 p->cfg.name, to->name, to->domid == FO_DOMID_INVALID ? "missing" : fo_dom_state_name(to->state));
 		return -ENODEV;
+	}
+	if (member_verdict(p, to)) {
+		char what[96];
+
+		fo_verdict_describe(member_verdict(p, to), what, sizeof(what));
+		snprintf(err, errlen, "pair %s: standby %s %s; clear with failoverctl clear-failed %s first",
+			 p->cfg.name, to->name, what, to->name);
+		return -EPERM;
 	}
 	switch (begin_switchover(p, FO_FAULT_MANUAL, now, now)) {
 	case 0:

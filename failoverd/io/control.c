@@ -317,6 +317,35 @@ static bool only_keys(const cJSON *req, const char *const *allowed, const char *
 	return true;
 }
 
+/* failoverctl clear-failed MEMBER: the operator repaired it; its failure
+ * verdict goes. The pair is not re-armed here: `arm` does that. */
+static cJSON *clear_failed_json(struct fo_control *c, const cJSON *req)
+{
+	static const char *const keys[] = { "cmd", "member", NULL };
+	const cJSON *jm = cJSON_GetObjectItemCaseSensitive(req, "member");
+	struct fo_pair *p = NULL;
+	const char *bad = NULL;
+	char msg[256];
+	cJSON *o;
+	int n;
+
+	if (!only_keys(req, keys, &bad))
+		return error_reply("clear-failed: unknown key \"%s\"", bad);
+	if (!cJSON_IsString(jm))
+		return error_reply("clear-failed: \"member\" must be a string");
+	n = fo_manager_clear_failed(c->mgr, jm->valuestring, &p);
+	if (n < 0)
+		return error_reply("clear-failed: no pair has a member named \"%.64s\"", jm->valuestring);
+	snprintf(msg, sizeof(msg), n ? "failure verdict on %s cleared; `failoverctl arm %s` adopts it"
+				     : "no failure recorded for %s (pair %s)",
+		 jm->valuestring, p->cfg.name);
+	o = ok_reply();
+	cJSON_AddStringToObject(o, "pair", p->cfg.name);
+	cJSON_AddBoolToObject(o, "cleared", n > 0);
+	cJSON_AddStringToObject(o, "message", msg);
+	return o;
+}
+
 /* Returns the reply, or NULL when the reply is deferred (a drill). */
 static cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const char *line)
 {
@@ -416,8 +445,11 @@ static cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const c
 			reply = ok_reply();
 			cJSON_AddTrueToObject(reply, "deferred");
 		}
+	} else if (strcmp(cmd, "clear-failed") == 0) {
+		reply = clear_failed_json(c, req);
 	} else {
-		reply = error_reply("unknown cmd \"%.32s\" (status, switchover, arm, disarm, events, metrics, drill)",
+		reply = error_reply("unknown cmd \"%.32s\" (status, switchover, arm, disarm, events, metrics, drill, "
+				    "clear-failed)",
 				    cmd);
 	}
 out:

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -218,6 +219,326 @@ static void test_both_running_fence_fails(void)
 	fx_free(&f);
 }
 
+/* ----------------------------------------------------------- verdicts */
+
+static char state_dir[64];
+static char state_path[128];
+
+/* A fresh state file for each test. */
+static void state_reset(void)
+{
+	if (!state_dir[0]) {
+		snprintf(state_dir, sizeof(state_dir), "/tmp/fo-test-fence.XXXXXX");
+		if (!mkdtemp(state_dir))
+			abort();
+		snprintf(state_path, sizeof(state_path), "%s/failed-members", state_dir);
+	}
+	unlink(state_path);
+	{
+		char aside[160];
+		snprintf(aside, sizeof(aside), "%s.corrupt", state_path);
+		unlink(aside);
+	}
+}
+
+static void state_cleanup(void)
+{
+	state_reset();
+	rmdir(state_dir);
+}
+
+/* fx_new with the verdicts kept in state_path. */
+static void fx_new_state(struct fx *f, const struct fo_config *cfg, enum fo_dom_state sa, enum fo_dom_state sb,
+			 bool kernel)
+{
+	struct fo_hv_callbacks cb;
+
+	memset(f, 0, sizeof(*f));
+	f->cfg = *cfg;
+	if (fo_manager_new(&f->cfg, &f->mgr) < 0)
+		abort();
+	fo_manager_set_state_file(f->mgr, state_path);
+	cb = fo_manager_hv_callbacks(f->mgr);
+	if (fo_hv_sim_new(&cb, &f->hv) < 0)
+		abort();
+	if (kernel)
+		fo_sim_enable_kernel(f->hv);
+	fo_manager_attach_hv(f->mgr, f->hv);
+	f->a = sa == FO_DOM_GONE ? FO_DOMID_INVALID : fo_sim_add_domain(f->hv, "brake-a", sa);
+	f->b = sb == FO_DOM_GONE ? FO_DOMID_INVALID : fo_sim_add_domain(f->hv, "brake-b", sb);
+	fo_manager_start(f->mgr);
+	f->p = fo_manager_pair(f->mgr, 0);
+}
+
+/* First boot, ARMED (a active, b standby), verdicts in state_path. */
+static void fx_armed_state(struct fx *f)
+{
+	struct fo_config cfg;
+
+	sim_base_config(&cfg);
+	fx_new_state(f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, false);
+	prove(f, f->a);
+	prove(f, f->b);
+	fo_sim_guard(f->hv, f->a, f->b);
+	fo_sim_clear_calls(f->hv);
+}
+
+/* failoverd restarts (SIGKILL and start): Xen keeps its state, a new
+ * manager reads the state file. */
+static void restart(struct fx *f)
+{
+	struct fo_hv_callbacks cb;
+
+	fo_manager_free(f->mgr);
+	if (fo_manager_new(&f->cfg, &f->mgr) < 0)
+		abort();
+	fo_manager_set_state_file(f->mgr, state_path);
+	cb = fo_manager_hv_callbacks(f->mgr);
+	fo_sim_set_callbacks(f->hv, &cb);
+	fo_manager_attach_hv(f->mgr, f->hv);
+	fo_manager_start(f->mgr);
+	f->p = fo_manager_pair(f->mgr, 0);
+}
+
+static bool file_has(const char *path, const char *text)
+{
+	char buf[8192];
+	FILE *fp = fopen(path, "r");
+	size_t n;
+
+	if (!fp)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	return strstr(buf, text) != NULL;
+}
+
+/* Heartbeat loss, keep-paused: a failed; b active and heartbeating. */
+static void fail_a(struct fx *f)
+{
+	advance(f, 60);
+	prove(f, f->b);
+}
+
+static void test_restart_does_not_adopt_failed(void)
+{
+	struct fx f;
+
+	state_reset();
+	fx_armed_state(&f);
+	fail_a(&f);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && f.p->active == 1, "DEGRADED after keep-paused failover: %s",
+	      fo_pair_state_name(f.p->state));
+	CHECK(strstr(f.p->reason, "standby brake-a failed (heartbeat-timeout at ") &&
+		      strstr(f.p->reason, "clear with failoverctl clear-failed brake-a"),
+	      "status says why and what to do: %s", f.p->reason);
+	CHECK(file_has(state_path, "failed brake brake-a "), "verdict on file");
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && f.p->active == 1, "restart: not adopted (%s: %s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(strstr(f.p->reason, "standby brake-a failed (heartbeat-timeout at "), "reason: %s", f.p->reason);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "left as it was");
+	/* And once more: the verdict is still on file. */
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "second restart: %s", fo_pair_state_name(f.p->state));
+	fx_free(&f);
+}
+
+static void test_arm_does_not_adopt_failed(void)
+{
+	struct fx f;
+	char err[256];
+
+	state_reset();
+	fx_armed_state(&f);
+	fail_a(&f);
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "clear-failed brake-a"), "`arm`: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(!f.p->m[0].usable, "not usable");
+	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) == -EPERM && strstr(err, "clear-failed brake-a"),
+	      "no switchover to it either: %s", err);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED, "nothing touched");
+	fx_free(&f);
+}
+
+static void test_clear_failed_allows_again(void)
+{
+	struct fx f;
+	struct fo_pair *p = NULL;
+
+	state_reset();
+	fx_armed_state(&f);
+	fail_a(&f);
+	CHECK(fo_manager_clear_failed(f.mgr, "nobody", &p) == -ENOENT, "unknown member");
+	CHECK(fo_manager_clear_failed(f.mgr, "brake-b", &p) == 0 && p == f.p, "nothing on b");
+	CHECK(fo_manager_clear_failed(f.mgr, "brake-a", &p) == 1 && p == f.p, "cleared a");
+	CHECK(!file_has(state_path, "failed brake brake-a"), "and on file");
+	CHECK(has_event_with(&f, FO_EV_INFO, "cleared the failure verdict on brake-a"), "recorded");
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "clearing does not arm by itself");
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 1 && f.p->m[0].usable, "`arm` adopts it: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	/* A restart now adopts as well: b is the recorded active. */
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 1, "restart adopts: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	fx_free(&f);
+}
+
+/* The failed domain destroyed and created again (new domid, new handle):
+ * a new instance, clean. */
+static void test_new_instance_starts_clean(void)
+{
+	struct fx f;
+	fo_domid_t a2;
+
+	state_reset();
+	fx_armed_state(&f);
+	fail_a(&f);
+	/* The operator destroys it and creates it again: libxl builds it
+	 * paused and unpauses it last. */
+	fo_sim_set_state(f.hv, f.a, FO_DOM_GONE, true);
+	a2 = fo_sim_add_domain(f.hv, "brake-a", FO_DOM_PAUSED);
+	fo_sim_set_state(f.hv, a2, FO_DOM_PAUSED, true);
+	CHECK(f.p->m[0].domid == a2, "found the new brake-a");
+	CHECK(!file_has(state_path, "failed brake brake-a"), "the old instance's verdict is gone from the file");
+	fo_pair_arm(f.p);
+	fo_sim_external_unpause(f.hv, a2);
+	prove(&f, a2);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 1 && fo_sim_state(f.hv, a2) == FO_DOM_PAUSED,
+	      "armed with the new brake-a as standby: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "b untouched");
+	fx_free(&f);
+
+	/* The same, found by a restarted daemon with the new one paused. */
+	state_reset();
+	fx_armed_state(&f);
+	fail_a(&f);
+	fo_sim_set_state(f.hv, f.a, FO_DOM_GONE, false);
+	a2 = fo_sim_add_domain(f.hv, "brake-a", FO_DOM_PAUSED);
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 1 && f.p->m[0].domid == a2,
+	      "the new instance is adopted: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	fx_free(&f);
+}
+
+static void test_corrupt_verdict_file(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+	struct fo_pair *p;
+	char aside[160];
+	FILE *fp;
+
+	state_reset();
+	fp = fopen(state_path, "w");
+	fputs("failoverd-verdicts 1\nfailed brake brake-b 2 - heartbeat-ti", fp); /* torn */
+	fclose(fp);
+	/* A restart that would adopt b as the paused standby. */
+	sim_base_config(&cfg);
+	fx_new_state(&f, &cfg, FO_DOM_RUNNING, FO_DOM_PAUSED, false);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "standby brake-b may have failed"),
+	      "not adopted: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(strstr(f.p->reason, "clear-failed brake-b"), "says how to go on: %s", f.p->reason);
+	CHECK(has_event_with(&f, FO_EV_INFO, state_path), "an event names the file");
+	snprintf(aside, sizeof(aside), "%s.corrupt", state_path);
+	CHECK(access(aside, F_OK) == 0, "the damaged file is kept aside");
+	CHECK(file_has(state_path, "unknown brake brake-b") && file_has(state_path, "unknown brake brake-a"),
+	      "and the new one says what is unknown");
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "a restart still does not know: %s", fo_pair_state_name(f.p->state));
+	CHECK(fo_manager_clear_failed(f.mgr, "brake-b", &p) == 1, "operator clears b");
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 0, "then adopted: %s (%s)", fo_pair_state_name(f.p->state),
+	      f.p->reason);
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0, "nothing unpaused");
+	fx_free(&f);
+
+	/* A file that is not ours at all, and one that cannot be read. */
+	state_reset();
+	fp = fopen(state_path, "w");
+	fputs("{\"json\": true}\n", fp);
+	fclose(fp);
+	fx_new_state(&f, &cfg, FO_DOM_RUNNING, FO_DOM_PAUSED, false);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "foreign file: %s", fo_pair_state_name(f.p->state));
+	fx_free(&f);
+	state_reset();
+	CHECK(mkdir(state_path, 0700) == 0, "a directory where the file should be");
+	fx_new_state(&f, &cfg, FO_DOM_RUNNING, FO_DOM_PAUSED, false);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "unreadable file: %s", fo_pair_state_name(f.p->state));
+	fx_free(&f);
+	rmdir(state_path);
+	{
+		char x[160];
+		snprintf(x, sizeof(x), "%s.corrupt", state_path);
+		rmdir(x);
+	}
+}
+
+/* Killed after the switch and before the verdict was written (or the
+ * switch was not ours): the last recorded active is found paused and the
+ * other running. It is presumed failed. */
+static void test_unrecorded_switch_presumed_failed(void)
+{
+	struct fx f;
+	char err[256];
+
+	state_reset();
+	fx_armed_state(&f);
+	CHECK(file_has(state_path, "active brake brake-a "), "the active is on record");
+	/* What the switch did, without the daemon recording it. */
+	fo_sim_external_pause(f.hv, f.a);
+	fo_sim_external_unpause(f.hv, f.b);
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && f.p->active == 1, "not adopted: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(strstr(f.p->reason, "brake-a failed (unrecorded-switch at "), "reason: %s", f.p->reason);
+	fx_free(&f);
+
+	/* A recorded manual switchover is no such thing. */
+	state_reset();
+	fx_armed_state(&f);
+	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) == 0, "%s", err);
+	prove(&f, f.b);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 1, "switched over");
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 1, "adopted after a manual switchover: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	fx_free(&f);
+}
+
+/* The verdict is written after the switch, never before the standby runs. */
+static void test_verdict_written_after_unpause(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+
+	state_reset();
+	fx_armed_state(&f);
+	fo_sim_delay(f.hv, FO_SIM_UNPAUSE, 5 * MS);
+	advance(&f, 50);
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && e->result == FO_RESULT_OK, "switched");
+	CHECK(file_has(state_path, "failed brake brake-a "), "written once the switch returned");
+	fx_free(&f);
+
+	/* A state file that cannot be written: the switch still happens, the
+	 * failure is said, and the verdict holds in memory. */
+	state_reset();
+	snprintf(state_path, sizeof(state_path), "/proc/fo-no-such-dir/failed-members");
+	fx_armed_state(&f);
+	advance(&f, 60);
+	prove(&f, f.b);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "switched");
+	CHECK(has_event_with(&f, FO_EV_INFO, "cannot"), "the write failure is an event");
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "the verdict holds in memory: %s", fo_pair_state_name(f.p->state));
+	fx_free(&f);
+	snprintf(state_path, sizeof(state_path), "%s/failed-members", state_dir);
+}
+
 int main(void)
 {
 	fo_log_set_level(FO_LOG_ERR);
@@ -229,5 +550,13 @@ int main(void)
 	RUN(test_arm_wait_fence_fails);
 	RUN(test_rebuild_timeout_fence_fails);
 	RUN(test_both_running_fence_fails);
+	RUN(test_restart_does_not_adopt_failed);
+	RUN(test_arm_does_not_adopt_failed);
+	RUN(test_clear_failed_allows_again);
+	RUN(test_new_instance_starts_clean);
+	RUN(test_corrupt_verdict_file);
+	RUN(test_unrecorded_switch_presumed_failed);
+	RUN(test_verdict_written_after_unpause);
+	state_cleanup();
 	return check_summary("test_fence");
 }

@@ -717,7 +717,18 @@ static void test_restart_after_kernel_switch(void)
 	CHECK(f.p->state == FO_PAIR_DEGRADED && !f.p->m[0].usable, "keep-paused: no standby (%s)",
 	      fo_pair_state_name(f.p->state));
 	CHECK(!fo_sim_kernel_armed(f.hv, f.p->kernel_id, NULL, NULL), "not armed while DEGRADED");
-	/* The operator re-arms: a is adopted as standby, module gets b -> a. */
+	/* `arm` alone does not adopt a, which the module switched away from:
+	 * a failed member is never trusted again. */
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "clear-failed brake-a"),
+	      "a failed member is no standby: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(!fo_sim_kernel_armed(f.hv, f.p->kernel_id, NULL, NULL), "nothing armed in the module");
+	/* The operator repaired it and clears the verdict: a is adopted as
+	 * standby, module gets b -> a. */
+	{
+		struct fo_pair *cp = NULL;
+		CHECK(fo_manager_clear_failed(f.mgr, "brake-a", &cp) == 1 && cp == f.p, "verdict cleared");
+	}
 	fo_pair_arm(f.p);
 	CHECK(f.p->state == FO_PAIR_ARMED && kernel_has(&f, f.b, f.a), "ARMED again, module b -> a (%s)",
 	      fo_pair_state_name(f.p->state));

@@ -81,7 +81,9 @@ static void test_adopt_running_and_paused(void)
 {
 	struct fx f;
 
-	/* Restart of the daemon after a switch: b is the one running. */
+	/* Restart of the daemon after a switch: b is the one running. This
+	 * daemon knows no verdict on a (a manual switchover, or no state
+	 * file): adopted. With a verdict it is not (test_fence.c). */
 	fx_setup(&f, FO_DOM_PAUSED, FO_DOM_RUNNING);
 	CHECK(f.p->state == FO_PAIR_ARMED, "state %s", fo_pair_state_name(f.p->state));
 	CHECK(f.p->active == 1, "adopted b as active");
