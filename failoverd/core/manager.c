@@ -406,12 +406,17 @@ uint64_t fo_manager_next_deadline(struct fo_manager *m)
 {
 	uint64_t next = m->placement_next_ns;
 
-	for (size_t i = 0; i < m->n_pairs; i++)
+	for (size_t i = 0; i < m->n_pairs; i++) {
+		uint64_t d = m->pairs[i].audit_next_ns;
+
+		if (d && (!next || d < next))
+			next = d;
 		for (int j = 0; j < 2; j++) {
-			uint64_t d = m->pairs[i].m[j].deadline_ns;
+			d = m->pairs[i].m[j].deadline_ns;
 			if (d && (!next || d < next))
 				next = d;
 		}
+	}
 	return next;
 }
 
@@ -427,6 +432,16 @@ void fo_manager_run_due(struct fo_manager *m)
 			if (d && d <= now)
 				fo_pair_on_deadline(&m->pairs[i], j);
 		}
+	/* The fence audit, once a heartbeat period per pair: two domain
+	 * info reads. After the deadlines, for the same reason. */
+	for (size_t i = 0; i < m->n_pairs; i++) {
+		struct fo_pair *p = &m->pairs[i];
+
+		if (!p->audit_next_ns || p->audit_next_ns > now)
+			continue;
+		fo_pair_audit(p);
+		p->audit_next_ns = now + (uint64_t)p->cfg.period_ms * 1000000ull;
+	}
 	if (m->placement_next_ns && m->placement_next_ns <= now) {
 		fo_manager_check_placement(m);
 		placement_timer_arm(m);
@@ -548,6 +563,9 @@ size_t fo_manager_metrics(const struct fo_manager *m, char *buf, size_t len)
 		{ "failoverd_heartbeats_total", "Valid heartbeats that made progress.", "counter" },
 		{ "failoverd_heartbeat_invalid_total", "Heartbeat pages rejected as invalid.", "counter" },
 		{ "failoverd_heartbeat_misses_total", "Heartbeat deadlines that expired.", "counter" },
+		{ "failoverd_external_unpause_total",
+		  "Times the fence audit found a member running that should be paused (unpaused outside failoverd).",
+		  "counter" },
 	};
 	size_t n = 0;
 
@@ -592,7 +610,8 @@ size_t fo_manager_metrics(const struct fo_manager *m, char *buf, size_t len)
 			default:
 				for (int j = 0; j < 2; j++) {
 					const struct fo_member *mb = &p->m[j];
-					uint64_t v = f == 5 ? mb->hb.beats : f == 6 ? mb->hb.invalid : mb->misses;
+					uint64_t v = f == 5 ? mb->hb.beats : f == 6 ? mb->hb.invalid
+						   : f == 7 ? mb->misses : mb->external_unpauses;
 					APPEND("%s{pair=\"%s\",member=\"%s\"} %llu\n", families[f].name, pn, mb->name,
 					       (unsigned long long)v);
 				}

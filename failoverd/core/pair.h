@@ -74,6 +74,7 @@ struct fo_member {
 	enum fo_deadline_kind deadline_kind;
 	uint64_t misses;            /* heartbeat deadlines that expired */
 	uint64_t external_unpauses; /* found running by the fence audit when it should be paused */
+	bool audit_failing;         /* the audit could not pause it again (said once, retried) */
 	struct fo_ratelimit garbage_rl;
 };
 
@@ -182,6 +183,17 @@ uint32_t fo_pair_kernel_id(const char *name);
  * timer, when domains change); report a change of verdict as an event,
  * re-apply on drift when placement.enforce. Never touches run state. */
 void fo_pair_check_placement(struct fo_pair *p);
+
+/*
+ * The fence audit, every heartbeat period (the manager calls it when
+ * audit_next_ns is due): read both members' run state, and pause again at
+ * once a member that should be paused and runs (the standby of an ARMED
+ * pair; of any pair while the active runs too; a member with a failure
+ * verdict), recording an external-unpause event. Not while ARMING,
+ * SWITCHING, REBUILDING or DISARMED; a pair the kernel module owns is taken
+ * back first (its switch, if it made one, wins).
+ */
+void fo_pair_audit(struct fo_pair *p);
 
 /* Apply a changed config to a live pair (same members): timings, policies. */
 void fo_pair_update_config(struct fo_pair *p, const struct fo_pair_config *cfg);

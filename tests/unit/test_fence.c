@@ -48,6 +48,8 @@ static bool has_event_with(struct fx *f, enum fo_event_kind kind, const char *te
 	return false;
 }
 
+static uint64_t ms_until_paused(struct fx *f, fo_domid_t d, uint64_t max);
+
 /* ---------------------------------------------------- pause counting */
 
 /* The simulator counts pauses as Xen's toolstack pause count does. */
@@ -178,6 +180,8 @@ static void test_arm_wait_fence_fails(void)
 	CHECK(fo_pair_standby(f.p)->state == FO_DOM_RUNNING, "the pair knows it runs: %s",
 	      fo_dom_state_name(fo_pair_standby(f.p)->state));
 	CHECK(has_event_with(&f, FO_EV_INFO, "could not pause brake-b"), "an event says so");
+	fo_sim_fail(f.hv, FO_SIM_PAUSE, f.b, 0, 0);
+	CHECK(ms_until_paused(&f, f.b, 100) <= 10, "the audit pauses it once it can");
 	fx_free(&f);
 }
 
@@ -216,6 +220,187 @@ static void test_both_running_fence_fails(void)
 	CHECK(f.p->state == FO_PAIR_DEGRADED, "DEGRADED: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
 	CHECK(!has_event_with(&f, FO_EV_INFO, "paused it"), "no event claims it paused");
 	CHECK(has_event_with(&f, FO_EV_INFO, "could not pause brake-b"), "an event says it is not");
+	fx_free(&f);
+}
+
+/* ------------------------------------------------------ the fence audit */
+
+/* ms until `d` is paused again (1 ms steps, the loop running), at most `max`. */
+static uint64_t ms_until_paused(struct fx *f, fo_domid_t d, uint64_t max)
+{
+	uint64_t t = 0;
+
+	while (fo_sim_state(f->hv, d) == FO_DOM_RUNNING && t < max) {
+		advance(f, 1);
+		t++;
+	}
+	return t;
+}
+
+static bool metrics_has(struct fx *f, const char *line)
+{
+	static char text[64 * 1024];
+
+	fo_manager_metrics(f->mgr, text, sizeof(text));
+	return strstr(text, line) != NULL;
+}
+
+/* `xl unpause` of the ARMED standby: no xenstore event says so; the audit
+ * finds it within one heartbeat period and pauses it again. */
+static void test_audit_repauses_armed_standby(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+	uint64_t t;
+
+	fx_armed(&f);
+	live(&f, 30);
+	CHECK(fo_sim_external_unpause(f.hv, f.b) == 0 && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "b unpaused");
+	t = ms_until_paused(&f, f.b, 100);
+	CHECK(t <= 10, "paused again within one period (10 ms): %llu ms", (unsigned long long)t);
+	CHECK(fo_sim_pause_count(f.hv, f.b) == 1, "one pause");
+	e = last_event_of(&f, FO_EV_EXTERNAL_UNPAUSE);
+	CHECK(e && e->result == FO_RESULT_OK && strstr(e->message, "brake-b"), "event names it: %s",
+	      e ? e->message : "(none)");
+	CHECK(f.p->m[1].external_unpauses == 1, "counted");
+	CHECK(metrics_has(&f, "failoverd_external_unpause_total{pair=\"brake\",member=\"brake-b\"} 1"), "metric");
+	CHECK(f.p->state == FO_PAIR_ARMED, "still ARMED: %s", fo_pair_state_name(f.p->state));
+	live(&f, 100);
+	CHECK(count_events(&f, FO_EV_EXTERNAL_UNPAUSE) == 1, "once");
+	fx_free(&f);
+}
+
+/* After a keep-paused failover: the failed member is unpaused. */
+static void test_audit_repauses_failed_member(void)
+{
+	struct fx f;
+	uint64_t t;
+
+	fx_armed(&f);
+	advance(&f, 60);
+	prove(&f, f.b);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "keep-paused: %s", fo_pair_state_name(f.p->state));
+	fo_sim_external_unpause(f.hv, f.a);
+	t = ms_until_paused(&f, f.a, 100);
+	CHECK(t <= 10, "failed member paused again within one period: %llu ms", (unsigned long long)t);
+	CHECK(last_event_of(&f, FO_EV_EXTERNAL_UNPAUSE) &&
+		      strstr(last_event_of(&f, FO_EV_EXTERNAL_UNPAUSE)->message, "brake-a"),
+	      "event names it");
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "the active untouched");
+	fx_free(&f);
+
+	/* Even when the active is gone: a member that failed never runs. */
+	fx_armed(&f);
+	advance(&f, 60);
+	prove(&f, f.b);
+	fo_sim_set_state(f.hv, f.b, FO_DOM_CRASHED, true);
+	fo_sim_external_unpause(f.hv, f.a);
+	CHECK(ms_until_paused(&f, f.a, 100) <= 10, "paused again");
+	fx_free(&f);
+}
+
+/* A pause that fails is said once and tried again every period. */
+static void test_audit_retries_failed_pause(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+
+	fx_armed(&f);
+	fo_sim_fail(f.hv, FO_SIM_PAUSE, f.b, -EIO, 9); /* three audits' worth of tries */
+	fo_sim_external_unpause(f.hv, f.b);
+	advance(&f, 25);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "not paused yet");
+	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "could not be paused again"), "%s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	e = last_event_of(&f, FO_EV_EXTERNAL_UNPAUSE);
+	CHECK(count_events(&f, FO_EV_EXTERNAL_UNPAUSE) == 1 && e && e->result == FO_RESULT_FAILED,
+	      "said once, as failed");
+	advance(&f, 20);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "paused once the hypervisor lets it");
+	e = last_event_of(&f, FO_EV_EXTERNAL_UNPAUSE);
+	CHECK(e && e->result == FO_RESULT_OK, "and said so");
+	fx_free(&f);
+}
+
+/* Not while ARMING (a first-boot standby runs until it heartbeats) or
+ * DISARMED (maintenance), nor during a SWITCHING pair's grace. */
+static void test_audit_leaves_alone(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+
+	sim_base_config(&cfg);
+	fx_new(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, false);
+	only_beats(&f, f.a, 200);
+	CHECK(f.p->state == FO_PAIR_ARMING && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING,
+	      "first-boot standby runs until it heartbeats");
+	fx_free(&f);
+
+	fx_armed(&f);
+	fo_pair_disarm(f.p);
+	fo_sim_external_unpause(f.hv, f.b);
+	fo_sim_clear_calls(f.hv);
+	only_beats(&f, f.a, 100); /* (b's heartbeat would be seen: a standby running behind our back) */
+	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_events(&f, FO_EV_EXTERNAL_UNPAUSE) == 0,
+	      "DISARMED: the audit keeps its hands off");
+	fx_free(&f);
+}
+
+/* Kernel-armed: the module switches by itself; the audit never pauses the
+ * member it just started, and takes the pair back before pausing. */
+static void test_audit_kernel_not_fought(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+
+	/* The module switched (heartbeat loss); the loop has not read its
+	 * device: the audit sees the "standby" b running, reads the event
+	 * first, and adopts the switch. */
+	sim_base_config(&cfg);
+	fx_armed_cfg(&f, &cfg, true);
+	CHECK(f.p->kernel_armed, "kernel-armed");
+	live(&f, 30);
+	f.hold_delivery = true;
+	fo_sim_clear_calls(f.hv);
+	for (int i = 0; i < 80; i++) {
+		beat_if_running(&f, f.b);
+		advance(&f, 1);
+	}
+	CHECK(count_calls(&f, FO_SIM_KERNEL_SWITCH, FO_SIM_ANY_DOMAIN) == 1, "the module switched");
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && count_calls(&f, FO_SIM_PAUSE, f.b) == 0,
+	      "its new active is not paused");
+	CHECK(f.p->active == 1 && count_events(&f, FO_EV_EXTERNAL_UNPAUSE) == 0, "adopted, no audit event");
+	fx_free(&f);
+
+	/* The module is switching (firing, held) while b runs: not ours. */
+	fx_armed_cfg(&f, &cfg, true);
+	live(&f, 30);
+	fo_sim_kernel_hold(f.hv, true);
+	advance(&f, 45); /* the module's deadline passed: firing */
+	fo_sim_external_unpause(f.hv, f.b);
+	fo_sim_clear_calls(f.hv);
+	advance(&f, 20);
+	CHECK(count_calls(&f, FO_SIM_PAUSE, f.b) == 0, "no pause while the module switches");
+	fo_sim_kernel_hold(f.hv, false);
+	advance(&f, 2);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED,
+	      "the module's switch stands");
+	fx_free(&f);
+
+	/* A real external unpause of the standby while the module owns the
+	 * pair: DISARM, pause again, ARM again. */
+	fx_armed_cfg(&f, &cfg, true);
+	live(&f, 30);
+	fo_sim_external_unpause(f.hv, f.b);
+	CHECK(ms_until_paused(&f, f.b, 100) <= 10, "paused again within a period");
+	CHECK(last_event_of(&f, FO_EV_EXTERNAL_UNPAUSE) != NULL, "event");
+	live(&f, 20);
+	{
+		fo_domid_t ka, ks;
+		CHECK(f.p->kernel_armed && fo_sim_kernel_armed(f.hv, f.p->kernel_id, &ka, &ks) && ka == f.a && ks == f.b,
+		      "armed in the module again");
+	}
+	CHECK(f.p->state == FO_PAIR_ARMED && fo_sim_violations(f.hv) == 0, "ARMED, never both by us");
 	fx_free(&f);
 }
 
@@ -550,6 +735,11 @@ int main(void)
 	RUN(test_arm_wait_fence_fails);
 	RUN(test_rebuild_timeout_fence_fails);
 	RUN(test_both_running_fence_fails);
+	RUN(test_audit_repauses_armed_standby);
+	RUN(test_audit_repauses_failed_member);
+	RUN(test_audit_retries_failed_pause);
+	RUN(test_audit_leaves_alone);
+	RUN(test_audit_kernel_not_fought);
 	RUN(test_restart_does_not_adopt_failed);
 	RUN(test_arm_does_not_adopt_failed);
 	RUN(test_clear_failed_allows_again);

@@ -363,7 +363,11 @@ static void test_race_kernel_done_event_unread(void)
 	fx_armed(&f);
 	live(&f, 50);
 	f.hold_delivery = true;
-	advance(&f, 45); /* the module fired at 40; our look at the module comes at 50 */
+	/* The module fired at 40; our look at the module comes at 50. The
+	 * loop does not run meanwhile: the fence audit would find b running
+	 * and read the module's event first. */
+	for (int i = 0; i < 45; i++)
+		fo_sim_advance(f.hv, MS);
 	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_kernel_queued(f.hv) == 1, "module switched, unread");
 	fo_sim_clear_calls(f.hv);
 	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true);
