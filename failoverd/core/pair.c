@@ -1147,7 +1147,7 @@ void fo_pair_audit(struct fo_pair *p)
 	if (r == 0) {
 		s->external_unpauses++;
 		record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
-		       "%s (domain %u) was running though it should be paused (%s): unpaused outside failoverd; paused again",
+		       "%s (domain %u) found running though it should be paused (%s); paused again",
 		       s->name, s->domid, why);
 		s->audit_failing = false;
 		if (p->state == FO_PAIR_ARMED) {
@@ -1163,7 +1163,7 @@ void fo_pair_audit(struct fo_pair *p)
 	fo_err("pair %s: %s (domain %u) runs though it should be paused (%s) and could not be paused: %s", p->cfg.name,
 	       s->name, s->domid, why, strerror(-r));
 	record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_FAILED,
-	       "%s (domain %u) was running though it should be paused (%s) and could not be paused again: %s; retried every period",
+	       "%s (domain %u) found running though it should be paused (%s) and could not be paused: %s; retried every period",
 	       s->name, s->domid, why, strerror(-r));
 	if (p->state == FO_PAIR_ARMED)
 		become(p, FO_PAIR_DEGRADED, "standby %s was unpaused outside failoverd and could not be paused again",

@@ -45,8 +45,9 @@ static struct fo_verdict *slot(struct fo_verdicts *vs)
 	for (size_t i = 0; i < FO_VERDICT_MAX; i++)
 		if (vs->v[i].kind == FO_VERDICT_NONE)
 			return &vs->v[i];
-	/* Full (more verdicts than members could ever need): the oldest
-	 * record is the least useful; verdicts are never dropped for it. */
+	/* Full (more than the pairs can have, see FO_VERDICT_MAX): a last
+	 * active is the least useful record to lose; a verdict only if there
+	 * is nothing else. */
 	for (size_t i = 0; i < FO_VERDICT_MAX; i++)
 		if (vs->v[i].kind == FO_VERDICT_ACTIVE)
 			return &vs->v[i];

@@ -43,7 +43,9 @@ struct fo_verdict {
 	int64_t when;              /* FAILED: wall clock, seconds since the epoch */
 };
 
-#define FO_VERDICT_MAX (FO_MAX_PAIRS * 4)
+/* Per pair at most one ACTIVE and, per member, one FAILED and one UNKNOWN;
+ * room for as many again left by pairs a reload removed. */
+#define FO_VERDICT_MAX (FO_MAX_PAIRS * 10)
 
 struct fo_verdicts {
 	char path[FO_PATH_MAX];    /* "" = memory only (tests, or no runtime dir) */
