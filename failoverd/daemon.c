@@ -66,6 +66,19 @@ static void sink_event(void *ctx, const struct fo_event *e)
 		fo_control_publish_event(d->control, e);
 }
 
+/* daemon.state_file, or failed-members beside the control socket: the
+ * daemon's runtime directory (/run/failoverd), emptied by a reboot. */
+static const char *state_file_path(const struct fo_config *cfg, char *buf, size_t len)
+{
+	const char *slash = strrchr(cfg->daemon.control_socket, '/');
+
+	if (cfg->daemon.state_file[0])
+		return cfg->daemon.state_file;
+	snprintf(buf, len, "%.*s/failed-members", slash ? (int)(slash - cfg->daemon.control_socket) : 1,
+		 slash ? cfg->daemon.control_socket : ".");
+	return buf;
+}
+
 static void on_hv_fd(void *ctx, int fd, uint32_t events)
 {
 	struct fo_daemon *d = ctx;
@@ -289,6 +302,7 @@ int fo_daemon_run(const struct fo_daemon_options *opt)
 
 	if ((r = fo_manager_new(&d->cfg, &d->mgr)) < 0)
 		goto fail;
+	fo_manager_set_state_file(d->mgr, state_file_path(&d->cfg, err, sizeof(err)));
 	cb = fo_manager_hv_callbacks(d->mgr);
 	r = opt->use_sim ? fo_hv_sim_new_for_daemon(&cb, &d->hv) : fo_hv_xen_new(&cb, &d->hv);
 	if (r < 0) {

@@ -929,6 +929,32 @@ out:
 	return rc;
 }
 
+/* clear-failed MEMBER: the same exchange as a pair action, about a member. */
+static int cmd_clear_failed(const struct options *o, struct conn *c)
+{
+	cJSON *req = cJSON_CreateObject(), *reply = NULL;
+	const char *msg;
+	int rc;
+
+	if (!req || !cJSON_AddStringToObject(req, "cmd", o->cmd) || !cJSON_AddStringToObject(req, "member", o->pair)) {
+		cmd_error(o, "out of memory");
+		cJSON_Delete(req);
+		return EXIT_DAEMON;
+	}
+	rc = transact(o, c, req, &reply, NULL);
+	if (rc == EXIT_OK) {
+		printf("%s %s: ok", o->cmd, o->pair);
+		if ((msg = jstr(reply, "message")) && msg[0]) {
+			fputs(": ", stdout);
+			put_clean(stdout, msg);
+		}
+		fputc('\n', stdout);
+	}
+	cJSON_Delete(reply);
+	cJSON_Delete(req);
+	return rc;
+}
+
 static int cmd_events(const struct options *o, struct conn *c)
 {
 	cJSON *req = NULL, *reply = NULL, *later = NULL;
@@ -2056,6 +2082,8 @@ static void print_help(void)
 	       "  switchover PAIR            switch PAIR to its standby now\n"
 	       "  arm PAIR                   let PAIR fail over automatically\n"
 	       "  disarm PAIR                stop PAIR from failing over\n"
+	       "  clear-failed MEMBER        after repairing a member that failed: trust it\n"
+	       "                             again (then `arm PAIR` adopts it as standby)\n"
 	       "  events [--follow] [--json] recent events with phase timings (us)\n"
 	       "  metrics                    Prometheus metrics text\n"
 	       "  kernel [--json]            pairs the kernel module (kmod-switch) has armed,\n"
@@ -2198,20 +2226,29 @@ static int parse_args(int argc, char **argv, struct options *o)
 	if (strcmp(o->cmd, "status") != 0 && strcmp(o->cmd, "switchover") != 0 &&
 	    strcmp(o->cmd, "arm") != 0 && strcmp(o->cmd, "disarm") != 0 &&
 	    strcmp(o->cmd, "events") != 0 && strcmp(o->cmd, "metrics") != 0 &&
-	    strcmp(o->cmd, "drill") != 0 && strcmp(o->cmd, "kernel") != 0) {
+	    strcmp(o->cmd, "drill") != 0 && strcmp(o->cmd, "kernel") != 0 &&
+	    strcmp(o->cmd, "clear-failed") != 0) {
 		usage_error("unknown command '%s'", o->cmd);
 		return -EINVAL;
 	}
 
 	wants_pair = strcmp(o->cmd, "switchover") == 0 || strcmp(o->cmd, "arm") == 0 ||
-		     strcmp(o->cmd, "disarm") == 0 || strcmp(o->cmd, "drill") == 0;
+		     strcmp(o->cmd, "disarm") == 0 || strcmp(o->cmd, "drill") == 0 ||
+		     strcmp(o->cmd, "clear-failed") == 0;
 	if (wants_pair) {
+		bool member = strcmp(o->cmd, "clear-failed") == 0; /* a domain name, not a pair's */
+
 		if (npos < 2) {
-			usage_error("%s: missing PAIR", o->cmd);
+			usage_error("%s: missing %s", o->cmd, member ? "MEMBER" : "PAIR");
 			return -EINVAL;
 		}
 		o->pair = argv[optind + 1];
-		if (!valid_pair_name(o->pair)) {
+		if (member && (!o->pair[0] || strlen(o->pair) > PAIR_NAME_MAX || strpbrk(o->pair, "/ \t\n"))) {
+			usage_error("%s: invalid member name '%s' (a domain name: 1 to %d bytes, no '/' or whitespace)",
+				    o->cmd, o->pair, PAIR_NAME_MAX);
+			return -EINVAL;
+		}
+		if (!member && !valid_pair_name(o->pair)) {
 			usage_error("%s: invalid pair name '%s' (1 to %d of A-Z a-z 0-9 _ . -)",
 				    o->cmd, o->pair, PAIR_NAME_MAX);
 			return -EINVAL;
@@ -2290,6 +2327,8 @@ int main(int argc, char **argv)
 		rc = cmd_drill_rounds(&o, &c);
 	else if (strcmp(o.cmd, "drill") == 0)
 		rc = cmd_drill(&o, &c);
+	else if (strcmp(o.cmd, "clear-failed") == 0)
+		rc = cmd_clear_failed(&o, &c);
 	else
 		rc = cmd_pair_action(&o, &c);
 	conn_close(&c);

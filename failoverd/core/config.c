@@ -370,7 +370,7 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 {
 	static const char *const keys[] = { "control_socket", "control_group", "control_admin_group", "rt_priority",
 					    "cpu", "dom0_vcpu_pcpu", "require_rt", "log_level",
-					    "kernel_fast_path", NULL };
+					    "kernel_fast_path", "state_file", NULL };
 	/* A control socket path must also fit sockaddr_un, or bind() fails at
 	 * startup with a less helpful ENAMETOOLONG. */
 	const size_t socket_max = sizeof(((struct sockaddr_un *)0)->sun_path) < FO_PATH_MAX
@@ -391,6 +391,17 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 		if (rc < 0)
 			return rc;
 		snprintf(d->control_socket, sizeof(d->control_socket), "%s", s);
+	}
+
+	/* Room for the ".corrupt" a damaged file is renamed with. */
+	rc = read_string(p, obj, "daemon", "state_file", &s);
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		rc = check_abs_path(p, "daemon.state_file", s, FO_PATH_MAX - 16);
+		if (rc < 0)
+			return rc;
+		snprintf(d->state_file, sizeof(d->state_file), "%s", s);
 	}
 
 	rc = read_group(p, obj, "control_group", d->control_group, sizeof(d->control_group));

@@ -100,6 +100,8 @@ struct fo_daemon_config {
 	bool require_rt;                    /* default false */
 	enum fo_log_level log_level;        /* default info */
 	enum fo_kernel_fast_path kernel_fast_path; /* default auto */
+	char state_file[FO_PATH_MAX];       /* failure verdicts across restarts; "" = failed-members
+	                                     * in the control socket's directory (the runtime dir) */
 };
 
 struct fo_config {

@@ -64,7 +64,8 @@ bool fo_event_within_deadline(const struct fo_event *e)
 
 const char *fo_event_kind_name(enum fo_event_kind k)
 {
-	static const char *const names[] = { "switchover", "drill", "armed", "disarmed", "degraded", "info", "placement" };
+	static const char *const names[] = { "switchover", "drill", "armed", "disarmed", "degraded", "info", "placement",
+					     "external-unpause" };
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 

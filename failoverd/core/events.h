@@ -25,6 +25,8 @@ enum fo_event_kind {
 	FO_EV_DEGRADED,       /* pair lost its standby or cannot switch */
 	FO_EV_INFO,           /* anything else worth keeping (adoption, rebuild progress) */
 	FO_EV_PLACEMENT,      /* placement drifted (result degraded) or is as configured again (ok) */
+	FO_EV_EXTERNAL_UNPAUSE, /* the fence audit found a member running that should be paused:
+	                         * paused again (ok) or could not be (failed) */
 };
 
 enum fo_fault {

@@ -26,6 +26,7 @@ struct fo_manager {
 	bool host_checked;
 	bool host_drift;
 	char host_placement[256];
+	struct fo_verdicts verdicts; /* failed instances and last actives, kept across restarts */
 };
 
 int fo_manager_new(const struct fo_config *cfg, struct fo_manager **ret)
@@ -39,6 +40,8 @@ int fo_manager_new(const struct fo_config *cfg, struct fo_manager **ret)
 	m->cfg = *cfg;
 	m->env.ring = &m->ring;
 	m->env.placement_enforce = cfg->placement.enforce;
+	fo_verdicts_init(&m->verdicts, NULL);
+	m->env.verdicts = &m->verdicts;
 	m->unknown_rl = (struct fo_ratelimit)FO_RATELIMIT_INIT(10000, 5);
 	fo_event_ring_init(&m->ring);
 	m->n_pairs = cfg->n_pairs;
@@ -331,16 +334,70 @@ static void placement_timer_arm(struct fo_manager *m)
 	m->placement_next_ns = fo_config_has_placement(&m->cfg) && every ? m->env.hv->ops->now_ns(m->env.hv) + every : 0;
 }
 
+void fo_manager_set_state_file(struct fo_manager *m, const char *path)
+{
+	snprintf(m->verdicts.path, sizeof(m->verdicts.path), "%s", path ? path : "");
+}
+
+/*
+ * The verdicts a daemon before us left. A file that cannot be read may have
+ * said that any member failed: every member gets an UNKNOWN verdict (no
+ * paused member is adopted as a standby until the operator clears it), the
+ * file is kept aside for inspection and replaced by one that says so, so
+ * that the next restart still knows.
+ */
+static void load_verdicts(struct fo_manager *m)
+{
+	char err[FO_PATH_MAX + 128], aside[FO_PATH_MAX + 16];
+	struct fo_hv *hv = m->env.hv;
+	struct fo_event *e;
+
+	if (fo_verdicts_load(&m->verdicts, err, sizeof(err)) == 0)
+		return;
+	snprintf(aside, sizeof(aside), "%s.corrupt", m->verdicts.path);
+	if (rename(m->verdicts.path, aside) < 0)
+		snprintf(aside, sizeof(aside), "(left in place)");
+	fo_err("%s; kept as %s. Not knowing which members failed, no paused member of any pair is adopted as a "
+	       "standby until `failoverctl clear-failed MEMBER`",
+	       err, aside);
+	e = fo_event_ring_claim(&m->ring, hv->ops->now_ns(hv));
+	e->kind = FO_EV_INFO;
+	e->result = FO_RESULT_FAILED;
+	snprintf(e->pair, sizeof(e->pair), "-");
+	snprintf(e->message, sizeof(e->message), "%.100s: every member's verdict unknown until cleared", err);
+	for (size_t i = 0; i < m->n_pairs; i++)
+		for (int j = 0; j < 2; j++)
+			fo_verdicts_set_unknown(&m->verdicts, m->pairs[i].cfg.name, m->pairs[i].m[j].name);
+	if (fo_verdicts_save(&m->verdicts, err, sizeof(err)) < 0)
+		fo_err("%s", err);
+}
+
+int fo_manager_clear_failed(struct fo_manager *m, const char *member, struct fo_pair **ret_pair)
+{
+	for (size_t i = 0; i < m->n_pairs; i++)
+		for (int j = 0; j < 2; j++)
+			if (strcmp(m->pairs[i].m[j].name, member) == 0) {
+				*ret_pair = &m->pairs[i];
+				return fo_pair_clear_failed(&m->pairs[i], j);
+			}
+	return -ENOENT;
+}
+
 void fo_manager_start(struct fo_manager *m)
 {
+	load_verdicts(m);
 	/* Switches the module did while no daemon ran come first: arming
 	 * must know that the member Xen shows paused failed, rather than
 	 * adopt it as a verified standby. */
 	if (m->env.hv->ops->kernel_poll_events)
 		m->env.hv->ops->kernel_poll_events(m->env.hv);
 	kernel_sweep(m, false);
-	for (size_t i = 0; i < m->n_pairs; i++)
+	for (size_t i = 0; i < m->n_pairs; i++) {
+		/* We did not watch what happened before: arming checks the
+		 * last recorded active against what Xen shows. */
+		m->pairs[i].started_blind = true;
 		fo_pair_arm(&m->pairs[i]);
+	}
 	kernel_sweep(m, true);
 	fo_manager_check_placement(m);
 	placement_timer_arm(m);
@@ -350,12 +407,17 @@ uint64_t fo_manager_next_deadline(struct fo_manager *m)
 {
 	uint64_t next = m->placement_next_ns;
 
-	for (size_t i = 0; i < m->n_pairs; i++)
+	for (size_t i = 0; i < m->n_pairs; i++) {
+		uint64_t d = m->pairs[i].audit_next_ns;
+
+		if (d && (!next || d < next))
+			next = d;
 		for (int j = 0; j < 2; j++) {
-			uint64_t d = m->pairs[i].m[j].deadline_ns;
+			d = m->pairs[i].m[j].deadline_ns;
 			if (d && (!next || d < next))
 				next = d;
 		}
+	}
 	return next;
 }
 
@@ -371,6 +433,16 @@ void fo_manager_run_due(struct fo_manager *m)
 			if (d && d <= now)
 				fo_pair_on_deadline(&m->pairs[i], j);
 		}
+	/* The fence audit, once a heartbeat period per pair: two domain
+	 * info reads. After the deadlines, for the same reason. */
+	for (size_t i = 0; i < m->n_pairs; i++) {
+		struct fo_pair *p = &m->pairs[i];
+
+		if (!p->audit_next_ns || p->audit_next_ns > now)
+			continue;
+		fo_pair_audit(p);
+		p->audit_next_ns = now + (uint64_t)p->cfg.period_ms * 1000000ull;
+	}
 	if (m->placement_next_ns && m->placement_next_ns <= now) {
 		fo_manager_check_placement(m);
 		placement_timer_arm(m);
@@ -414,6 +486,7 @@ void fo_manager_reload(struct fo_manager *m, const struct fo_config *cfg)
 		} else {
 			fo_pair_init(&next[i], pc, &m->env);
 			next[i].state = FO_PAIR_ARMING;
+			next[i].started_blind = true; /* a daemon before us may have had it */
 			fo_info("reload: pair %s %s", pc->name, old ? "re-armed with new members" : "added");
 		}
 	}
@@ -491,6 +564,9 @@ size_t fo_manager_metrics(const struct fo_manager *m, char *buf, size_t len)
 		{ "failoverd_heartbeats_total", "Valid heartbeats that made progress.", "counter" },
 		{ "failoverd_heartbeat_invalid_total", "Heartbeat pages rejected as invalid.", "counter" },
 		{ "failoverd_heartbeat_misses_total", "Heartbeat deadlines that expired.", "counter" },
+		{ "failoverd_external_unpause_total",
+		  "Times the fence audit found a member running that should be paused (unpaused outside failoverd).",
+		  "counter" },
 	};
 	size_t n = 0;
 
@@ -538,7 +614,8 @@ size_t fo_manager_metrics(const struct fo_manager *m, char *buf, size_t len)
 			default:
 				for (int j = 0; j < 2; j++) {
 					const struct fo_member *mb = &p->m[j];
-					uint64_t v = f == 5 ? mb->hb.beats : f == 6 ? mb->hb.invalid : mb->misses;
+					uint64_t v = f == 5 ? mb->hb.beats : f == 6 ? mb->hb.invalid
+						   : f == 7 ? mb->misses : mb->external_unpauses;
 					APPEND("%s{pair=\"%s\",member=\"%s\"} %llu\n", families[f].name, pn,
 					       fo_text_prom_label(mb->name, mn, sizeof(mn)), (unsigned long long)v);
 				}

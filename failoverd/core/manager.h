@@ -25,6 +25,13 @@ struct fo_manager *fo_manager_free(struct fo_manager *m);
 struct fo_hv_callbacks fo_manager_hv_callbacks(struct fo_manager *m);
 void fo_manager_attach_hv(struct fo_manager *m, struct fo_hv *hv);
 void fo_manager_start(struct fo_manager *m);
+/* Before start: where failure verdicts are kept across restarts (verdict.h;
+ * the daemon's runtime directory). "" or never called: memory only. */
+void fo_manager_set_state_file(struct fo_manager *m, const char *path);
+/* Operator (failoverctl clear-failed): drop the verdict on the member of
+ * that name. How many were dropped (0: none recorded), *ret_pair its pair;
+ * -ENOENT if no pair has such a member. */
+int fo_manager_clear_failed(struct fo_manager *m, const char *member, struct fo_pair **ret_pair);
 /* Before start: create/adopt the cpupools, pin dom0's vCPU. -errno with a
  * one-line message when the host cannot match the configuration. */
 int fo_manager_setup_placement(struct fo_manager *m, char *err, size_t errlen);

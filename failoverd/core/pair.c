@@ -174,6 +174,8 @@ static void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...
 	vsnprintf(p->reason, sizeof(p->reason), fmt, ap);
 	va_end(ap);
 	p->state = s;
+	if (s != FO_PAIR_ARMING)
+		p->started_blind = false; /* decided: from here on we watch */
 	/* The module must not switch a pair we consider unprotected. */
 	if (p->kernel_armed && (s == FO_PAIR_DEGRADED || s == FO_PAIR_DISARMED || s == FO_PAIR_REBUILDING))
 		kernel_release(p);
@@ -201,6 +203,135 @@ static void set_deadline(struct fo_member *m, enum fo_deadline_kind kind, uint64
 	m->deadline_ns = kind == FO_DL_NONE ? 0 : at;
 }
 
+/* ---- verdicts (verdict.h): a failed member is never trusted again ---- */
+
+static void member_instance(const struct fo_member *m, struct fo_instance *in)
+{
+	memset(in, 0, sizeof(*in));
+	snprintf(in->name, sizeof(in->name), "%s", m->name);
+	in->domid = m->domid;
+	in->has_handle = m->has_handle;
+	memcpy(in->handle, m->handle, sizeof(in->handle));
+}
+
+const struct fo_verdict *fo_pair_member_verdict(const struct fo_pair *p, int idx)
+{
+	struct fo_instance in;
+
+	if (!p->env->verdicts)
+		return NULL;
+	member_instance(&p->m[idx], &in);
+	return fo_verdicts_find(p->env->verdicts, &in);
+}
+
+static const struct fo_verdict *member_verdict(const struct fo_pair *p, const struct fo_member *m)
+{
+	return fo_pair_member_verdict(p, (int)(m - p->m));
+}
+
+/* In memory only: no syscall but the wall clock, so that it can be
+ * recorded the moment the switch is over; persist() writes it. */
+static void mark_failed(struct fo_pair *p, struct fo_member *m, const char *why)
+{
+	struct fo_instance in;
+
+	m->usable = false;
+	if (!p->env->verdicts || m->domid == FO_DOMID_INVALID)
+		return; /* gone: no instance left to distrust */
+	member_instance(m, &in);
+	fo_verdicts_set_failed(p->env->verdicts, p->cfg.name, &in, why);
+}
+
+static void mark_active(struct fo_pair *p)
+{
+	struct fo_instance in;
+
+	if (!p->env->verdicts || fo_pair_active(p)->domid == FO_DOMID_INVALID)
+		return;
+	member_instance(fo_pair_active(p), &in);
+	fo_verdicts_set_active(p->env->verdicts, p->cfg.name, &in);
+}
+
+/* Write what changed. Never between a fault and the standby's unpause:
+ * callers run after the switch (or outside one). */
+static void persist(struct fo_pair *p)
+{
+	char err[FO_PATH_MAX + 128];
+
+	if (!p->env->verdicts || !p->env->verdicts->dirty)
+		return;
+	if (fo_verdicts_save(p->env->verdicts, err, sizeof(err)) < 0) {
+		fo_err("pair %s: %s; a restarted failoverd would not know it", p->cfg.name, err);
+		record(p, FO_EV_INFO, FO_RESULT_FAILED, "%s", err);
+	}
+}
+
+/* Member m must not be the standby: DEGRADED, saying why and how to clear
+ * it (status shows the reason). */
+static void refuse_standby(struct fo_pair *p, struct fo_member *m, const struct fo_verdict *v)
+{
+	char what[96];
+
+	m->usable = false;
+	fo_verdict_describe(v, what, sizeof(what));
+	become(p, FO_PAIR_DEGRADED, "standby %s %s; clear with failoverctl clear-failed %s", m->name, what, m->name);
+}
+
+/*
+ * After a daemon start: we last left m[idx] active (the recorded active is
+ * this very instance), and Xen has it paused with the other member
+ * running. A switch happened that we did not record: a daemon killed
+ * between the standby's unpause and writing the verdict (after_switch),
+ * the kernel module while no daemon ran and its event lost, or someone
+ * else. Which member failed is not known for sure; the safe guess is the
+ * one switched away from. Returns its verdict, or NULL.
+ */
+static const struct fo_verdict *presume_switched_away(struct fo_pair *p, int idx)
+{
+	const struct fo_verdict *rec;
+	struct fo_instance in;
+
+	if (!p->started_blind || !p->env->verdicts)
+		return NULL;
+	rec = fo_verdicts_active(p->env->verdicts, p->cfg.name);
+	member_instance(&p->m[idx], &in);
+	if (!rec || !fo_instance_same(&rec->inst, &in))
+		return NULL;
+	mark_failed(p, &p->m[idx], "unrecorded-switch");
+	persist(p);
+	return member_verdict(p, &p->m[idx]);
+}
+
+/* Both running at arming: the active is the one we last left active, and
+ * never a member with a verdict if the other has none. */
+static void prefer_active(struct fo_pair *p)
+{
+	const struct fo_verdict *rec = p->env->verdicts ? fo_verdicts_active(p->env->verdicts, p->cfg.name) : NULL;
+
+	for (int i = 0; rec && i < 2; i++) {
+		struct fo_instance in;
+
+		member_instance(&p->m[i], &in);
+		if (fo_instance_same(&rec->inst, &in))
+			p->active = i;
+	}
+	if (member_verdict(p, fo_pair_active(p)) && !member_verdict(p, fo_pair_standby(p)))
+		p->active = !p->active;
+}
+
+int fo_pair_clear_failed(struct fo_pair *p, int idx)
+{
+	struct fo_member *m = &p->m[idx];
+	int n = p->env->verdicts ? fo_verdicts_clear(p->env->verdicts, m->name) : 0;
+
+	if (n) {
+		record(p, FO_EV_INFO, FO_RESULT_INFO, "operator cleared the failure verdict on %s; `failoverctl arm %s` adopts it",
+		       m->name, p->cfg.name);
+		persist(p);
+	}
+	return n;
+}
+
 /* Re-read a member's state; find it by name when we have no (live) domid.
  * Starts/stops following its agent as the domain comes and goes. */
 static void refresh_member(struct fo_pair *p, struct fo_member *m)
@@ -226,6 +357,15 @@ static void refresh_member(struct fo_pair *p, struct fo_member *m)
 	m->fresh = m->looked_up;
 	m->looked_up = true;
 	m->domid = domid;
+	m->has_handle = hv->ops->get_handle && hv->ops->get_handle(hv, domid, m->handle) == 0;
+	if (p->env->verdicts) {
+		struct fo_instance in;
+
+		/* Another instance of this name than the one that failed (it
+		 * was destroyed and re-created): that one starts clean. */
+		member_instance(m, &in);
+		fo_verdicts_forget_other(p->env->verdicts, &in);
+	}
 	if (hv->ops->get_state(hv, domid, &m->state) < 0)
 		m->state = FO_DOM_GONE;
 	hv->ops->watch_member(hv, domid);
@@ -333,18 +473,26 @@ static void become_armed(struct fo_pair *p, const char *how)
 	set_deadline(fo_pair_standby(p), FO_DL_NONE, 0);
 	arm_active_deadline(p);
 	become(p, FO_PAIR_ARMED, "%s", how);
+	mark_active(p);
+	persist(p);
 	publish_roles(p);
 	kernel_try_arm(p);
 }
 
 /* Fence a member outside a switchover (arming, a standby started behind our
- * back). Returns true if it is confirmed fenced. */
+ * back). Returns true if it is confirmed fenced. A failure is logged and
+ * kept as an event, m->state is what Xen says (never "paused" on trust),
+ * and the caller says what it means for the pair; the fence audit
+ * (fo_pair_audit) tries again every period. */
 static bool fence_member(struct fo_pair *p, struct fo_member *m)
 {
 	int r = fo_fence(p->env->hv, m->domid, &m->state);
 
-	if (r < 0)
+	if (r < 0) {
 		fo_err("pair %s: could not pause %s (domain %u): %s", p->cfg.name, m->name, m->domid, strerror(-r));
+		record(p, FO_EV_INFO, FO_RESULT_FAILED, "could not pause %s (domain %u): %s; it is %s", m->name,
+		       m->domid, strerror(-r), fo_dom_state_name(m->state));
+	}
 	return r == 0;
 }
 
@@ -674,7 +822,8 @@ void fo_pair_on_kernel_event(struct fo_pair *p, const struct fo_hv_kevent *ev)
 		/* We already have m[si] as the active: our own switch went the
 		 * same way (DISARM said ENOENT before the event was queued) or
 		 * arming adopted the outcome. m[ai] failed all the same. */
-		p->m[ai].usable = false;
+		mark_failed(p, &p->m[ai], fo_fault_name(FO_FAULT_HEARTBEAT_TIMEOUT));
+		persist(p);
 		if (p->kernel_firing && !p->kernel_armed)
 			p->kernel_firing = false;
 		record(p, FO_EV_INFO, FO_RESULT_INFO, "the kernel module switched %s -> %s as well (already done)",
@@ -748,6 +897,15 @@ static bool kernel_adopt_on_arming(struct fo_pair *p)
 		}
 	}
 	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_PAUSED) {
+		const struct fo_verdict *v = member_verdict(p, s);
+
+		if (v) {
+			/* Never armed with a failed standby: DEGRADED takes
+			 * it back from the module (become). */
+			refuse_standby(p, s, v);
+			arm_active_deadline(p);
+			return true;
+		}
 		s->usable = true;
 		become_armed(p, "adopted from the kernel module, which has it armed");
 		return true;
@@ -782,6 +940,7 @@ static void wait_for_standby(struct fo_pair *p, const char *what)
 static void arming_evaluate(struct fo_pair *p)
 {
 	struct fo_member *m = p->m;
+	const struct fo_verdict *v;
 	bool run0, run1;
 
 	refresh_member(p, &m[0]);
@@ -840,14 +999,42 @@ static void arming_evaluate(struct fo_pair *p)
 		}
 		/* One running, one paused: adopt. A paused standby cannot show
 		 * a heartbeat; it was verified by whoever paused it (us, before
-		 * a restart), so we trust it rather than unpause to check. */
+		 * a restart), so we trust it rather than unpause to check -
+		 * unless we know (or cannot rule out) that it failed. */
+		v = member_verdict(p, &m[!r]);
+		if (!v)
+			v = presume_switched_away(p, !r);
+		if (v) {
+			refuse_standby(p, &m[!r], v);
+			arm_active_deadline(p);
+			publish_roles(p);
+			return;
+		}
 		m[!r].usable = true;
 		become_armed(p, "adopted from the hypervisor's state");
 		return;
 	}
 
 	if (run0 && run1) {
-		struct fo_member *s = fo_pair_standby(p);
+		struct fo_member *s;
+
+		prefer_active(p);
+		s = fo_pair_standby(p);
+		v = member_verdict(p, s);
+		if (v) {
+			/* A failed instance someone started again: it must not
+			 * run beside the active, and heartbeating proves nothing
+			 * about what made it fail. */
+			if (!fence_member(p, s)) {
+				become(p, FO_PAIR_DEGRADED, "standby %s failed earlier, runs, and could not be paused",
+				       s->name);
+				return;
+			}
+			refuse_standby(p, s, v);
+			arm_active_deadline(p);
+			publish_roles(p);
+			return;
+		}
 		/* First boot: the standby runs until its agent's sequence moves
 		 * (a page left by a stopped agent is not enough). */
 		if (s->hb.progressed) {
@@ -889,6 +1076,100 @@ void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo
 	p->state = FO_PAIR_ARMING;
 }
 
+/* ---- the fence audit ---- */
+
+/* Why `s`, the standby, must not run now; NULL if it may. */
+static const char *audit_should_be_paused(struct fo_pair *p, const struct fo_member *a, const struct fo_member *s)
+{
+	if (member_verdict(p, s))
+		return "it failed";
+	if (p->state == FO_PAIR_ARMED)
+		return "the pair's standby";
+	if (a->state == FO_DOM_RUNNING)
+		return "the active runs";
+	return NULL;
+}
+
+/* The pair is the module's and its standby runs: the module must let go
+ * before we pause anything, or a switch of its own could be undone (we
+ * would pause the member it just started). True if the pair is ours now. */
+static bool audit_take_from_kernel(struct fo_pair *p)
+{
+	uint64_t seen = p->kernel_switches;
+	int r;
+
+	if (!p->kernel_armed)
+		return true;
+	/* The module may have switched since we last read its device (then
+	 * the running "standby" is its new active): its event first. */
+	p->env->hv->ops->kernel_poll_events(p->env->hv);
+	if (p->kernel_switches != seen || p->state != FO_PAIR_ARMED || !p->kernel_armed || p->kernel_firing)
+		return false;
+	r = take_from_kernel(p);
+	if (r == -EALREADY)
+		return false; /* it switched or is switching: its event decides */
+	if (r < 0) {
+		if (fo_ratelimit_ok(&fo_pair_standby(p)->garbage_rl, now_ns(p)))
+			fo_warn("pair %s: standby %s runs while the kernel module has the pair, and the module would not give it back: %s",
+				p->cfg.name, fo_pair_standby(p)->name, strerror(-r));
+		return false;
+	}
+	arm_active_deadline_if_armed(p); /* ours until re-armed there */
+	return true;
+}
+
+void fo_pair_audit(struct fo_pair *p)
+{
+	struct fo_hv *hv = p->env->hv;
+	struct fo_member *a, *s;
+	const char *why;
+	int r;
+
+	/* ARMING: a first-boot standby runs until it heartbeats. SWITCHING:
+	 * the switch checks its own members. REBUILDING: the new member
+	 * boots. DISARMED: maintenance, hands off. */
+	if ((p->state != FO_PAIR_ARMED && p->state != FO_PAIR_DEGRADED) || p->kernel_firing)
+		return;
+	a = fo_pair_active(p);
+	s = fo_pair_standby(p);
+	if (a->domid == FO_DOMID_INVALID || s->domid == FO_DOMID_INVALID)
+		return;
+	if (hv->ops->get_state(hv, a->domid, &a->state) < 0 || hv->ops->get_state(hv, s->domid, &s->state) < 0)
+		return; /* unknown is not news: the next period reads again */
+	if (s->state != FO_DOM_RUNNING) {
+		s->audit_failing = false;
+		return;
+	}
+	why = audit_should_be_paused(p, a, s);
+	if (!why || !audit_take_from_kernel(p))
+		return;
+	r = fo_fence(hv, s->domid, &s->state);
+	if (r == 0) {
+		s->external_unpauses++;
+		record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
+		       "%s (domain %u) found running though it should be paused (%s); paused again",
+		       s->name, s->domid, why);
+		s->audit_failing = false;
+		if (p->state == FO_PAIR_ARMED) {
+			p->kernel_retry_ns = 0;
+			kernel_try_arm(p);
+		}
+		return;
+	}
+	if (s->audit_failing)
+		return; /* said already; tried again every period */
+	s->audit_failing = true;
+	s->external_unpauses++;
+	fo_err("pair %s: %s (domain %u) runs though it should be paused (%s) and could not be paused: %s", p->cfg.name,
+	       s->name, s->domid, why, strerror(-r));
+	record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_FAILED,
+	       "%s (domain %u) found running though it should be paused (%s) and could not be paused: %s; retried every period",
+	       s->name, s->domid, why, strerror(-r));
+	if (p->state == FO_PAIR_ARMED)
+		become(p, FO_PAIR_DEGRADED, "standby %s was unpaused outside failoverd and could not be paused again",
+		       s->name);
+}
+
 void fo_pair_update_config(struct fo_pair *p, const struct fo_pair_config *cfg)
 {
 	bool rearm = p->kernel_armed && !p->kernel_firing && cfg->timeout_ms != p->cfg.timeout_ms;
@@ -908,6 +1189,8 @@ void fo_pair_arm(struct fo_pair *p)
 {
 	for (int i = 0; i < 2; i++)
 		set_deadline(&p->m[i], FO_DL_NONE, 0);
+	if (!p->audit_next_ns)
+		p->audit_next_ns = now_ns(p) + MS(p->cfg.period_ms);
 	p->state = FO_PAIR_ARMING;
 	arming_evaluate(p);
 }
@@ -971,7 +1254,10 @@ static void start_rebuild(struct fo_pair *p, int idx)
 		return;
 	}
 	/* Found again by name once it exists (domain_created or
-	 * @introduceDomain), then watched like any member. */
+	 * @introduceDomain), then watched like any member. We build it: a new
+	 * instance, whatever was said about the old one or its name. */
+	if (p->env->verdicts && fo_verdicts_clear(p->env->verdicts, m->name))
+		persist(p);
 	p->rebuild_member = idx;
 	refresh_member(p, m);
 	m->usable = false;
@@ -1011,12 +1297,16 @@ static void finish_switch(struct fo_pair *p, bool heartbeated)
 		return;
 	}
 	arm_active_deadline(p);
-	if (!p->switch_was_fault && old->usable) {
+	if (!p->switch_was_fault && old->usable && !member_verdict(p, old)) {
 		become_armed(p, "roles swapped by switchover");
 		return;
 	}
 	if (p->cfg.on_failover == FO_ON_FAILOVER_REBUILD) {
 		start_rebuild(p, !p->active);
+		return;
+	}
+	if (member_verdict(p, old)) {
+		refuse_standby(p, old, member_verdict(p, old));
 		return;
 	}
 	become(p, FO_PAIR_DEGRADED, "no standby: %s failed and was %s", old->name,
@@ -1077,6 +1367,38 @@ static int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fau
 	return after_switch(p, e, &out, fault, drill);
 }
 
+/*
+ * A manual switchover paused a healthy active and could not start the
+ * standby: start the active again, but only once the standby is confirmed
+ * fenced ("could not be started" may also mean "started, but we could not
+ * confirm"), only if it was our pause that stopped it, and believing the
+ * domain info, not the unpause's 0: Xen counts pauses, so a domain that
+ * someone else paused as well stays paused after ours is undone.
+ */
+static void give_back(struct fo_pair *p, struct fo_member *from, struct fo_member *to, bool paused_by_us)
+{
+	struct fo_hv *hv = p->env->hv;
+	int r;
+
+	if (fo_fence(hv, to->domid, &to->state) < 0) {
+		fo_err("pair %s: standby %s not confirmed paused after the failed switchover; %s stays paused",
+		       p->cfg.name, to->name, from->name);
+		return;
+	}
+	if (!paused_by_us) {
+		fo_warn("pair %s: %s was paused before the switchover (not by failoverd); left paused", p->cfg.name,
+			from->name);
+		return;
+	}
+	r = hv->ops->unpause(hv, from->domid);
+	if (hv->ops->get_state(hv, from->domid, &from->state) == 0 && from->state == FO_DOM_RUNNING) {
+		arm_active_deadline(p);
+		return;
+	}
+	fo_err("pair %s: could not start %s again after the failed switchover (unpause: %s); it is %s", p->cfg.name,
+	       from->name, r < 0 ? strerror(-r) : "ok", fo_dom_state_name(from->state));
+}
+
 /* Everything after the fenced sequence, ours or the module's: `e` holds the
  * phases, `out` how it ended. The pair's active is still the old one. */
 static int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_outcome *outp,
@@ -1088,6 +1410,17 @@ static int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_s
 
 	from->state = out.from_state;
 	to->state = out.to_state;
+	/*
+	 * The verdict, in memory: the standby already runs (or we stopped
+	 * safely), and writing it waits for the end of this function. A
+	 * daemon killed in between leaves no verdict on file, but the
+	 * recorded active is still `from`: a restarted daemon finding `from`
+	 * paused and `to` running presumes `from` failed
+	 * (presume_switched_away). A manual switch killed there is presumed
+	 * failed too: the safe side, cleared by the operator.
+	 */
+	if (fault != FO_FAULT_MANUAL)
+		mark_failed(p, from, fo_fault_name(fault));
 	e->result = out.result;
 	if (out.why)
 		snprintf(e->message + strlen(e->message), sizeof(e->message) - strlen(e->message), "%s%s",
@@ -1106,16 +1439,9 @@ static int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_s
 			p->drill_active = false;
 			p->drill_done_id = e->id;
 		}
-		if (out.result == FO_RESULT_FAILED && fault == FO_FAULT_MANUAL) {
-			/* A healthy active was paused for nothing: give it back, but
-			 * only once the standby is confirmed fenced: "could not be
-			 * started" may also mean "started, but we could not confirm". */
-			if (fo_fence(p->env->hv, to->domid, &to->state) == 0 &&
-			    p->env->hv->ops->unpause(p->env->hv, from->domid) == 0) {
-				from->state = FO_DOM_RUNNING;
-				arm_active_deadline(p);
-			}
-		}
+		if (out.result == FO_RESULT_FAILED && fault == FO_FAULT_MANUAL)
+			give_back(p, from, to, out.paused_from);
+		persist(p);
 		become(p, FO_PAIR_DEGRADED, "switchover %s -> %s %s: %s", from->name, to->name,
 		       fo_event_result_name(out.result), out.why);
 		return -EIO;
@@ -1141,6 +1467,7 @@ static int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_s
 	p->switch_event_id = e->id;
 	p->switch_was_fault = fault != FO_FAULT_MANUAL;
 	from->usable = !p->switch_was_fault;
+	mark_active(p);
 	/* Only a sequence beyond the one it had before it was paused proves
 	 * the new active runs; the old one stays as the baseline so that the
 	 * first beat after the unpause already counts. */
@@ -1152,6 +1479,7 @@ static int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_s
 		started = now_ns(p);
 	set_deadline(to, FO_DL_GRACE, started + MS(p->cfg.grace_ms));
 	publish_roles(p);
+	persist(p);
 	if (p->switch_was_fault)
 		apply_on_failover(p, from);
 	return 0;
@@ -1162,9 +1490,12 @@ static void fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns,
 {
 	int r = begin_switchover(p, fault, fault_ns, now);
 
-	if (r == -ENODEV)
+	if (r == -ENODEV) {
+		mark_failed(p, fo_pair_active(p), fo_fault_name(fault));
+		persist(p);
 		become(p, FO_PAIR_DEGRADED, "active %s failed (%s) and there is no standby to take over",
 		       fo_pair_active(p)->name, fo_fault_name(fault));
+	}
 	else if (r == -EBUSY)
 		/* The module still has the pair and would not give it back:
 		 * it stays the owner (it switches on heartbeat loss). */
@@ -1334,17 +1665,18 @@ void fo_pair_on_deadline(struct fo_pair *p, int idx)
 		if (p->state != FO_PAIR_ARMING)
 			break;
 		/* The standby never proved itself: it still must not run beside the active. */
-		fence_member(p, m);
-		become(p, FO_PAIR_DEGRADED, "standby %s did not heartbeat within %llu s of arming; paused",
-		       m->name, (unsigned long long)(FO_ARM_WAIT_NS / 1000000000ull));
+		become(p, FO_PAIR_DEGRADED, "standby %s did not heartbeat within %llu s of arming; %s", m->name,
+		       (unsigned long long)(FO_ARM_WAIT_NS / 1000000000ull),
+		       fence_member(p, m) ? "paused" : "could not pause it (retried every period)");
 		break;
 	case FO_DL_REBUILD:
 		if (p->state != FO_PAIR_REBUILDING)
 			break;
 		p->rebuild_member = -1;
-		if (m->domid != FO_DOMID_INVALID)
-			fence_member(p, m);
-		become(p, FO_PAIR_DEGRADED, "rebuilt member %s did not heartbeat in time", m->name);
+		become(p, FO_PAIR_DEGRADED, "rebuilt member %s did not heartbeat in time; %s", m->name,
+		       m->domid == FO_DOMID_INVALID ? "it does not exist"
+		       : fence_member(p, m)          ? "paused"
+						     : "could not pause it (retried every period)");
 		break;
 	case FO_DL_DRILL:
 		if (!p->drill_active)
@@ -1366,6 +1698,7 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 
 	if (p->state == FO_PAIR_ARMING) {
 		arming_evaluate(p);
+		persist(p); /* a verdict on an instance that is gone, dropped */
 		return;
 	}
 	refresh_member(p, &p->m[0]);
@@ -1375,9 +1708,13 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 
 	/* The invariant first, in every state. */
 	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_RUNNING && p->rebuild_member != !p->active) {
-		fence_member(p, s);
-		record(p, FO_EV_INFO, FO_RESULT_INFO, "standby %s was running beside the active; paused it",
-		       s->name);
+		if (fence_member(p, s))
+			record(p, FO_EV_INFO, FO_RESULT_INFO, "standby %s was running beside the active; paused it",
+			       s->name);
+		else if (p->state == FO_PAIR_ARMED)
+			/* A standby we cannot keep paused protects nothing. */
+			become(p, FO_PAIR_DEGRADED, "standby %s runs beside the active and could not be paused",
+			       s->name);
 	}
 
 	switch (p->state) {
@@ -1410,6 +1747,9 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 	default:
 		break;
 	}
+	/* A verdict on an instance that is gone (refresh_member dropped it):
+	 * written here, after any switch above, never before one. */
+	persist(p);
 }
 
 int fo_pair_request_switchover(struct fo_pair *p, char *err, size_t errlen)
@@ -1433,6 +1773,14 @@ int fo_pair_request_switchover(struct fo_pair *p, char *err, size_t errlen)
 		snprintf(err, errlen, "pair %s: standby %s is %s, not a paused domain that can take over",
 			 p->cfg.name, to->name, to->domid == FO_DOMID_INVALID ? "missing" : fo_dom_state_name(to->state));
 		return -ENODEV;
+	}
+	if (member_verdict(p, to)) {
+		char what[96];
+
+		fo_verdict_describe(member_verdict(p, to), what, sizeof(what));
+		snprintf(err, errlen, "pair %s: standby %s %s; clear with failoverctl clear-failed %s first",
+			 p->cfg.name, to->name, what, to->name);
+		return -EPERM;
 	}
 	switch (begin_switchover(p, FO_FAULT_MANUAL, now, now)) {
 	case 0:

@@ -20,6 +20,7 @@
 #include "events.h"
 #include "log.h"
 #include "monitor.h"
+#include "verdict.h"
 
 enum fo_pair_state {
 	FO_PAIR_ARMING = 0, /* finding members, waiting for the standby's first heartbeat */
@@ -58,6 +59,8 @@ int fo_drill_kind_parse(const char *name, enum fo_drill_kind *ret);
 struct fo_member {
 	char name[FO_DOMNAME_MAX + 1];
 	fo_domid_t domid;           /* FO_DOMID_INVALID until found */
+	bool has_handle;            /* handle: Xen's UUID of this instance (hv get_handle) */
+	uint8_t handle[16];
 	enum fo_dom_state state;    /* last seen */
 	bool usable;                /* verified: can take over (heartbeated, did not fail) */
 	bool agent_attached;
@@ -70,6 +73,8 @@ struct fo_member {
 	uint64_t deadline_ns;       /* 0 = none */
 	enum fo_deadline_kind deadline_kind;
 	uint64_t misses;            /* heartbeat deadlines that expired */
+	uint64_t external_unpauses; /* found running by the fence audit when it should be paused */
+	bool audit_failing;         /* the audit could not pause it again (said once, retried) */
 	struct fo_ratelimit garbage_rl;
 };
 
@@ -86,17 +91,21 @@ struct fo_pair_env {
 	struct fo_hv *hv;
 	struct fo_event_ring *ring;
 	bool placement_enforce;    /* placement.enforce: re-apply on drift */
+	struct fo_verdicts *verdicts; /* failed instances, last active per pair (verdict.h) */
 };
 
 struct fo_pair {
 	struct fo_pair_config cfg;
 	struct fo_pair_env *env;
 	enum fo_pair_state state;
-	char reason[128];          /* why DEGRADED / ARMING is waiting / last notable thing */
+	char reason[256];          /* why DEGRADED / ARMING is waiting / last notable thing */
 	struct fo_member m[2];
 	int active;                /* index into m[] of the member that is (or should be) running */
 	uint64_t switch_event_id;  /* event awaiting the new active's first heartbeat */
 	bool switch_was_fault;     /* the old active failed (it is not a usable standby) */
+	bool started_blind;        /* arming after a daemon start: we did not watch what happened
+	                            * before, so the last recorded active is checked against Xen */
+	uint64_t audit_next_ns;    /* the fence audit's next run (fo_pair_audit) */
 	struct fo_pair_stats stats;
 	/* drill in progress */
 	bool drill_active;
@@ -175,8 +184,26 @@ uint32_t fo_pair_kernel_id(const char *name);
  * re-apply on drift when placement.enforce. Never touches run state. */
 void fo_pair_check_placement(struct fo_pair *p);
 
+/*
+ * The fence audit, every heartbeat period (the manager calls it when
+ * audit_next_ns is due): read both members' run state, and pause again at
+ * once a member that should be paused and runs (the standby of an ARMED
+ * pair; of any pair while the active runs too; a member with a failure
+ * verdict), recording an external-unpause event. Not while ARMING,
+ * SWITCHING, REBUILDING or DISARMED; a pair the kernel module owns is taken
+ * back first (its switch, if it made one, wins).
+ */
+void fo_pair_audit(struct fo_pair *p);
+
 /* Apply a changed config to a live pair (same members): timings, policies. */
 void fo_pair_update_config(struct fo_pair *p, const struct fo_pair_config *cfg);
+
+/* The verdict that keeps member `idx` from being a standby (FAILED on
+ * this instance, or UNKNOWN on its name), or NULL. */
+const struct fo_verdict *fo_pair_member_verdict(const struct fo_pair *p, int idx);
+/* Operator: member `idx` was repaired; drop its verdict (persisted). The
+ * pair is not re-armed: `arm` does that. Returns how many were dropped. */
+int fo_pair_clear_failed(struct fo_pair *p, int idx);
 
 /* Index of the member with this domid, or -1. */
 int fo_pair_member_by_domid(const struct fo_pair *p, fo_domid_t domid);

@@ -15,25 +15,38 @@ static bool confirm_fenced(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state
 	return fo_dom_state_is_fenced(*state);
 }
 
-int fo_fence(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state)
+int fo_fence_counted(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state, bool *ret_paused)
 {
 	enum fo_dom_state st = FO_DOM_RUNNING;
+	bool paused = false;
 	int r = 0;
 
 	for (int i = 0; i < FO_SWITCH_TRIES; i++) {
+		/* Pause only what runs. Xen counts toolstack pauses and one
+		 * unpause undoes one: a second pause of a paused domain would
+		 * leave it paused after the one unpause that is meant to start
+		 * it (our switch to it, an operator's `xl unpause` of a member
+		 * kept paused). One getdomaininfo more; it is the confirm's. */
+		if (confirm_fenced(hv, domid, &st))
+			break;
 		r = hv->ops->pause(hv, domid);
+		paused |= r == 0;
 		/* -ESRCH: the domain is gone, which fences it as well as a pause. */
 		if ((r == 0 || r == -ESRCH) && confirm_fenced(hv, domid, &st))
-			break;
-		/* A failed pause of a domain that is dead anyway is still fenced. */
-		if (confirm_fenced(hv, domid, &st))
 			break;
 		if (r == 0)
 			r = -EIO; /* the hypercall said yes, the domain info says running */
 	}
 	if (ret_state)
 		*ret_state = st;
+	if (ret_paused)
+		*ret_paused = paused;
 	return fo_dom_state_is_fenced(st) ? 0 : (r < 0 ? r : -EIO);
+}
+
+int fo_fence(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state)
+{
+	return fo_fence_counted(hv, domid, ret_state, NULL);
 }
 
 /* An aborted switch leaves the standby as it was (paused): say so from the
@@ -60,9 +73,12 @@ void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uin
 	out->result = FO_RESULT_OK;
 	out->why = NULL;
 	out->to_state = FO_DOM_GONE;
+	out->paused_from = false;
 
 	if (hv->ops->switch_fenced && !from_gone) {
 		int r = hv->ops->switch_fenced(hv, from, to, phase_ns, &out->from_state, &out->to_state);
+		/* The module pauses `from` whatever its state: count it ours. */
+		out->paused_from = r == 0 || r == -EAGAIN;
 		if (r == 0)
 			return;
 		if (r == -EIO) {
@@ -90,7 +106,7 @@ void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uin
 	phase_ns[FO_PHASE_PAUSE_ISSUED] = hv->ops->now_ns(hv);
 	if (from_gone) {
 		out->from_state = FO_DOM_GONE;
-	} else if (fo_fence(hv, from, &out->from_state) < 0) {
+	} else if (fo_fence_counted(hv, from, &out->from_state, &out->paused_from) < 0) {
 		abort_switch(hv, to, out, "could not confirm the active is paused; standby left paused");
 		return;
 	}
@@ -118,10 +134,13 @@ void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uin
 	 * active wins; the old one is fenced again. */
 	if (!from_gone && !confirm_fenced(hv, from, &out->from_state)) {
 		if (fo_fence(hv, from, &out->from_state) < 0) {
-			/* Never leave two running: stop the new one too. */
-			fo_fence(hv, to, &out->to_state);
+			/* Never leave two running: stop the new one too. If
+			 * that fails as well, say so: the caller must not
+			 * believe either member paused (the audit retries). */
 			out->result = FO_RESULT_ABORTED;
-			out->why = "old active was restarted behind our back and could not be re-fenced; both paused";
+			out->why = fo_fence(hv, to, &out->to_state) == 0
+					   ? "old active was restarted behind our back and could not be re-fenced; both paused"
+					   : "old active was restarted behind our back and could not be re-fenced, nor the new one: both may run";
 			return;
 		}
 		out->why = "old active was restarted behind our back; fenced again";

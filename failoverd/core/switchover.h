@@ -21,6 +21,7 @@ struct fo_switch_outcome {
 	const char *why;             /* static string: what went wrong, or NULL */
 	enum fo_dom_state from_state; /* last seen */
 	enum fo_dom_state to_state;
+	bool paused_from;             /* our pause fenced `from` (it was running): ours to undo */
 };
 
 /* Fills phase_ns[PAUSE_ISSUED .. UNPAUSE_DONE]. */
@@ -30,5 +31,8 @@ void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uin
 /* Pause `domid` and confirm it cannot run (used for fencing outside a switch:
  * arming, a standby that was started behind our back). 0 or -errno. */
 int fo_fence(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state);
+/* The same; *ret_paused says whether a pause of ours took effect. A domain
+ * found fenced is not paused again: Xen counts pauses (see fo_fence). */
+int fo_fence_counted(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state, bool *ret_paused);
 
 #endif

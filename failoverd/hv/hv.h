@@ -167,6 +167,9 @@ struct fo_hv_ops {
 
 	int (*lookup)(struct fo_hv *hv, const char *name, fo_domid_t *ret_domid);
 	int (*get_state)(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state);
+	/* Optional (NULL if absent): the domain's handle (Xen's UUID), which
+	 * tells a re-created domain from the one that had its name and domid. */
+	int (*get_handle)(struct fo_hv *hv, fo_domid_t domid, uint8_t ret[16]);
 	int (*pause)(struct fo_hv *hv, fo_domid_t domid);
 	int (*unpause)(struct fo_hv *hv, fo_domid_t domid);
 	int (*set_affinity)(struct fo_hv *hv, fo_domid_t domid, const int *pcpus, size_t n_pcpus);

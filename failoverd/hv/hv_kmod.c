@@ -421,6 +421,12 @@ static int kmod_lookup(struct fo_hv *hv, const char *name, fo_domid_t *ret_domid
 	return in->ops->lookup(in, name, ret_domid);
 }
 
+static int kmod_get_handle(struct fo_hv *hv, fo_domid_t domid, uint8_t ret[16])
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+	return in->ops->get_handle ? in->ops->get_handle(in, domid, ret) : -EOPNOTSUPP;
+}
+
 static int kmod_set_affinity(struct fo_hv *hv, fo_domid_t domid, const int *pcpus, size_t n_pcpus)
 {
 	struct fo_hv *in = to_kmod(hv)->inner;
@@ -538,6 +544,7 @@ static const struct fo_hv_ops kmod_ops = {
 	.now_ns = kmod_now_ns,
 	.lookup = kmod_lookup,
 	.get_state = kmod_get_state,
+	.get_handle = kmod_get_handle,
 	.pause = kmod_pause,
 	.unpause = kmod_unpause,
 	.set_affinity = kmod_set_affinity,

@@ -20,6 +20,18 @@
 #include <unistd.h>
 
 #define SIM_MAX_DOMAINS 128
+/*
+ * Xen's toolstack pause count (struct domain's controller_pause_count, Xen
+ * 4.17 common/domain.c): XEN_DOMCTL_pausedomain increments it, unpausedomain
+ * decrements it, getdomaininfo says "paused" while it is above 0, and a new
+ * domain starts at 1 (libxl unpauses it last). Unpausing at 0 is -EINVAL; a
+ * pause that would take it to 255 is refused with -EOVERFLOW (the limit
+ * keeps it from overflowing the domain's general pause_count). The limit and
+ * its errno are from our reading of _domain_pause_by_systemcontroller, not
+ * checked against the source here: what matters is that a pause is counted
+ * and one unpause undoes only one pause.
+ */
+#define SIM_PAUSE_COUNT_MAX 255
 #define SIM_MAX_GUARDS 32
 #define SIM_MAX_KPAIRS 16
 #define SIM_MAX_KEVENTS 64
@@ -31,7 +43,9 @@ struct sim_domain {
 	bool used;
 	char name[FO_DOMNAME_MAX + 1];
 	fo_domid_t domid;
-	enum fo_dom_state state;
+	enum fo_dom_state state;     /* RUNNING/PAUSED follow pause_count while alive */
+	unsigned pause_count;        /* toolstack pauses not undone (see SIM_PAUSE_COUNT_MAX) */
+	uint8_t handle[16];          /* Xen's domain handle (UUID): unique per instance */
 	bool watched;
 	bool pause_is_noop;
 	uint64_t sequence;
@@ -83,6 +97,8 @@ struct fo_hv_sim {
 	struct fo_hv_kevent kevents[SIM_MAX_KEVENTS];
 	size_t n_kevents;
 	bool daemon_mode;
+	uint64_t handle_seed;  /* first half of every domain handle: this simulator */
+	uint64_t handles;      /* second half: domains made so far */
 	uint64_t clock_ns;
 	fo_domid_t next_domid;
 	struct sim_domain doms[SIM_MAX_DOMAINS];
@@ -197,7 +213,14 @@ static struct sim_domain *add_dom(struct fo_hv_sim *s, const char *name, enum fo
 			snprintf(d->name, sizeof(d->name), "%s", name);
 			d->domid = s->next_domid++;
 			d->state = st;
+			d->pause_count = st == FO_DOM_PAUSED; /* built paused, or unpaused by its builder */
 			d->boot_id = 0x5151000000000000ull | d->domid;
+			/* Unique per instance, in this simulator and across runs
+			 * of it (a daemon on --backend sim keeps verdicts in a
+			 * file): the same name and domid is another domain. */
+			s->handles++;
+			memcpy(d->handle, &s->handle_seed, 8);
+			memcpy(d->handle + 8, &s->handles, 8);
 			snprintf(d->command, sizeof(d->command), "%s", "");
 			d->pool = 0;
 			d->n_vcpus = 1;
@@ -245,12 +268,48 @@ static int sim_get_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *
 	return 0;
 }
 
+static int sim_get_handle(struct fo_hv *hv, fo_domid_t domid, uint8_t ret[16])
+{
+	struct sim_domain *d = find_dom(sim_of(hv), domid);
+
+	if (!d)
+		return -ESRCH;
+	memcpy(ret, d->handle, 16);
+	return 0;
+}
+
 static struct sim_kpair *kpair_owning(struct fo_hv_sim *s, fo_domid_t domid)
 {
 	for (size_t i = 0; i < SIM_MAX_KPAIRS; i++)
 		if (s->kpairs[i].used && (s->kpairs[i].active == domid || s->kpairs[i].standby == domid))
 			return &s->kpairs[i];
 	return NULL;
+}
+
+/* The run state a live domain's pause count gives it. A dead one keeps
+ * its state: Xen counts its pauses, but it never runs again. */
+static void sync_run_state(struct sim_domain *d)
+{
+	if (!fo_dom_state_is_dead(d->state))
+		d->state = d->pause_count ? FO_DOM_PAUSED : FO_DOM_RUNNING;
+}
+
+static int count_pause(struct sim_domain *d)
+{
+	if (d->pause_count + 1 >= SIM_PAUSE_COUNT_MAX)
+		return -EOVERFLOW;
+	d->pause_count++;
+	sync_run_state(d);
+	return 0;
+}
+
+static int count_unpause(struct sim_domain *d)
+{
+	if (d->pause_count == 0)
+		return -EINVAL;
+	d->pause_count--;
+	sync_run_state(d);
+	return 0;
 }
 
 static int change_run_state(struct fo_hv *hv, enum fo_sim_op op, fo_domid_t domid)
@@ -265,17 +324,15 @@ static int change_run_state(struct fo_hv *hv, enum fo_sim_op op, fo_domid_t domi
 		set_result(s, -EBUSY); /* the module's one-owner guard */
 		return -EBUSY;
 	}
-	if (fo_dom_state_is_dead(d->state))
-		return 0; /* Xen pauses/unpauses a dead domain's count without effect */
-	if (op == FO_SIM_PAUSE && !d->pause_is_noop)
-		d->state = FO_DOM_PAUSED;
-	else if (op == FO_SIM_UNPAUSE) {
-		d->state = FO_DOM_RUNNING;
-		/* Only our own unpause can make us guilty of two running
-		 * members; an external start is what we must then undo. */
+	if (op == FO_SIM_PAUSE && d->pause_is_noop)
+		return 0; /* a lying hypervisor: yes, and nothing happened */
+	r = op == FO_SIM_PAUSE ? count_pause(d) : count_unpause(d);
+	set_result(s, r);
+	/* Only our own unpause can make us guilty of two running members;
+	 * an external start is what we must then undo. */
+	if (r == 0 && op == FO_SIM_UNPAUSE)
 		check_guards(s);
-	}
-	return 0;
+	return r;
 }
 
 static int sim_pause(struct fo_hv *hv, fo_domid_t domid) { return change_run_state(hv, FO_SIM_PAUSE, domid); }
@@ -741,8 +798,9 @@ static void kpair_fire(struct fo_hv_sim *s, struct sim_kpair *k)
 							   .at_ns = s->clock_ns };
 	k->used = false;
 	ev.pause_issued_ns = s->clock_ns;
-	if (a && !fo_dom_state_is_dead(a->state) && !a->pause_is_noop)
-		a->state = FO_DOM_PAUSED;
+	/* The module's PAUSE and UNPAUSE are the toolstack's, counted. */
+	if (a && !a->pause_is_noop)
+		count_pause(a);
 	ev.active_state = sim_state_of(s, k->active);
 	if (!fo_dom_state_is_fenced(ev.active_state)) {
 		ev.result = FO_HV_KSWITCH_ABORTED;
@@ -751,10 +809,8 @@ static void kpair_fire(struct fo_hv_sim *s, struct sim_kpair *k)
 	} else {
 		ev.pause_done_ns = s->clock_ns;
 		ev.unpause_issued_ns = s->clock_ns;
-		if (b && b->state == FO_DOM_PAUSED) {
-			b->state = FO_DOM_RUNNING;
+		if (b && b->state == FO_DOM_PAUSED && count_unpause(b) == 0)
 			check_guards(s);
-		}
 		ev.standby_state = sim_state_of(s, k->standby);
 		if (ev.standby_state == FO_DOM_RUNNING) {
 			ev.unpause_done_ns = s->clock_ns;
@@ -813,6 +869,7 @@ static const struct fo_hv_ops sim_ops = {
 	.now_ns = sim_now,
 	.lookup = sim_lookup,
 	.get_state = sim_get_state,
+	.get_handle = sim_get_handle,
 	.pause = sim_pause,
 	.unpause = sim_unpause,
 	.set_affinity = sim_set_affinity,
@@ -845,6 +902,12 @@ int fo_hv_sim_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 	s->base.cb = *cb;
 	s->clock_ns = 1000000000ull;
 	s->next_domid = 1;
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		s->handle_seed = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 16);
+	}
 	s->agent_tfd = -1;
 	s->n_pcpus = SIM_DEFAULT_PCPUS;
 	s->pools[0].used = true;
@@ -903,13 +966,42 @@ void fo_sim_set_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state stat
 	struct sim_domain *d = find_dom(s, domid);
 
 	if (d) {
-		if (state == FO_DOM_GONE)
+		if (state == FO_DOM_GONE) {
 			d->used = false;
-		else
+		} else {
+			/* Forced, whatever the count: RUNNING is every pause
+			 * undone (or a domain that was never paused), PAUSED
+			 * at least one pause. fo_sim_external_* count. */
 			d->state = state;
+			if (state == FO_DOM_RUNNING)
+				d->pause_count = 0;
+			else if (state == FO_DOM_PAUSED && !d->pause_count)
+				d->pause_count = 1;
+		}
 	}
 	if (notify)
 		hv->cb.domains_changed(hv->cb.ctx);
+}
+
+int fo_sim_external_pause(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct sim_domain *d = find_dom(sim_of(hv), domid);
+
+	return d ? count_pause(d) : -ESRCH;
+}
+
+int fo_sim_external_unpause(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct sim_domain *d = find_dom(sim_of(hv), domid);
+
+	return d ? count_unpause(d) : -ESRCH;
+}
+
+unsigned fo_sim_pause_count(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct sim_domain *d = find_dom(sim_of(hv), domid);
+
+	return d ? d->pause_count : 0;
 }
 
 uint64_t fo_sim_now(struct fo_hv *hv) { return sim_now(hv); }

@@ -34,7 +34,7 @@ enum fo_sim_op {
 };
 
 #define FO_SIM_ANY_DOMAIN ((fo_domid_t)-1)
-#define FO_SIM_LOG_MAX 4096
+#define FO_SIM_LOG_MAX 65536
 
 struct fo_sim_call {
 	enum fo_sim_op op;
@@ -51,6 +51,18 @@ enum fo_dom_state fo_sim_state(struct fo_hv *hv, fo_domid_t domid);
 /* Change a domain behind the daemon's back; `notify` fires domains_changed
  * (as xenstore's @releaseDomain would). */
 void fo_sim_set_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state state, bool notify);
+
+/*
+ * Pause counting, as Xen's toolstack pause count: every pause (ours, the
+ * module's, a third party's) adds one, every unpause takes one, the domain
+ * runs only at 0; unpause at 0 is -EINVAL, a 255th pause -EOVERFLOW. A
+ * domain added PAUSED starts at 1. fo_sim_set_state() forces the state
+ * (RUNNING: count 0; PAUSED: at least 1). These two are a third party's
+ * `xl pause` / `xl unpause`: not logged as our calls, no xenstore event.
+ */
+int fo_sim_external_pause(struct fo_hv *hv, fo_domid_t domid);
+int fo_sim_external_unpause(struct fo_hv *hv, fo_domid_t domid);
+unsigned fo_sim_pause_count(struct fo_hv *hv, fo_domid_t domid);
 
 uint64_t fo_sim_now(struct fo_hv *hv);
 void fo_sim_advance(struct fo_hv *hv, uint64_t ns);

@@ -643,6 +643,24 @@ static int xen_get_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *
 	return 0;
 }
 
+static int xen_get_handle(struct fo_hv *hv, fo_domid_t domid, uint8_t ret[16])
+{
+	struct xen_hv *x = to_xen(hv);
+	xen_domctl_getdomaininfo_t info;
+	bool found;
+	int r;
+
+	if (!domid_is_valid(domid))
+		return -EINVAL;
+	r = get_dominfo(x, domid, &found, &info);
+	if (r < 0)
+		return r;
+	if (!found)
+		return -ESRCH;
+	memcpy(ret, info.handle, 16);
+	return 0;
+}
+
 static int xen_pause(struct fo_hv *hv, fo_domid_t domid)
 {
 	struct xen_hv *x = to_xen(hv);
@@ -1993,6 +2011,18 @@ static int xen_destroy(struct fo_hv *hv, fo_domid_t domid)
 		      : (xc_domain_pause(x->xch, domid) < 0 ? neg_errno() : 0);
 	if (r == -ESRCH)
 		return r;
+	if (r < 0) {
+		/* Not paused: it may run until a teardown seconds away, so it
+		 * must not count as dying (fenced) meanwhile. The hypervisor's
+		 * destroy here stops it for good at once; libxl's xenstore
+		 * entries stay behind, as with a full queue. */
+		fo_warn("xen: could not pause domain %" PRIu32 " before destroying it (%s): destroying it at once",
+			domid, strerror(-r));
+		m = member_find(x, domid);
+		if (m)
+			member_detach(x, m);
+		return xc_domain_destroy(x->xch, domid) < 0 ? neg_errno() : 0;
+	}
 	/* Our grant mapping holds a page of the domain: drop it before the
 	 * teardown or the domain lingers as a dying zombie until we notice. */
 	m = member_find(x, domid);
@@ -2912,6 +2942,7 @@ static const struct fo_hv_ops xen_ops = {
 	.now_ns = xen_now_ns,
 	.lookup = xen_lookup,
 	.get_state = xen_get_state,
+	.get_handle = xen_get_handle,
 	.pause = xen_pause,
 	.unpause = xen_unpause,
 	.set_affinity = xen_set_affinity,

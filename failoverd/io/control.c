@@ -395,6 +395,7 @@ static const struct {
 	{ "kernel", FO_REQ_KERNEL, false, false },	 { "metrics", FO_REQ_METRICS, false, false },
 	{ "switchover", FO_REQ_SWITCHOVER, true, true }, { "arm", FO_REQ_ARM, true, true },
 	{ "disarm", FO_REQ_DISARM, true, true },	 { "drill", FO_REQ_DRILL, true, true },
+	{ "clear-failed", FO_REQ_CLEAR_FAILED, false, true },
 };
 
 const char *fo_request_cmd_name(enum fo_request_cmd cmd)
@@ -480,6 +481,7 @@ static int parse_request_object(const cJSON *o, struct fo_request *req, char *er
 	static const char *const cmd_keys[] = { "cmd", NULL };
 	static const char *const events_keys[] = { "cmd", "follow", NULL };
 	static const char *const drill_keys[] = { "cmd", "pair", "fault", NULL };
+	static const char *const member_keys[] = { "cmd", "member", NULL };
 	const cJSON *jcmd, *jpair, *jf;
 	char shown[FO_SHOWN_BUF];
 	const char *cmd;
@@ -505,13 +507,15 @@ static int parse_request_object(const cJSON *o, struct fo_request *req, char *er
 			break;
 	if (i == sizeof(commands) / sizeof(commands[0]))
 		return req_fail(err, errlen,
-				"unknown cmd \"%s\" (status, switchover, arm, disarm, events, metrics, kernel, drill)",
+				"unknown cmd \"%s\" (status, switchover, arm, disarm, events, metrics, kernel, drill, "
+				"clear-failed)",
 				fo_text_shown(cmd, shown));
 	memset(req, 0, sizeof(*req));
 	req->cmd = commands[i].cmd;
 	r = check_request_keys(o, cmd,
-			       req->cmd == FO_REQ_DRILL    ? drill_keys
-			       : commands[i].pair	   ? pair_keys
+			       req->cmd == FO_REQ_DRILL		  ? drill_keys
+			       : req->cmd == FO_REQ_CLEAR_FAILED ? member_keys
+			       : commands[i].pair		  ? pair_keys
 			       : req->cmd == FO_REQ_EVENTS ? events_keys
 							   : cmd_keys,
 			       err, errlen);
@@ -526,6 +530,15 @@ static int parse_request_object(const cJSON *o, struct fo_request *req, char *er
 			return req_fail(err, errlen, "%s: no pair named \"%s\"", cmd,
 					fo_text_shown(jpair->valuestring, shown));
 		snprintf(req->pair, sizeof(req->pair), "%s", jpair->valuestring);
+	}
+	if (req->cmd == FO_REQ_CLEAR_FAILED) {
+		jf = cJSON_GetObjectItemCaseSensitive(o, "member");
+		if (!cJSON_IsString(jf))
+			return req_fail(err, errlen, "clear-failed: \"member\" must be a string");
+		if (strlen(jf->valuestring) > FO_NAME_MAX)
+			return req_fail(err, errlen, "clear-failed: no pair has a member named \"%s\"",
+					fo_text_shown(jf->valuestring, shown));
+		snprintf(req->member, sizeof(req->member), "%s", jf->valuestring);
 	}
 	if (req->cmd == FO_REQ_EVENTS) {
 		jf = cJSON_GetObjectItemCaseSensitive(o, "follow");
@@ -568,6 +581,28 @@ int fo_control_parse_request(const char *line, size_t len, struct fo_request *re
 		r = parse_request_object(o, req, err, errlen);
 	cJSON_Delete(o);
 	return r;
+}
+
+/* failoverctl clear-failed MEMBER: the operator repaired it; its failure
+ * verdict goes. The pair is not re-armed here: `arm` does that. */
+static cJSON *clear_failed_json(struct fo_control *c, const char *member)
+{
+	struct fo_pair *p = NULL;
+	char msg[256], shown[FO_SHOWN_BUF];
+	cJSON *o;
+	int n;
+
+	n = fo_manager_clear_failed(c->mgr, member, &p);
+	if (n < 0)
+		return error_reply("clear-failed: no pair has a member named \"%s\"", fo_text_shown(member, shown));
+	snprintf(msg, sizeof(msg), n ? "failure verdict on %s cleared; `failoverctl arm %s` adopts it"
+				     : "no failure recorded for %s (pair %s)",
+		 member, p->cfg.name);
+	o = ok_reply();
+	cJSON_AddStringToObject(o, "pair", p->cfg.name);
+	cJSON_AddBoolToObject(o, "cleared", n > 0);
+	cJSON_AddStringToObject(o, "message", msg);
+	return o;
 }
 
 /* Returns the reply, or NULL when the reply is deferred (a drill). A NULL
@@ -649,6 +684,8 @@ static cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const c
 		reply = ok_reply();
 		cJSON_AddTrueToObject(reply, "deferred");
 		return reply;
+	case FO_REQ_CLEAR_FAILED:
+		return clear_failed_json(c, req.member);
 	}
 	return error_reply("unknown cmd");
 }

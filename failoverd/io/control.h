@@ -40,12 +40,14 @@ enum fo_request_cmd {
 	FO_REQ_ARM,
 	FO_REQ_DISARM,
 	FO_REQ_DRILL,
+	FO_REQ_CLEAR_FAILED,
 };
 
 /* One request, parsed and checked, not yet looked up or executed. */
 struct fo_request {
 	enum fo_request_cmd cmd;
 	char pair[FO_NAME_MAX + 1];  /* switchover, arm, disarm, drill */
+	char member[FO_NAME_MAX + 1]; /* clear-failed: a member's domain name */
 	enum fo_drill_kind fault;    /* drill */
 	bool follow;                 /* events */
 };

@@ -136,6 +136,17 @@ static inline long first_call(struct fx *f, enum fo_sim_op op, fo_domid_t domid)
 	return -1;
 }
 
+/* Index of the first call of op on domid after call `after`, or -1. */
+static inline long call_after(struct fx *f, enum fo_sim_op op, fo_domid_t domid, long after)
+{
+	const struct fo_sim_call *c;
+	size_t n = fo_sim_calls(f->hv, &c);
+	for (size_t i = after < 0 ? 0 : (size_t)after + 1; i < n; i++)
+		if (c[i].op == op && (domid == FO_SIM_ANY_DOMAIN || c[i].domid == domid))
+			return (long)i;
+	return -1;
+}
+
 static inline size_t count_events(struct fx *f, enum fo_event_kind kind)
 {
 	const struct fo_event_ring *r = fo_manager_events(f->mgr);

@@ -110,6 +110,10 @@ static void test_bad_requests(void)
 		{ "{\"cmd\":\"drill\",\"pair\":\"brake\"}", "\"fault\" must be one of" },
 		{ "{\"cmd\":\"drill\",\"pair\":\"brake\",\"fault\":\"meteor\"}", "\"fault\" must be one of" },
 		{ "{\"cmd\":\"metrics\",\"x\":null}", "unknown key \"x\"" },
+		{ "{\"cmd\":\"clear-failed\"}", "\"member\" must be a string" },
+		{ "{\"cmd\":\"clear-failed\",\"member\":[]}", "\"member\" must be a string" },
+		{ "{\"cmd\":\"clear-failed\",\"member\":\"brake-a\",\"pair\":\"brake\"}", "unknown key \"pair\"" },
+		{ "{\"cmd\":\"clear-failed\",\"member\":\"nobody\"}", "no pair has a member named \"nobody\"" },
 	};
 	struct fx f;
 	char reply[65536];
@@ -154,6 +158,37 @@ static void test_good_requests(void)
 	CHECK(strstr(reply, "\"kind\":\"armed\"") != NULL, "events listed: %s", reply);
 	fo_control_handle_line(f.ctl, "{\"cmd\":\"metrics\"}", reply, sizeof(reply));
 	CHECK(strstr(reply, "failoverd_switchovers_total{pair=\\\"brake\\\"} 1") != NULL, "metrics: %.300s", reply);
+	CHECK(strstr(reply, "failoverd_external_unpause_total{pair=\\\"brake\\\",member=\\\"brake-b\\\"} 0") != NULL,
+	      "audit metric: %.300s", reply);
+	/* Nothing failed (a manual switchover): nothing to clear, said so. */
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"clear-failed\",\"member\":\"brake-a\"}", reply, sizeof(reply));
+	o = cJSON_Parse(reply);
+	CHECK(o && cJSON_IsTrue(cJSON_GetObjectItem(o, "ok")) && cJSON_IsFalse(cJSON_GetObjectItem(o, "cleared")) &&
+		      strstr(reply, "no failure recorded for brake-a (pair brake)"),
+	      "%s", reply);
+	cJSON_Delete(o);
+	teardown(&f);
+}
+
+/* clear-failed after a failover: the verdict goes, `arm` adopts. */
+static void test_clear_failed(void)
+{
+	struct fx f;
+	char reply[65536];
+	struct fo_pair *p;
+
+	setup(&f);
+	p = fo_manager_pair(f.mgr, 0);
+	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true); /* fails over to b */
+	fo_sim_set_state(f.hv, f.a, FO_DOM_PAUSED, false); /* "repaired", paused */
+	fo_pair_arm(p);
+	CHECK(p->state == FO_PAIR_DEGRADED && strstr(p->reason, "clear-failed brake-a"), "%s", p->reason);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"status\"}", reply, sizeof(reply));
+	CHECK(strstr(reply, "standby brake-a failed (crashed at "), "status says why: %.400s", reply);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"clear-failed\",\"member\":\"brake-a\"}", reply, sizeof(reply));
+	CHECK(strstr(reply, "\"cleared\":true") && strstr(reply, "failoverctl arm brake"), "%s", reply);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"arm\",\"pair\":\"brake\"}", reply, sizeof(reply));
+	CHECK(strstr(reply, "\"state\":\"ARMED\""), "%s", reply);
 	teardown(&f);
 }
 
@@ -740,6 +775,7 @@ int main(void)
 	RUN(test_bad_requests);
 	RUN(test_good_requests);
 	RUN(test_kernel_command);
+	RUN(test_clear_failed);
 	RUN(test_socket_abuse);
 	RUN(test_hostile_requests);
 	RUN(test_parse_request);

@@ -363,7 +363,11 @@ static void test_race_kernel_done_event_unread(void)
 	fx_armed(&f);
 	live(&f, 50);
 	f.hold_delivery = true;
-	advance(&f, 45); /* the module fired at 40; our look at the module comes at 50 */
+	/* The module fired at 40; our look at the module comes at 50. The
+	 * loop does not run meanwhile: the fence audit would find b running
+	 * and read the module's event first. */
+	for (int i = 0; i < 45; i++)
+		fo_sim_advance(f.hv, MS);
 	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_kernel_queued(f.hv) == 1, "module switched, unread");
 	fo_sim_clear_calls(f.hv);
 	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true);
@@ -717,7 +721,18 @@ static void test_restart_after_kernel_switch(void)
 	CHECK(f.p->state == FO_PAIR_DEGRADED && !f.p->m[0].usable, "keep-paused: no standby (%s)",
 	      fo_pair_state_name(f.p->state));
 	CHECK(!fo_sim_kernel_armed(f.hv, f.p->kernel_id, NULL, NULL), "not armed while DEGRADED");
-	/* The operator re-arms: a is adopted as standby, module gets b -> a. */
+	/* `arm` alone does not adopt a, which the module switched away from:
+	 * a failed member is never trusted again. */
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "clear-failed brake-a"),
+	      "a failed member is no standby: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(!fo_sim_kernel_armed(f.hv, f.p->kernel_id, NULL, NULL), "nothing armed in the module");
+	/* The operator repaired it and clears the verdict: a is adopted as
+	 * standby, module gets b -> a. */
+	{
+		struct fo_pair *cp = NULL;
+		CHECK(fo_manager_clear_failed(f.mgr, "brake-a", &cp) == 1 && cp == f.p, "verdict cleared");
+	}
 	fo_pair_arm(f.p);
 	CHECK(f.p->state == FO_PAIR_ARMED && kernel_has(&f, f.b, f.a), "ARMED again, module b -> a (%s)",
 	      fo_pair_state_name(f.p->state));

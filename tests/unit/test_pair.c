@@ -81,7 +81,9 @@ static void test_adopt_running_and_paused(void)
 {
 	struct fx f;
 
-	/* Restart of the daemon after a switch: b is the one running. */
+	/* Restart of the daemon after a switch: b is the one running. This
+	 * daemon knows no verdict on a (a manual switchover, or no state
+	 * file): adopted. With a verdict it is not (test_fence.c). */
 	fx_setup(&f, FO_DOM_PAUSED, FO_DOM_RUNNING);
 	CHECK(f.p->state == FO_PAIR_ARMED, "state %s", fo_pair_state_name(f.p->state));
 	CHECK(f.p->active == 1, "adopted b as active");
@@ -217,8 +219,9 @@ static void test_heartbeat_timeout_switch(void)
 	advance(&f, 1);
 	CHECK(f.p->state == FO_PAIR_SWITCHING, "state %s", fo_pair_state_name(f.p->state));
 	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "switched");
-	/* Fencing order: pause(a), a confirmed, then unpause(b). */
-	long pa = first_call(&f, FO_SIM_PAUSE, f.a), ga = first_call(&f, FO_SIM_GET_STATE, f.a),
+	/* Fencing order: pause(a), a confirmed, then unpause(b). (a is read
+	 * before the pause as well: a paused domain is not paused again.) */
+	long pa = first_call(&f, FO_SIM_PAUSE, f.a), ga = call_after(&f, FO_SIM_GET_STATE, f.a, pa),
 	     ub = first_call(&f, FO_SIM_UNPAUSE, f.b);
 	CHECK(pa >= 0 && ga > pa && ub > ga, "order pause=%ld getstate=%ld unpause=%ld", pa, ga, ub);
 	e = last_event_of(&f, FO_EV_SWITCHOVER);

@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verdict.c - the verdict table and its file (see verdict.h).
+ *
+ * The file is text, one record a line, fields separated by one space
+ * (domain and pair names contain no whitespace: config.c refuses it):
+ *
+ *   failoverd-verdicts 1
+ *   failed PAIR MEMBER DOMID HANDLE|- WHY UNIX-SECONDS
+ *   unknown PAIR MEMBER
+ *   active PAIR MEMBER DOMID HANDLE|-
+ *
+ * Anything else (a torn or foreign file) is refused as a whole: what it
+ * would have said is unknown, and the caller must treat it so.
+ */
+#include "verdict.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HEADER "failoverd-verdicts 1"
+
+void fo_verdicts_init(struct fo_verdicts *vs, const char *path)
+{
+	memset(vs, 0, sizeof(*vs));
+	snprintf(vs->path, sizeof(vs->path), "%s", path ? path : "");
+}
+
+bool fo_instance_same(const struct fo_instance *a, const struct fo_instance *b)
+{
+	if (strcmp(a->name, b->name) != 0 || a->domid != b->domid || a->domid == FO_DOMID_INVALID)
+		return false;
+	return !a->has_handle || !b->has_handle || memcmp(a->handle, b->handle, 16) == 0;
+}
+
+static struct fo_verdict *slot(struct fo_verdicts *vs)
+{
+	for (size_t i = 0; i < FO_VERDICT_MAX; i++)
+		if (vs->v[i].kind == FO_VERDICT_NONE)
+			return &vs->v[i];
+	/* Full (more than the pairs can have, see FO_VERDICT_MAX): a last
+	 * active is the least useful record to lose; a verdict only if there
+	 * is nothing else. */
+	for (size_t i = 0; i < FO_VERDICT_MAX; i++)
+		if (vs->v[i].kind == FO_VERDICT_ACTIVE)
+			return &vs->v[i];
+	return &vs->v[0];
+}
+
+const struct fo_verdict *fo_verdicts_find(const struct fo_verdicts *vs, const struct fo_instance *inst)
+{
+	const struct fo_verdict *unknown = NULL;
+
+	for (size_t i = 0; i < FO_VERDICT_MAX; i++) {
+		const struct fo_verdict *v = &vs->v[i];
+		if (v->kind == FO_VERDICT_FAILED && fo_instance_same(&v->inst, inst))
+			return v;
+		if (v->kind == FO_VERDICT_UNKNOWN && strcmp(v->inst.name, inst->name) == 0)
+			unknown = v;
+	}
+	return unknown;
+}
+
+void fo_verdicts_set_failed(struct fo_verdicts *vs, const char *pair, const struct fo_instance *inst,
+			    const char *why)
+{
+	struct fo_verdict *v = (struct fo_verdict *)fo_verdicts_find(vs, inst);
+	struct timespec ts;
+
+	if (!v || v->kind != FO_VERDICT_FAILED)
+		v = slot(vs);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	memset(v, 0, sizeof(*v));
+	v->kind = FO_VERDICT_FAILED;
+	snprintf(v->pair, sizeof(v->pair), "%s", pair);
+	v->inst = *inst;
+	snprintf(v->why, sizeof(v->why), "%s", why);
+	v->when = ts.tv_sec;
+	vs->dirty = true;
+}
+
+void fo_verdicts_set_unknown(struct fo_verdicts *vs, const char *pair, const char *name)
+{
+	struct fo_verdict *v = slot(vs);
+
+	memset(v, 0, sizeof(*v));
+	v->kind = FO_VERDICT_UNKNOWN;
+	snprintf(v->pair, sizeof(v->pair), "%s", pair);
+	snprintf(v->inst.name, sizeof(v->inst.name), "%s", name);
+	v->inst.domid = FO_DOMID_INVALID;
+	vs->dirty = true;
+}
+
+const struct fo_verdict *fo_verdicts_active(const struct fo_verdicts *vs, const char *pair)
+{
+	for (size_t i = 0; i < FO_VERDICT_MAX; i++)
+		if (vs->v[i].kind == FO_VERDICT_ACTIVE && strcmp(vs->v[i].pair, pair) == 0)
+			return &vs->v[i];
+	return NULL;
+}
+
+void fo_verdicts_set_active(struct fo_verdicts *vs, const char *pair, const struct fo_instance *inst)
+{
+	struct fo_verdict *v = (struct fo_verdict *)fo_verdicts_active(vs, pair);
+
+	if (v && fo_instance_same(&v->inst, inst) && v->inst.has_handle == inst->has_handle)
+		return; /* unchanged: nothing to write */
+	if (!v)
+		v = slot(vs);
+	memset(v, 0, sizeof(*v));
+	v->kind = FO_VERDICT_ACTIVE;
+	snprintf(v->pair, sizeof(v->pair), "%s", pair);
+	v->inst = *inst;
+	vs->dirty = true;
+}
+
+void fo_verdicts_forget_other(struct fo_verdicts *vs, const struct fo_instance *inst)
+{
+	for (size_t i = 0; i < FO_VERDICT_MAX; i++) {
+		struct fo_verdict *v = &vs->v[i];
+		if (v->kind == FO_VERDICT_FAILED && strcmp(v->inst.name, inst->name) == 0 &&
+		    !fo_instance_same(&v->inst, inst)) {
+			v->kind = FO_VERDICT_NONE;
+			vs->dirty = true;
+		}
+	}
+}
+
+int fo_verdicts_clear(struct fo_verdicts *vs, const char *name)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < FO_VERDICT_MAX; i++) {
+		struct fo_verdict *v = &vs->v[i];
+		if ((v->kind == FO_VERDICT_FAILED || v->kind == FO_VERDICT_UNKNOWN) && strcmp(v->inst.name, name) == 0) {
+			v->kind = FO_VERDICT_NONE;
+			n++;
+		}
+	}
+	if (n)
+		vs->dirty = true;
+	return n;
+}
+
+void fo_verdict_describe(const struct fo_verdict *v, char *buf, size_t len)
+{
+	struct tm tm;
+	time_t t = (time_t)v->when;
+	char when[32] = "?";
+
+	if (v->kind == FO_VERDICT_UNKNOWN) {
+		snprintf(buf, len, "may have failed (the verdict file could not be read)");
+		return;
+	}
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	snprintf(buf, len, "failed (%s at %s)", v->why, when);
+}
+
+/* ---- the file ---- */
+
+static void format_handle(const struct fo_instance *in, char *buf)
+{
+	if (!in->has_handle) {
+		strcpy(buf, "-");
+		return;
+	}
+	for (int i = 0; i < 16; i++)
+		sprintf(buf + 2 * i, "%02x", in->handle[i]);
+}
+
+static bool parse_handle(const char *s, struct fo_instance *in)
+{
+	if (strcmp(s, "-") == 0) {
+		in->has_handle = false;
+		return true;
+	}
+	if (strlen(s) != 32)
+		return false;
+	for (int i = 0; i < 16; i++) {
+		unsigned b;
+		if (sscanf(s + 2 * i, "%2x", &b) != 1)
+			return false;
+		in->handle[i] = (uint8_t)b;
+	}
+	in->has_handle = true;
+	return true;
+}
+
+static bool parse_domid(const char *s, fo_domid_t *ret)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (!*s || *end || v >= FO_DOMID_INVALID)
+		return false;
+	*ret = (fo_domid_t)v;
+	return true;
+}
+
+/* One record line into v; false if it is not one. */
+static bool parse_line(char *line, struct fo_verdict *v)
+{
+	char *f[8], *save = NULL;
+	int n = 0;
+
+	for (char *t = strtok_r(line, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		if (n == 8)
+			return false;
+		f[n++] = t;
+	}
+	memset(v, 0, sizeof(*v));
+	if (n < 3 || strlen(f[1]) > FO_NAME_MAX || strlen(f[2]) > FO_DOMNAME_MAX)
+		return false;
+	snprintf(v->pair, sizeof(v->pair), "%s", f[1]);
+	snprintf(v->inst.name, sizeof(v->inst.name), "%s", f[2]);
+	v->inst.domid = FO_DOMID_INVALID;
+	if (strcmp(f[0], "unknown") == 0 && n == 3) {
+		v->kind = FO_VERDICT_UNKNOWN;
+		return true;
+	}
+	if (strcmp(f[0], "active") == 0 && n == 5) {
+		v->kind = FO_VERDICT_ACTIVE;
+		return parse_domid(f[3], &v->inst.domid) && parse_handle(f[4], &v->inst);
+	}
+	if (strcmp(f[0], "failed") == 0 && n == 7) {
+		char *end;
+		long long when = strtoll(f[6], &end, 10);
+
+		v->kind = FO_VERDICT_FAILED;
+		if (strlen(f[5]) >= sizeof(v->why) || !*f[6] || *end)
+			return false;
+		snprintf(v->why, sizeof(v->why), "%s", f[5]);
+		v->when = when;
+		return parse_domid(f[3], &v->inst.domid) && parse_handle(f[4], &v->inst);
+	}
+	return false;
+}
+
+int fo_verdicts_load(struct fo_verdicts *vs, char *err, size_t errlen)
+{
+	char line[512];
+	size_t n = 0, lineno = 0;
+	bool header = false;
+	FILE *f;
+
+	memset(vs->v, 0, sizeof(vs->v));
+	vs->dirty = false;
+	if (!vs->path[0])
+		return 0;
+	f = fopen(vs->path, "re");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0; /* never written since boot: nothing failed */
+		snprintf(err, errlen, "verdict file %s: cannot read it: %s", vs->path, strerror(errno));
+		return -errno;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		size_t len = strlen(line);
+
+		lineno++;
+		if (len && line[len - 1] == '\n')
+			line[--len] = '\0';
+		else if (!feof(f))
+			goto bad; /* a line longer than any record */
+		if (line[0] == '#' || (!line[0] && header))
+			continue;
+		if (!header) {
+			if (strcmp(line, HEADER) != 0)
+				goto bad;
+			header = true;
+			continue;
+		}
+		if (n == FO_VERDICT_MAX || !parse_line(line, &vs->v[n]))
+			goto bad;
+		n++;
+	}
+	if (ferror(f) || !header) {
+		lineno++;
+		goto bad;
+	}
+	fclose(f);
+	return 0;
+bad:
+	fclose(f);
+	memset(vs->v, 0, sizeof(vs->v));
+	snprintf(err, errlen, "verdict file %s: line %zu is not a verdict record (torn or foreign file)", vs->path,
+		 lineno);
+	return -EBADMSG;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The text of the table, into buf. */
+static size_t format_table(const struct fo_verdicts *vs, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len,
+				    "# failoverd: failed members and the last active of each pair. A dom0 reboot clears it;\n"
+				    "# failoverctl clear-failed MEMBER clears a member after repair.\n" HEADER "\n");
+
+	for (size_t i = 0; i < FO_VERDICT_MAX && n < len; i++) {
+		const struct fo_verdict *v = &vs->v[i];
+		char h[33];
+
+		format_handle(&v->inst, h);
+		if (v->kind == FO_VERDICT_FAILED)
+			n += (size_t)snprintf(buf + n, len - n, "failed %s %s %" PRIu32 " %s %s %lld\n", v->pair,
+					      v->inst.name, v->inst.domid, h, v->why, (long long)v->when);
+		else if (v->kind == FO_VERDICT_UNKNOWN)
+			n += (size_t)snprintf(buf + n, len - n, "unknown %s %s\n", v->pair, v->inst.name);
+		else if (v->kind == FO_VERDICT_ACTIVE)
+			n += (size_t)snprintf(buf + n, len - n, "active %s %s %" PRIu32 " %s\n", v->pair, v->inst.name,
+					      v->inst.domid, h);
+	}
+	return n;
+}
+
+int fo_verdicts_save(struct fo_verdicts *vs, char *err, size_t errlen)
+{
+	static char text[FO_VERDICT_MAX * 256 + 256];
+	char tmp[FO_PATH_MAX + 8], dir[FO_PATH_MAX], *slash;
+	size_t len;
+	int fd, r;
+
+	if (!vs->dirty || !vs->path[0]) {
+		vs->dirty = false;
+		return 0;
+	}
+	len = format_table(vs, text, sizeof(text));
+	if (len >= sizeof(text))
+		len = sizeof(text) - 1;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", vs->path);
+	snprintf(dir, sizeof(dir), "%s", vs->path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			r = -errno;
+			snprintf(err, errlen, "verdict file %s: cannot create %s: %s", vs->path, dir, strerror(-r));
+			return r;
+		}
+	} else {
+		snprintf(dir, sizeof(dir), "%s", slash ? "/" : ".");
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "verdict file %s: cannot write %s: %s", vs->path, tmp, strerror(-r));
+		return r;
+	}
+	r = write_all(fd, text, len);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, vs->path) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		snprintf(err, errlen, "verdict file %s: cannot write it: %s", vs->path, strerror(-r));
+		return r;
+	}
+	/* The rename is durable once the directory is. */
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	vs->dirty = false;
+	return 0;
+}

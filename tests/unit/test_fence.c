@@ -1,0 +1,752 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_fence.c - the safety core around fencing (issue #16), on the
+ * simulated hypervisor: Xen's counted pauses (the simulator's model and the
+ * daemon never relying on pause/unpause being idempotent), failed pauses
+ * that are never reported as paused, the failure verdict that keeps a
+ * failed member from ever being adopted as a standby again (persisted
+ * across a restart, cleared by the operator or a new instance), and the
+ * fence audit that re-pauses a member unpaused behind our back.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "pair_fixture.h"
+
+static void fx_armed(struct fx *f)
+{
+	struct fo_config cfg;
+
+	sim_base_config(&cfg);
+	fx_armed_cfg(f, &cfg, false);
+}
+
+/* `ms` of life in 10 ms steps where only `d` heartbeats. */
+static void only_beats(struct fx *f, fo_domid_t d, uint64_t ms)
+{
+	for (uint64_t t = 0; t < ms; t += 10) {
+		beat_if_running(f, d);
+		fo_sim_advance(f->hv, 10 * MS);
+		fx_loop_once(f);
+	}
+}
+
+static bool has_event_with(struct fx *f, enum fo_event_kind kind, const char *text)
+{
+	const struct fo_event_ring *r = fo_manager_events(f->mgr);
+
+	for (size_t i = 0; i < fo_event_ring_count(r); i++) {
+		const struct fo_event *e = fo_event_ring_get(r, i);
+		if (e->kind == kind && (!text || strstr(e->message, text)))
+			return true;
+	}
+	return false;
+}
+
+static uint64_t ms_until_paused(struct fx *f, fo_domid_t d, uint64_t max);
+
+/* ---------------------------------------------------- pause counting */
+
+/* The simulator counts pauses as Xen's toolstack pause count does. */
+static void test_sim_pause_count(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+	fo_domid_t x, y;
+	int r = 0;
+
+	sim_base_config(&cfg);
+	fx_new(&f, &cfg, FO_DOM_GONE, FO_DOM_GONE, false);
+	x = fo_sim_add_domain(f.hv, "x", FO_DOM_RUNNING);
+	CHECK(fo_sim_pause_count(f.hv, x) == 0, "a running domain has no pause");
+	CHECK(f.hv->ops->unpause(f.hv, x) == -EINVAL, "unpause at 0: EINVAL, as Xen");
+	CHECK(f.hv->ops->pause(f.hv, x) == 0 && fo_sim_state(f.hv, x) == FO_DOM_PAUSED, "paused");
+	CHECK(fo_sim_external_pause(f.hv, x) == 0 && fo_sim_pause_count(f.hv, x) == 2, "a second pause counts");
+	CHECK(f.hv->ops->unpause(f.hv, x) == 0 && fo_sim_state(f.hv, x) == FO_DOM_PAUSED,
+	      "one unpause undoes one pause: still paused");
+	CHECK(fo_sim_external_unpause(f.hv, x) == 0 && fo_sim_state(f.hv, x) == FO_DOM_RUNNING, "runs at 0");
+	for (int i = 0; i < 254 && r == 0; i++)
+		r = f.hv->ops->pause(f.hv, x);
+	CHECK(r == 0 && fo_sim_pause_count(f.hv, x) == 254, "254 pauses: %d, count %u", r, fo_sim_pause_count(f.hv, x));
+	CHECK(f.hv->ops->pause(f.hv, x) == -EOVERFLOW && fo_sim_pause_count(f.hv, x) == 254, "the 255th: EOVERFLOW");
+	y = fo_sim_add_domain(f.hv, "y", FO_DOM_PAUSED);
+	CHECK(fo_sim_pause_count(f.hv, y) == 1, "built paused: count 1");
+	CHECK(fo_sim_external_unpause(f.hv, y) == 0 && fo_sim_state(f.hv, y) == FO_DOM_RUNNING, "its builder's unpause runs it");
+	fx_free(&f);
+}
+
+/* After a keep-paused failover the failed member holds exactly our one
+ * pause: an operator's single `xl unpause` (after repairing it) runs it. */
+static void test_keep_paused_holds_one_pause(void)
+{
+	struct fx f;
+
+	fx_armed(&f);
+	CHECK(fo_sim_pause_count(f.hv, f.b) == 1, "ARMED standby: one pause");
+	advance(&f, 60);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_pause_count(f.hv, f.b) == 0, "new active at 0");
+	CHECK(fo_sim_pause_count(f.hv, f.a) == 1, "failed member: one pause, not %u", fo_sim_pause_count(f.hv, f.a));
+	fx_free(&f);
+}
+
+/* Someone paused the active (`xl pause`): it stops heartbeating and is
+ * switched away from. It is paused already: pausing it again would take
+ * two unpauses to start it. */
+static void test_paused_active_not_paused_again(void)
+{
+	struct fx f;
+
+	fx_armed(&f);
+	CHECK(fo_sim_external_pause(f.hv, f.a) == 0, "third party pauses the active");
+	advance(&f, 60);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "switched to b");
+	CHECK(fo_sim_pause_count(f.hv, f.a) == 1, "a holds only the third party's pause, not %u",
+	      fo_sim_pause_count(f.hv, f.a));
+	CHECK(count_calls(&f, FO_SIM_PAUSE, f.a) == 0, "no pause of a paused domain");
+	fx_free(&f);
+}
+
+/* A manual switchover whose standby does not start gives the active back
+ * only if our pause stopped it, and believes the domain info. */
+static void test_give_back_confirms(void)
+{
+	struct fx f;
+	char err[256];
+
+	/* Ours alone: given back, and it really runs. */
+	fx_armed(&f);
+	fo_sim_fail(f.hv, FO_SIM_UNPAUSE, f.b, -EIO, 3);
+	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) < 0, "switchover fails");
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_RUNNING && fo_pair_active(f.p)->state == FO_DOM_RUNNING,
+	      "active given back");
+	CHECK(fo_sim_pause_count(f.hv, f.a) == 0 && fo_sim_pause_count(f.hv, f.b) == 1, "counts %u %u",
+	      fo_sim_pause_count(f.hv, f.a), fo_sim_pause_count(f.hv, f.b));
+	fx_free(&f);
+
+	/* Paused by someone else before: not ours to start, and the pair
+	 * does not think it runs. */
+	fx_armed(&f);
+	fo_sim_external_pause(f.hv, f.a);
+	fo_sim_fail(f.hv, FO_SIM_UNPAUSE, f.b, -EIO, 3);
+	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) < 0, "switchover fails");
+	CHECK(fo_pair_active(f.p)->state == fo_sim_state(f.hv, f.a), "the pair's view (%s) is Xen's (%s)",
+	      fo_dom_state_name(fo_pair_active(f.p)->state), fo_dom_state_name(fo_sim_state(f.hv, f.a)));
+	CHECK(fo_sim_pause_count(f.hv, f.a) == 1, "the third party's pause is left alone: %u",
+	      fo_sim_pause_count(f.hv, f.a));
+	CHECK(fo_sim_pause_count(f.hv, f.b) == 1, "standby: one pause");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* A standby created while arming is paused by libxl until its builder
+ * unpauses it; a builder that never does leaves it paused, and the arm
+ * wait's fence must not add a pause of ours on top. */
+static void test_arm_wait_paused_standby_not_paused_again(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+
+	sim_base_config(&cfg);
+	fx_new(&f, &cfg, FO_DOM_RUNNING, FO_DOM_GONE, false);
+	f.b = fo_sim_add_domain(f.hv, "brake-b", FO_DOM_PAUSED);
+	fo_sim_set_state(f.hv, f.b, FO_DOM_PAUSED, true);
+	only_beats(&f, f.a, 121000);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "gave up on it: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(fo_sim_pause_count(f.hv, f.b) == 1, "still its builder's one pause, not %u", fo_sim_pause_count(f.hv, f.b));
+	fx_free(&f);
+}
+
+/* ------------------------------------------------------ failed pauses */
+
+/* The first-boot standby never heartbeats and cannot be paused: the pair
+ * says so (not "paused"), an event records it. */
+static void test_arm_wait_fence_fails(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+
+	sim_base_config(&cfg);
+	fx_new(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, false);
+	only_beats(&f, f.a, 119000);
+	fo_sim_fail(f.hv, FO_SIM_PAUSE, f.b, -EIO, 1000000);
+	only_beats(&f, f.a, 2000);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "DEGRADED: %s", fo_pair_state_name(f.p->state));
+	CHECK(strstr(f.p->reason, "could not pause") != NULL, "reason says it is not paused: %s", f.p->reason);
+	CHECK(fo_pair_standby(f.p)->state == FO_DOM_RUNNING, "the pair knows it runs: %s",
+	      fo_dom_state_name(fo_pair_standby(f.p)->state));
+	CHECK(has_event_with(&f, FO_EV_INFO, "could not pause brake-b"), "an event says so");
+	fo_sim_fail(f.hv, FO_SIM_PAUSE, f.b, 0, 0);
+	CHECK(ms_until_paused(&f, f.b, 100) <= 10, "the audit pauses it once it can");
+	fx_free(&f);
+}
+
+/* A rebuilt member that does not heartbeat in time and cannot be paused. */
+static void test_rebuild_timeout_fence_fails(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+	fo_domid_t rebuilt;
+
+	sim_base_config(&cfg);
+	cfg.pairs[0].on_failover = FO_ON_FAILOVER_REBUILD;
+	fx_armed_cfg(&f, &cfg, false);
+	advance(&f, 60);
+	prove(&f, f.b);
+	CHECK(f.p->state == FO_PAIR_REBUILDING, "rebuilding: %s", fo_pair_state_name(f.p->state));
+	rebuilt = f.p->m[0].domid;
+	fo_sim_fail(f.hv, FO_SIM_PAUSE, rebuilt, -EIO, 1000000);
+	only_beats(&f, f.b, 121000);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "could not pause"), "%s: %s",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(f.p->m[0].state == FO_DOM_RUNNING, "known running");
+	fx_free(&f);
+}
+
+/* Both running (seen through xenstore), the standby cannot be paused: the
+ * pair is not ARMED with a standby it cannot keep paused, and no event
+ * claims it was paused. */
+static void test_both_running_fence_fails(void)
+{
+	struct fx f;
+
+	fx_armed(&f);
+	fo_sim_fail(f.hv, FO_SIM_PAUSE, f.b, -EIO, 1000000);
+	fo_sim_set_state(f.hv, f.b, FO_DOM_RUNNING, true);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "DEGRADED: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(!has_event_with(&f, FO_EV_INFO, "paused it"), "no event claims it paused");
+	CHECK(has_event_with(&f, FO_EV_INFO, "could not pause brake-b"), "an event says it is not");
+	fx_free(&f);
+}
+
+/* ------------------------------------------------------ the fence audit */
+
+/* ms until `d` is paused again (1 ms steps, the loop running), at most `max`. */
+static uint64_t ms_until_paused(struct fx *f, fo_domid_t d, uint64_t max)
+{
+	uint64_t t = 0;
+
+	while (fo_sim_state(f->hv, d) == FO_DOM_RUNNING && t < max) {
+		advance(f, 1);
+		t++;
+	}
+	return t;
+}
+
+static bool metrics_has(struct fx *f, const char *line)
+{
+	static char text[64 * 1024];
+
+	fo_manager_metrics(f->mgr, text, sizeof(text));
+	return strstr(text, line) != NULL;
+}
+
+/* `xl unpause` of the ARMED standby: no xenstore event says so; the audit
+ * finds it within one heartbeat period and pauses it again. */
+static void test_audit_repauses_armed_standby(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+	uint64_t t;
+
+	fx_armed(&f);
+	live(&f, 30);
+	CHECK(fo_sim_external_unpause(f.hv, f.b) == 0 && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "b unpaused");
+	t = ms_until_paused(&f, f.b, 100);
+	CHECK(t <= 10, "paused again within one period (10 ms): %llu ms", (unsigned long long)t);
+	CHECK(fo_sim_pause_count(f.hv, f.b) == 1, "one pause");
+	e = last_event_of(&f, FO_EV_EXTERNAL_UNPAUSE);
+	CHECK(e && e->result == FO_RESULT_OK && strstr(e->message, "brake-b"), "event names it: %s",
+	      e ? e->message : "(none)");
+	CHECK(f.p->m[1].external_unpauses == 1, "counted");
+	CHECK(metrics_has(&f, "failoverd_external_unpause_total{pair=\"brake\",member=\"brake-b\"} 1"), "metric");
+	CHECK(f.p->state == FO_PAIR_ARMED, "still ARMED: %s", fo_pair_state_name(f.p->state));
+	live(&f, 100);
+	CHECK(count_events(&f, FO_EV_EXTERNAL_UNPAUSE) == 1, "once");
+	fx_free(&f);
+}
+
+/* After a keep-paused failover: the failed member is unpaused. */
+static void test_audit_repauses_failed_member(void)
+{
+	struct fx f;
+	uint64_t t;
+
+	fx_armed(&f);
+	advance(&f, 60);
+	prove(&f, f.b);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "keep-paused: %s", fo_pair_state_name(f.p->state));
+	fo_sim_external_unpause(f.hv, f.a);
+	t = ms_until_paused(&f, f.a, 100);
+	CHECK(t <= 10, "failed member paused again within one period: %llu ms", (unsigned long long)t);
+	CHECK(last_event_of(&f, FO_EV_EXTERNAL_UNPAUSE) &&
+		      strstr(last_event_of(&f, FO_EV_EXTERNAL_UNPAUSE)->message, "brake-a"),
+	      "event names it");
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "the active untouched");
+	fx_free(&f);
+
+	/* Even when the active is gone: a member that failed never runs. */
+	fx_armed(&f);
+	advance(&f, 60);
+	prove(&f, f.b);
+	fo_sim_set_state(f.hv, f.b, FO_DOM_CRASHED, true);
+	fo_sim_external_unpause(f.hv, f.a);
+	CHECK(ms_until_paused(&f, f.a, 100) <= 10, "paused again");
+	fx_free(&f);
+}
+
+/* A pause that fails is said once and tried again every period. */
+static void test_audit_retries_failed_pause(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+
+	fx_armed(&f);
+	fo_sim_fail(f.hv, FO_SIM_PAUSE, f.b, -EIO, 9); /* three audits' worth of tries */
+	fo_sim_external_unpause(f.hv, f.b);
+	advance(&f, 25);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "not paused yet");
+	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "could not be paused again"), "%s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	e = last_event_of(&f, FO_EV_EXTERNAL_UNPAUSE);
+	CHECK(count_events(&f, FO_EV_EXTERNAL_UNPAUSE) == 1 && e && e->result == FO_RESULT_FAILED,
+	      "said once, as failed");
+	advance(&f, 20);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "paused once the hypervisor lets it");
+	e = last_event_of(&f, FO_EV_EXTERNAL_UNPAUSE);
+	CHECK(e && e->result == FO_RESULT_OK, "and said so");
+	fx_free(&f);
+}
+
+/* Not while ARMING (a first-boot standby runs until it heartbeats) or
+ * DISARMED (maintenance), nor during a SWITCHING pair's grace. */
+static void test_audit_leaves_alone(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+
+	sim_base_config(&cfg);
+	fx_new(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, false);
+	only_beats(&f, f.a, 200);
+	CHECK(f.p->state == FO_PAIR_ARMING && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING,
+	      "first-boot standby runs until it heartbeats");
+	fx_free(&f);
+
+	fx_armed(&f);
+	fo_pair_disarm(f.p);
+	fo_sim_external_unpause(f.hv, f.b);
+	fo_sim_clear_calls(f.hv);
+	only_beats(&f, f.a, 100); /* (b's heartbeat would be seen: a standby running behind our back) */
+	CHECK(count_calls(&f, FO_SIM_PAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_events(&f, FO_EV_EXTERNAL_UNPAUSE) == 0,
+	      "DISARMED: the audit keeps its hands off");
+	fx_free(&f);
+}
+
+/* Kernel-armed: the module switches by itself; the audit never pauses the
+ * member it just started, and takes the pair back before pausing. */
+static void test_audit_kernel_not_fought(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+
+	/* The module switched (heartbeat loss); the loop has not read its
+	 * device: the audit sees the "standby" b running, reads the event
+	 * first, and adopts the switch. */
+	sim_base_config(&cfg);
+	fx_armed_cfg(&f, &cfg, true);
+	CHECK(f.p->kernel_armed, "kernel-armed");
+	live(&f, 30);
+	f.hold_delivery = true;
+	fo_sim_clear_calls(f.hv);
+	for (int i = 0; i < 80; i++) {
+		beat_if_running(&f, f.b);
+		advance(&f, 1);
+	}
+	CHECK(count_calls(&f, FO_SIM_KERNEL_SWITCH, FO_SIM_ANY_DOMAIN) == 1, "the module switched");
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && count_calls(&f, FO_SIM_PAUSE, f.b) == 0,
+	      "its new active is not paused");
+	CHECK(f.p->active == 1 && count_events(&f, FO_EV_EXTERNAL_UNPAUSE) == 0, "adopted, no audit event");
+	fx_free(&f);
+
+	/* The module is switching (firing, held) while b runs: not ours. */
+	fx_armed_cfg(&f, &cfg, true);
+	live(&f, 30);
+	fo_sim_kernel_hold(f.hv, true);
+	advance(&f, 45); /* the module's deadline passed: firing */
+	fo_sim_external_unpause(f.hv, f.b);
+	fo_sim_clear_calls(f.hv);
+	advance(&f, 20);
+	CHECK(count_calls(&f, FO_SIM_PAUSE, f.b) == 0, "no pause while the module switches");
+	fo_sim_kernel_hold(f.hv, false);
+	advance(&f, 2);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED,
+	      "the module's switch stands");
+	fx_free(&f);
+
+	/* A real external unpause of the standby while the module owns the
+	 * pair: DISARM, pause again, ARM again. */
+	fx_armed_cfg(&f, &cfg, true);
+	live(&f, 30);
+	fo_sim_external_unpause(f.hv, f.b);
+	CHECK(ms_until_paused(&f, f.b, 100) <= 10, "paused again within a period");
+	CHECK(last_event_of(&f, FO_EV_EXTERNAL_UNPAUSE) != NULL, "event");
+	live(&f, 20);
+	{
+		fo_domid_t ka, ks;
+		CHECK(f.p->kernel_armed && fo_sim_kernel_armed(f.hv, f.p->kernel_id, &ka, &ks) && ka == f.a && ks == f.b,
+		      "armed in the module again");
+	}
+	CHECK(f.p->state == FO_PAIR_ARMED && fo_sim_violations(f.hv) == 0, "ARMED, never both by us");
+	fx_free(&f);
+}
+
+/* ----------------------------------------------------------- verdicts */
+
+static char state_dir[64];
+static char state_path[128];
+
+/* A fresh state file for each test. */
+static void state_reset(void)
+{
+	if (!state_dir[0]) {
+		snprintf(state_dir, sizeof(state_dir), "/tmp/fo-test-fence.XXXXXX");
+		if (!mkdtemp(state_dir))
+			abort();
+		snprintf(state_path, sizeof(state_path), "%s/failed-members", state_dir);
+	}
+	unlink(state_path);
+	{
+		char aside[160];
+		snprintf(aside, sizeof(aside), "%s.corrupt", state_path);
+		unlink(aside);
+	}
+}
+
+static void state_cleanup(void)
+{
+	state_reset();
+	rmdir(state_dir);
+}
+
+/* fx_new with the verdicts kept in state_path. */
+static void fx_new_state(struct fx *f, const struct fo_config *cfg, enum fo_dom_state sa, enum fo_dom_state sb,
+			 bool kernel)
+{
+	struct fo_hv_callbacks cb;
+
+	memset(f, 0, sizeof(*f));
+	f->cfg = *cfg;
+	if (fo_manager_new(&f->cfg, &f->mgr) < 0)
+		abort();
+	fo_manager_set_state_file(f->mgr, state_path);
+	cb = fo_manager_hv_callbacks(f->mgr);
+	if (fo_hv_sim_new(&cb, &f->hv) < 0)
+		abort();
+	if (kernel)
+		fo_sim_enable_kernel(f->hv);
+	fo_manager_attach_hv(f->mgr, f->hv);
+	f->a = sa == FO_DOM_GONE ? FO_DOMID_INVALID : fo_sim_add_domain(f->hv, "brake-a", sa);
+	f->b = sb == FO_DOM_GONE ? FO_DOMID_INVALID : fo_sim_add_domain(f->hv, "brake-b", sb);
+	fo_manager_start(f->mgr);
+	f->p = fo_manager_pair(f->mgr, 0);
+}
+
+/* First boot, ARMED (a active, b standby), verdicts in state_path. */
+static void fx_armed_state(struct fx *f)
+{
+	struct fo_config cfg;
+
+	sim_base_config(&cfg);
+	fx_new_state(f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, false);
+	prove(f, f->a);
+	prove(f, f->b);
+	fo_sim_guard(f->hv, f->a, f->b);
+	fo_sim_clear_calls(f->hv);
+}
+
+/* failoverd restarts (SIGKILL and start): Xen keeps its state, a new
+ * manager reads the state file. */
+static void restart(struct fx *f)
+{
+	struct fo_hv_callbacks cb;
+
+	fo_manager_free(f->mgr);
+	if (fo_manager_new(&f->cfg, &f->mgr) < 0)
+		abort();
+	fo_manager_set_state_file(f->mgr, state_path);
+	cb = fo_manager_hv_callbacks(f->mgr);
+	fo_sim_set_callbacks(f->hv, &cb);
+	fo_manager_attach_hv(f->mgr, f->hv);
+	fo_manager_start(f->mgr);
+	f->p = fo_manager_pair(f->mgr, 0);
+}
+
+static bool file_has(const char *path, const char *text)
+{
+	char buf[8192];
+	FILE *fp = fopen(path, "r");
+	size_t n;
+
+	if (!fp)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	return strstr(buf, text) != NULL;
+}
+
+/* Heartbeat loss, keep-paused: a failed; b active and heartbeating. */
+static void fail_a(struct fx *f)
+{
+	advance(f, 60);
+	prove(f, f->b);
+}
+
+static void test_restart_does_not_adopt_failed(void)
+{
+	struct fx f;
+
+	state_reset();
+	fx_armed_state(&f);
+	fail_a(&f);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && f.p->active == 1, "DEGRADED after keep-paused failover: %s",
+	      fo_pair_state_name(f.p->state));
+	CHECK(strstr(f.p->reason, "standby brake-a failed (heartbeat-timeout at ") &&
+		      strstr(f.p->reason, "clear with failoverctl clear-failed brake-a"),
+	      "status says why and what to do: %s", f.p->reason);
+	CHECK(file_has(state_path, "failed brake brake-a "), "verdict on file");
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && f.p->active == 1, "restart: not adopted (%s: %s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(strstr(f.p->reason, "standby brake-a failed (heartbeat-timeout at "), "reason: %s", f.p->reason);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "left as it was");
+	/* And once more: the verdict is still on file. */
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "second restart: %s", fo_pair_state_name(f.p->state));
+	fx_free(&f);
+}
+
+static void test_arm_does_not_adopt_failed(void)
+{
+	struct fx f;
+	char err[256];
+
+	state_reset();
+	fx_armed_state(&f);
+	fail_a(&f);
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "clear-failed brake-a"), "`arm`: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(!f.p->m[0].usable, "not usable");
+	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) == -EPERM && strstr(err, "clear-failed brake-a"),
+	      "no switchover to it either: %s", err);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED, "nothing touched");
+	fx_free(&f);
+}
+
+static void test_clear_failed_allows_again(void)
+{
+	struct fx f;
+	struct fo_pair *p = NULL;
+
+	state_reset();
+	fx_armed_state(&f);
+	fail_a(&f);
+	CHECK(fo_manager_clear_failed(f.mgr, "nobody", &p) == -ENOENT, "unknown member");
+	CHECK(fo_manager_clear_failed(f.mgr, "brake-b", &p) == 0 && p == f.p, "nothing on b");
+	CHECK(fo_manager_clear_failed(f.mgr, "brake-a", &p) == 1 && p == f.p, "cleared a");
+	CHECK(!file_has(state_path, "failed brake brake-a"), "and on file");
+	CHECK(has_event_with(&f, FO_EV_INFO, "cleared the failure verdict on brake-a"), "recorded");
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "clearing does not arm by itself");
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 1 && f.p->m[0].usable, "`arm` adopts it: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	/* A restart now adopts as well: b is the recorded active. */
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 1, "restart adopts: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	fx_free(&f);
+}
+
+/* The failed domain destroyed and created again (new domid, new handle):
+ * a new instance, clean. */
+static void test_new_instance_starts_clean(void)
+{
+	struct fx f;
+	fo_domid_t a2;
+
+	state_reset();
+	fx_armed_state(&f);
+	fail_a(&f);
+	/* The operator destroys it and creates it again: libxl builds it
+	 * paused and unpauses it last. */
+	fo_sim_set_state(f.hv, f.a, FO_DOM_GONE, true);
+	a2 = fo_sim_add_domain(f.hv, "brake-a", FO_DOM_PAUSED);
+	fo_sim_set_state(f.hv, a2, FO_DOM_PAUSED, true);
+	CHECK(f.p->m[0].domid == a2, "found the new brake-a");
+	CHECK(!file_has(state_path, "failed brake brake-a"), "the old instance's verdict is gone from the file");
+	fo_pair_arm(f.p);
+	fo_sim_external_unpause(f.hv, a2);
+	prove(&f, a2);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 1 && fo_sim_state(f.hv, a2) == FO_DOM_PAUSED,
+	      "armed with the new brake-a as standby: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "b untouched");
+	fx_free(&f);
+
+	/* The same, found by a restarted daemon with the new one paused. */
+	state_reset();
+	fx_armed_state(&f);
+	fail_a(&f);
+	fo_sim_set_state(f.hv, f.a, FO_DOM_GONE, false);
+	a2 = fo_sim_add_domain(f.hv, "brake-a", FO_DOM_PAUSED);
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 1 && f.p->m[0].domid == a2,
+	      "the new instance is adopted: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	fx_free(&f);
+}
+
+static void test_corrupt_verdict_file(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+	struct fo_pair *p;
+	char aside[160];
+	FILE *fp;
+
+	state_reset();
+	fp = fopen(state_path, "w");
+	fputs("failoverd-verdicts 1\nfailed brake brake-b 2 - heartbeat-ti", fp); /* torn */
+	fclose(fp);
+	/* A restart that would adopt b as the paused standby. */
+	sim_base_config(&cfg);
+	fx_new_state(&f, &cfg, FO_DOM_RUNNING, FO_DOM_PAUSED, false);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "standby brake-b may have failed"),
+	      "not adopted: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(strstr(f.p->reason, "clear-failed brake-b"), "says how to go on: %s", f.p->reason);
+	CHECK(has_event_with(&f, FO_EV_INFO, state_path), "an event names the file");
+	snprintf(aside, sizeof(aside), "%s.corrupt", state_path);
+	CHECK(access(aside, F_OK) == 0, "the damaged file is kept aside");
+	CHECK(file_has(state_path, "unknown brake brake-b") && file_has(state_path, "unknown brake brake-a"),
+	      "and the new one says what is unknown");
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "a restart still does not know: %s", fo_pair_state_name(f.p->state));
+	CHECK(fo_manager_clear_failed(f.mgr, "brake-b", &p) == 1, "operator clears b");
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 0, "then adopted: %s (%s)", fo_pair_state_name(f.p->state),
+	      f.p->reason);
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0, "nothing unpaused");
+	fx_free(&f);
+
+	/* A file that is not ours at all, and one that cannot be read. */
+	state_reset();
+	fp = fopen(state_path, "w");
+	fputs("{\"json\": true}\n", fp);
+	fclose(fp);
+	fx_new_state(&f, &cfg, FO_DOM_RUNNING, FO_DOM_PAUSED, false);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "foreign file: %s", fo_pair_state_name(f.p->state));
+	fx_free(&f);
+	state_reset();
+	CHECK(mkdir(state_path, 0700) == 0, "a directory where the file should be");
+	fx_new_state(&f, &cfg, FO_DOM_RUNNING, FO_DOM_PAUSED, false);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "unreadable file: %s", fo_pair_state_name(f.p->state));
+	fx_free(&f);
+	rmdir(state_path);
+	{
+		char x[160];
+		snprintf(x, sizeof(x), "%s.corrupt", state_path);
+		rmdir(x);
+	}
+}
+
+/* Killed after the switch and before the verdict was written (or the
+ * switch was not ours): the last recorded active is found paused and the
+ * other running. It is presumed failed. */
+static void test_unrecorded_switch_presumed_failed(void)
+{
+	struct fx f;
+	char err[256];
+
+	state_reset();
+	fx_armed_state(&f);
+	CHECK(file_has(state_path, "active brake brake-a "), "the active is on record");
+	/* What the switch did, without the daemon recording it. */
+	fo_sim_external_pause(f.hv, f.a);
+	fo_sim_external_unpause(f.hv, f.b);
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && f.p->active == 1, "not adopted: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(strstr(f.p->reason, "brake-a failed (unrecorded-switch at "), "reason: %s", f.p->reason);
+	fx_free(&f);
+
+	/* A recorded manual switchover is no such thing. */
+	state_reset();
+	fx_armed_state(&f);
+	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) == 0, "%s", err);
+	prove(&f, f.b);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 1, "switched over");
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 1, "adopted after a manual switchover: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	fx_free(&f);
+}
+
+/* The verdict is written after the switch, never before the standby runs. */
+static void test_verdict_written_after_unpause(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+
+	state_reset();
+	fx_armed_state(&f);
+	fo_sim_delay(f.hv, FO_SIM_UNPAUSE, 5 * MS);
+	advance(&f, 50);
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && e->result == FO_RESULT_OK, "switched");
+	CHECK(file_has(state_path, "failed brake brake-a "), "written once the switch returned");
+	fx_free(&f);
+
+	/* A state file that cannot be written: the switch still happens, the
+	 * failure is said, and the verdict holds in memory. */
+	state_reset();
+	snprintf(state_path, sizeof(state_path), "/proc/fo-no-such-dir/failed-members");
+	fx_armed_state(&f);
+	advance(&f, 60);
+	prove(&f, f.b);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "switched");
+	CHECK(has_event_with(&f, FO_EV_INFO, "cannot"), "the write failure is an event");
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "the verdict holds in memory: %s", fo_pair_state_name(f.p->state));
+	fx_free(&f);
+	snprintf(state_path, sizeof(state_path), "%s/failed-members", state_dir);
+}
+
+int main(void)
+{
+	fo_log_set_level(FO_LOG_ERR);
+	RUN(test_sim_pause_count);
+	RUN(test_keep_paused_holds_one_pause);
+	RUN(test_paused_active_not_paused_again);
+	RUN(test_give_back_confirms);
+	RUN(test_arm_wait_paused_standby_not_paused_again);
+	RUN(test_arm_wait_fence_fails);
+	RUN(test_rebuild_timeout_fence_fails);
+	RUN(test_both_running_fence_fails);
+	RUN(test_audit_repauses_armed_standby);
+	RUN(test_audit_repauses_failed_member);
+	RUN(test_audit_retries_failed_pause);
+	RUN(test_audit_leaves_alone);
+	RUN(test_audit_kernel_not_fought);
+	RUN(test_restart_does_not_adopt_failed);
+	RUN(test_arm_does_not_adopt_failed);
+	RUN(test_clear_failed_allows_again);
+	RUN(test_new_instance_starts_clean);
+	RUN(test_corrupt_verdict_file);
+	RUN(test_unrecorded_switch_presumed_failed);
+	RUN(test_verdict_written_after_unpause);
+	state_cleanup();
+	return check_summary("test_fence");
+}
