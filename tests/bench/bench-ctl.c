@@ -349,12 +349,29 @@ static int bench_xs_control(struct bench_ctx *x, int domid, const char *cmd)
 	return xs_write(x->xs, XBT_NULL, path, cmd, strlen(cmd)) ? 0 : -errno;
 }
 
-static int bench_arm(struct bench_ctx *x)
+/*
+ * Arm the pair again after a round's fault. The member that "failed" only
+ * had its agent told to stop, and has been told "none" again: it is
+ * repaired, which is what `clear-failed` tells failoverd (it keeps a
+ * failed member out of the standby role until then).
+ */
+static int bench_arm(struct bench_ctx *x, const struct bench_pair *st)
 {
+	const char *members[2] = { st->active, st->standby };
 	char req[160];
 	cJSON *reply = NULL;
 	int r;
 
+	for (int m = 0; m < 2; m++) {
+		if (!members[m][0])
+			continue;
+		snprintf(req, sizeof(req), "{\"cmd\":\"clear-failed\",\"member\":\"%s\"}\n", members[m]);
+		r = bench_request(x, req, &reply);
+		if (r < 0)
+			return r;
+		cJSON_Delete(reply);
+		reply = NULL;
+	}
 	snprintf(req, sizeof(req), "{\"cmd\":\"arm\",\"pair\":\"%s\"}\n", x->pair);
 	r = bench_request(x, req, &reply);
 	if (r < 0)
@@ -382,7 +399,7 @@ static int bench_ensure_armed(struct bench_ctx *x, struct bench_pair *ret)
 			fprintf(stderr, "bench-ctl: pair %s is %s; restoring\n", x->pair, ret->state);
 			bench_xs_control(x, ret->active_domid, "none");
 			bench_xs_control(x, ret->standby_domid, "none");
-			r = bench_arm(x);
+			r = bench_arm(x, ret);
 			if (r < 0)
 				return r;
 			restored = true;
@@ -463,7 +480,7 @@ static int bench_round(struct bench_ctx *x, long i)
 		/* The old active is paused with its agent still told to stop:
 		 * clear that first, so it heartbeats when it next runs. */
 		bench_xs_control(x, st.active_domid, "none");
-		r = bench_arm(x);
+		r = bench_arm(x, &st);
 		if (r == 0)
 			r = bench_ensure_armed(x, &st);
 	}

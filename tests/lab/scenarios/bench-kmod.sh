@@ -167,6 +167,10 @@ pair_ready() {
 		[ $try = 1 ] || break
 		echo "@@FO-SAMPLE $c,spurious,$mode,$(last_event switchover k | jq -r '[.fault, .from, .to, .path] | join(",")')"
 		log "$c/$mode: a failover before the first round ($(pair_field k reason)); arming again"
+		# A spurious failover gave the old active a failure verdict; it is
+		# healthy (an emulator stall), so clear it before arming again.
+		fctl clear-failed k-a > /dev/null
+		fctl clear-failed k-b > /dev/null
 		fctl arm k > /dev/null || fail "$c/$mode: arm failed: $(status_json)"
 	done
 	fail "$c/$mode: pair not ready after a second failover: $(status_json)"

@@ -130,8 +130,11 @@ arm_pair() {
 		ARMED) return 0 ;;
 		DEGRADED|DISARMED)
 			log "pair $1 is $st; re-arming"
+			# The failed member is healthy again (its agent was only told
+			# to stop): say so, or failoverd keeps it out of the standby role.
 			for m in $1-a $1-b; do
 				xenstore-write "$(xs_dom_path $m data/failover/control)" none 2>/dev/null
+				fctl clear-failed $m > /dev/null
 			done
 			fctl arm $1 > /dev/null
 			;;
