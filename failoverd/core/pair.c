@@ -1708,9 +1708,14 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 
 	/* The invariant first, in every state. */
 	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_RUNNING && p->rebuild_member != !p->active) {
-		if (fence_member(p, s))
-			record(p, FO_EV_INFO, FO_RESULT_INFO, "standby %s was running beside the active; paused it",
-			       s->name);
+		/* Nobody but us unpauses a standby: whoever did is a third
+		 * party, reported like the fence audit's own finding (this
+		 * path sees it first when the domain change is news already). */
+		if (fence_member(p, s)) {
+			s->external_unpauses++;
+			record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
+			       "%s (domain %u) found running beside the active; paused again", s->name, s->domid);
+		}
 		else if (p->state == FO_PAIR_ARMED)
 			/* A standby we cannot keep paused protects nothing. */
 			become(p, FO_PAIR_DEGRADED, "standby %s runs beside the active and could not be paused",
