@@ -92,6 +92,8 @@ struct pair_snap {
 	uint64_t switches, failed_switches;
 	uint64_t beats[2], invalid[2], misses[2];
 	uint64_t external_unpauses;
+	uint64_t over_deadline;  /* switches that missed deadline_ms or the fault budget */
+	uint64_t deadline_ms;
 	uint64_t by_fault[FAULTS];
 	uint64_t path[PATHS_MAX][PATH_WORDS]; /* "" = unused */
 	struct hist hist[PATHS_MAX][H_COUNT];
@@ -251,8 +253,12 @@ void fo_metrics_observe(struct fo_metrics *m, const struct fo_event *e)
 		/* A switch counts when the standby was started (ok, or degraded
 		 * afterwards); aborted and failed ones are in
 		 * failoverd_switchovers_failed_total. */
-		if ((e->result == FO_RESULT_OK || e->result == FO_RESULT_DEGRADED) && (unsigned)e->fault < FAULTS)
+		if ((e->result == FO_RESULT_OK || e->result == FO_RESULT_DEGRADED) && (unsigned)e->fault < FAULTS) {
 			ST(ps->by_fault[e->fault], ps->by_fault[e->fault] + 1);
+			/* The same verdict as the event's MET / MISSED. */
+			if (!fo_event_within_deadline(e))
+				ST(ps->over_deadline, ps->over_deadline + 1);
+		}
 		if (p >= 0) {
 			observe(&ps->hist[p][H_FAULT_TO_RUNNING], ph[FO_PHASE_FAULT], ph[FO_PHASE_UNPAUSE_DONE]);
 			observe(&ps->hist[p][H_DETECTED_TO_RUNNING], ph[FO_PHASE_DETECTED], ph[FO_PHASE_UNPAUSE_DONE]);
@@ -332,6 +338,7 @@ void fo_metrics_publish(struct fo_metrics *m, struct fo_manager *mgr)
 		/* Protected: ARMED, and the standby verified and paused, ready to take over. */
 		ST(ps->protected_, p->state == FO_PAIR_ARMED && sb->usable && sb->state == FO_DOM_PAUSED);
 		ST(ps->switches, p->stats.switches);
+		ST(ps->deadline_ms, p->cfg.deadline_ms);
 		ST(ps->failed_switches, p->stats.failed_switches);
 		for (int j = 0; j < 2; j++) {
 			store_str(ps->member[j], NAME_WORDS, p->m[j].name);
@@ -507,6 +514,19 @@ int fo_metrics_render(struct fo_metrics *m, FILE *out)
 			series(out, "failoverd_switches_by_fault_total", ps, "fault", fo_fault_name((enum fo_fault)f));
 			fprintf(out, "%llu\n", (unsigned long long)ps->by_fault[f]);
 		}
+	}
+	per_pair(out, sn, "failoverd_switches_over_deadline_total", "counter",
+		 "Switches that started the standby too late: detected to running over deadline_ms, or fault to "
+		 "running over timeout + period + deadline (the event's MISSED).",
+		 offsetof(struct pair_snap, over_deadline));
+	family(out, "failoverd_pair_deadline_seconds", "gauge", "The pair's deadline_ms: detected to standby running.");
+	for (int s = 0; s < FO_MAX_PAIRS; s++) {
+		const struct pair_snap *ps = &sn->pairs[s];
+
+		if (!ps->used)
+			continue;
+		series(out, "failoverd_pair_deadline_seconds", ps, NULL, NULL);
+		fprintf(out, "%.3f\n", (double)ps->deadline_ms / 1e3);
 	}
 	per_pair(out, sn, "failoverd_external_unpauses_total", "counter",
 		 "Members unpaused by someone other than failoverd (events of kind external-unpause).",

@@ -145,6 +145,8 @@ static struct fo_event switch_event(const char *path)
 	const uint64_t t0 = 1000000000ull;
 
 	snprintf(e.pair, sizeof(e.pair), "brake");
+	e.deadline_ms = 100;
+	e.budget_ms = 160;
 	snprintf(e.path, sizeof(e.path), "%s", path);
 	e.phase_ns[FO_PHASE_FAULT] = t0;
 	e.phase_ns[FO_PHASE_DETECTED] = t0 + 1000000;
@@ -184,6 +186,10 @@ static void test_histograms(void)
 	fo_metrics_observe(f.m, &e);
 	e = switch_event("kernel");
 	fo_metrics_observe(f.m, &e);
+	e = switch_event("late");
+	e.phase_ns[FO_PHASE_UNPAUSE_DONE] += 200000000ull; /* 200 ms: over the 100 ms deadline */
+	fo_metrics_observe(f.m, &e);
+	e = switch_event("kernel");
 	e.fault = FO_FAULT_MANUAL;
 	e.result = FO_RESULT_ABORTED; /* not a switch that started the standby */
 	fo_metrics_observe(f.m, &e);
@@ -204,9 +210,12 @@ static void test_histograms(void)
 	      "10 s bucket");
 	CHECK(has_line(t, "failoverd_fault_to_running_seconds_count{pair=\"brake\",path=\"kernel\"} 2"),
 	      "kernel path: two observations (the aborted one paused and unpaused too)");
-	CHECK(has_line(t, "failoverd_switches_by_fault_total{pair=\"brake\",fault=\"crashed\"} 2"), "by fault:\n%s",
+	CHECK(has_line(t, "failoverd_switches_by_fault_total{pair=\"brake\",fault=\"crashed\"} 3"), "by fault:\n%s",
 	      t);
 	CHECK(has_line(t, "failoverd_switches_by_fault_total{pair=\"brake\",fault=\"manual\"} 0"), "aborted");
+	/* 3.03 ms detected -> running of a 100 ms deadline, 4.03 ms from the fault: met. */
+	CHECK(has_line(t, "failoverd_switches_over_deadline_total{pair=\"brake\"} 1"), "over deadline");
+	CHECK(has_line(t, "failoverd_pair_deadline_seconds{pair=\"brake\"} 0.100"), "deadline gauge");
 	free(t);
 out:
 	teardown(&f);
