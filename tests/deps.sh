@@ -17,7 +17,8 @@ PACKAGES="build-essential cmake ninja-build pkg-config git
  mmdebstrap qemu-utils e2fsprogs iperf3
  flex bison dpkg-dev
  clang libclang-rt-14-dev bpftool libbpf-dev
- python3-prometheus-client python3-yaml"
+ python3-prometheus-client python3-yaml
+ scdoc lintian"
 
 # --list: the package names only (tests/lab/check-host.sh checks them).
 if [ "${1:-}" = --list ]; then
