@@ -566,7 +566,9 @@ int fo_metrics_http_parse(const char *req, size_t len, int *status)
 		}
 		return 0;
 	}
-	eol = memchr(req, '\n', (size_t)(end - req) + 1);
+	/* The head ends in a blank line, so the request line has its '\n'
+	 * (end points at the '\n' or '\r' that ends it, or before). */
+	eol = memchr(req, '\n', len);
 	sp1 = memchr(req, ' ', (size_t)(eol - req));
 	sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1)) : NULL;
 	if (!sp1 || !sp2 || (size_t)(eol - sp2) < 9 || memcmp(sp2 + 1, "HTTP/1.", 7) != 0) {

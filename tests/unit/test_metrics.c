@@ -85,6 +85,9 @@ static void test_parse(void)
 		{ "GET /metrics\r\n\r\n", 1, 400 },
 		{ "GET /metrics SPDY/3\r\n\r\n", 1, 400 },
 		{ "get /metrics HTTP/1.1\r\n\r\n", 1, 400 },
+		{ "GET\r\n\r\n", 1, 400 },
+		{ "\r\n\r\n", 1, 400 },
+		{ "\n\n", 1, 400 },
 		{ "GET /metrics HTTP/1.1\r\n", 0, 0 },
 		{ "GET /met", 0, 0 },
 	};
@@ -176,7 +179,7 @@ static void test_histograms(void)
 
 	setup(&f);
 	t = render(f.m);
-	CHECK(t && has_line(t, "failoverd_pair_protected{pair=\"brake\"} 1"), "armed pair protected:\n%s", t);
+	CHECK(t && has_line(t, "failoverd_pair_protected{pair=\"brake\"} 1"), "armed pair protected:\n%s", t ? t : "(no text)");
 	/* The backend's path is there, at zero, before any switch. */
 	CHECK(t && has_line(t, "failoverd_pause_seconds_count{pair=\"brake\",path=\"sim\"} 0"), "sim at 0");
 	CHECK(t && has_line(t, "failoverd_external_unpauses_total{pair=\"brake\"} 0"), "external unpauses at 0");
