@@ -6,10 +6,13 @@
  * histogram buckets from events, the seqlock under a concurrent writer
  * (every copy consistent), and the HTTP thread over a loopback socket
  * (200, 404, 405, 431, a fifth concurrent client 503, an idle client not
- * blocking the others).
+ * blocking the others, a stalled client closed after the timeout, the
+ * thread SCHED_OTHER even when started from a SCHED_FIFO thread).
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -340,6 +343,31 @@ static char *http(int port, const char *req, size_t len)
 	return buf;
 }
 
+/* The scheduling policy of this process's thread named `name`, or -1. */
+static int thread_policy(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int policy = -1;
+
+	while (d && (de = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && strncmp(comm, name, strlen(name)) == 0 &&
+		    comm[strlen(name)] == '\n')
+			policy = sched_getscheduler(atoi(de->d_name));
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return policy;
+}
+
 static bool starts(const char *s, const char *prefix)
 {
 	return s && strncmp(s, prefix, strlen(prefix)) == 0;
@@ -349,16 +377,29 @@ static void test_http(void)
 {
 	struct fx f;
 	char addr[64], err[256], big[FO_METRICS_REQUEST_MAX + 100];
-	int port = free_port(), idle[FO_METRICS_MAX_CLIENTS], r;
+	int port = free_port(), idle[FO_METRICS_MAX_CLIENTS], r, slow;
+	bool fifo;
 	const char *get = "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n";
 	char *reply;
 
 	setup(&f);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	/* Started from a SCHED_FIFO thread (when we may be one), the HTTP
+	 * thread is still SCHED_OTHER: it never competes with the loop. */
+	{
+		struct sched_param sp = { .sched_priority = 10 };
+		fifo = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+	}
 	r = fo_metrics_http_start(f.m, addr, err, sizeof(err));
+	if (fifo) {
+		struct sched_param sp = { .sched_priority = 0 };
+		pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+	}
 	CHECK(r == 0, "start on %s: %s", addr, err);
 	if (r < 0)
 		goto out;
+	CHECK(thread_policy("fo-metrics") == SCHED_OTHER, "fo-metrics thread policy %d (creator FIFO: %d)",
+	      thread_policy("fo-metrics"), fifo);
 
 	reply = http(port, get, strlen(get));
 	CHECK(starts(reply, "HTTP/1.1 200 OK\r\n"), "GET /metrics: %.80s", reply);
@@ -388,6 +429,20 @@ static void test_http(void)
 	CHECK(starts(reply, "HTTP/1.1 200 "), "after one idle client left: %.80s", reply);
 	for (int i = 1; i < FO_METRICS_MAX_CLIENTS; i++)
 		close(idle[i]);
+
+	/* A client that never finishes its request is closed after
+	 * FO_METRICS_TIMEOUT_MS (and is answered nothing). */
+	slow = connect_to(port);
+	(void)!send(slow, "GET /met", 8, MSG_NOSIGNAL);
+	{
+		struct pollfd p = { .fd = slow, .events = POLLIN };
+		char c;
+		int n = poll(&p, 1, FO_METRICS_TIMEOUT_MS + 2000);
+
+		CHECK(n == 1 && recv(slow, &c, 1, 0) <= 0, "a stalled client was not closed within %d ms",
+		      FO_METRICS_TIMEOUT_MS + 2000);
+	}
+	close(slow);
 out:
 	teardown(&f);
 }
