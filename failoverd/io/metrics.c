@@ -91,7 +91,7 @@ struct pair_snap {
 	uint64_t state, protected_;
 	uint64_t switches, failed_switches;
 	uint64_t beats[2], invalid[2], misses[2];
-	uint64_t external_unpauses;
+	uint64_t external_unpauses[2]; /* per member: found running by the fence audit */
 	uint64_t over_deadline;  /* switches that missed deadline_ms or the fault budget */
 	uint64_t deadline_ms;
 	uint64_t by_fault[FAULTS];
@@ -242,10 +242,6 @@ void fo_metrics_observe(struct fo_metrics *m, const struct fo_event *e)
 		return; /* a pair not (yet) published, or kernel:ID */
 	ps = &m->shared.pairs[s];
 	write_begin(m);
-	/* No such event kind yet: the counter is exported (0) and counts it
-	 * the day the core records one under this name. */
-	if (strcmp(fo_event_kind_name(e->kind), "external-unpause") == 0)
-		ST(ps->external_unpauses, ps->external_unpauses + 1);
 	if (e->kind == FO_EV_SWITCHOVER || e->kind == FO_EV_DRILL) {
 		const uint64_t *ph = e->phase_ns;
 		int p = path_slot(ps, e->path[0] ? e->path : "unknown");
@@ -345,6 +341,7 @@ void fo_metrics_publish(struct fo_metrics *m, struct fo_manager *mgr)
 			ST(ps->beats[j], p->m[j].hb.beats);
 			ST(ps->invalid[j], p->m[j].hb.invalid);
 			ST(ps->misses[j], p->m[j].misses);
+			ST(ps->external_unpauses[j], p->m[j].external_unpauses);
 		}
 		/* The backend's switch path has its histograms (at 0) before
 		 * the first switch, so rate() and alerts see them from the start. */
@@ -528,15 +525,15 @@ int fo_metrics_render(struct fo_metrics *m, FILE *out)
 		series(out, "failoverd_pair_deadline_seconds", ps, NULL, NULL);
 		fprintf(out, "%.3f\n", (double)ps->deadline_ms / 1e3);
 	}
-	per_pair(out, sn, "failoverd_external_unpauses_total", "counter",
-		 "Members unpaused by someone other than failoverd (events of kind external-unpause).",
-		 offsetof(struct pair_snap, external_unpauses));
 	per_member(out, sn, "failoverd_heartbeats_total", "counter", "Valid heartbeats that made progress.",
 		   offsetof(struct pair_snap, beats));
 	per_member(out, sn, "failoverd_heartbeat_invalid_total", "counter", "Heartbeat pages rejected as invalid.",
 		   offsetof(struct pair_snap, invalid));
 	per_member(out, sn, "failoverd_heartbeat_misses_total", "counter", "Heartbeat deadlines that expired.",
 		   offsetof(struct pair_snap, misses));
+	per_member(out, sn, "failoverd_external_unpause_total", "counter",
+		   "Times the fence audit found a member running that should be paused (unpaused outside failoverd).",
+		   offsetof(struct pair_snap, external_unpauses));
 	for (int h = 0; h < H_COUNT; h++)
 		render_hist(out, sn, h);
 	return 0;

@@ -185,7 +185,8 @@ static void test_histograms(void)
 	CHECK(t && has_line(t, "failoverd_pair_protected{pair=\"brake\"} 1"), "armed pair protected:\n%s", t ? t : "(no text)");
 	/* The backend's path is there, at zero, before any switch. */
 	CHECK(t && has_line(t, "failoverd_pause_seconds_count{pair=\"brake\",path=\"sim\"} 0"), "sim at 0");
-	CHECK(t && has_line(t, "failoverd_external_unpauses_total{pair=\"brake\"} 0"), "external unpauses at 0");
+	CHECK(t && has_line(t, "failoverd_external_unpause_total{pair=\"brake\",member=\"brake-b\"} 0"),
+	      "external unpauses at 0");
 	free(t);
 
 	e = switch_event("sim");

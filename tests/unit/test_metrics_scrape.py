@@ -185,7 +185,8 @@ def main():
               "misses counter")
         check(value(s, "failoverd_heartbeat_invalid_total", pair="brake-ctl", member="brake-b") == 0,
               "invalid counter")
-        check(value(s, "failoverd_external_unpauses_total", pair="brake-ctl") == 0, "external unpauses")
+        check(value(s, "failoverd_external_unpause_total", pair="brake-ctl", member="brake-a") == 0,
+              "external unpauses")
 
         # The same numbers as the control socket's text.
         rc, out, _ = ctl(sock, "metrics")
