@@ -25,6 +25,7 @@
 #include "check.h"
 #include "sim_config.h"
 #include "core/manager.h"
+#include "core/text.h"
 #include "hv/hv_sim.h"
 #include "io/metrics.h"
 
@@ -66,6 +67,12 @@ static void test_escape(void)
 		fclose(f);
 		CHECK(strcmp(buf, cases[i].out) == 0, "escape(%s) = [%s], expected [%s]", cases[i].in, buf,
 		      cases[i].out);
+		/* The same as failoverctl metrics' text (core/text.c). */
+		{
+			char ctl[64];
+			CHECK(strcmp(fo_text_prom_label(cases[i].in, ctl, sizeof(ctl)), buf) == 0,
+			      "control text escapes [%s] as [%s], HTTP as [%s]", cases[i].in, ctl, buf);
+		}
 		free(buf);
 	}
 }
