@@ -459,7 +459,8 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 		if (strlen(s) >= sizeof(d->metrics_listen) || fo_config_parse_listen(s, &ss, &sslen) < 0)
 			return fail(p, "daemon.metrics_listen",
 				    "must be \"ADDRESS:PORT\" with a numeric IPv4 address or a bracketed "
-				    "IPv6 one (\"127.0.0.1:9464\", \"[::1]:9464\"), port 1..65535");
+				    "IPv6 one (\"127.0.0.1:9464\", \"[::1]:9464\"), or a port alone "
+				    "(\"9464\": loopback), port 1..65535");
 		snprintf(d->metrics_listen, sizeof(d->metrics_listen), "%s", s);
 	}
 	return 0;
@@ -1373,6 +1374,15 @@ int fo_config_parse_listen(const char *s, struct sockaddr_storage *ss, unsigned 
 
 	if (!s || !*s)
 		return -EINVAL;
+	/* A port alone is loopback: the endpoint has no authentication. */
+	if (strspn(s, "0123456789") == strlen(s)) {
+		char full[16];
+
+		if (strlen(s) > 5)
+			return -EINVAL;
+		snprintf(full, sizeof(full), "127.0.0.1:%s", s);
+		return fo_config_parse_listen(full, ss, sslen);
+	}
 	if (*s == '[') {
 		const char *rb = strchr(s, ']');
 		if (!rb || rb[1] != ':')

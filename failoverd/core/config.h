@@ -133,7 +133,7 @@ const char *fo_kernel_fast_path_name(enum fo_kernel_fast_path v);
 
 struct sockaddr_storage;
 /* daemon.metrics_listen: "A.B.C.D:PORT" or "[IPv6]:PORT", port 1..65535,
- * numeric only (no name lookups). 0 or -EINVAL. */
+ * numeric only (no name lookups); "PORT" alone is 127.0.0.1:PORT. 0 or -EINVAL. */
 int fo_config_parse_listen(const char *s, struct sockaddr_storage *ss, unsigned *sslen);
 const char *fo_sched_name(enum fo_sched v);
 /* The configured cpupool of that name, or NULL. */
