@@ -25,6 +25,7 @@
 #include "hv/hv.h"
 #include "io/control.h"
 #include "io/loop.h"
+#include "io/metrics.h"
 #include "io/notify.h"
 #include "io/rt.h"
 
@@ -37,6 +38,7 @@ struct fo_daemon {
 	struct fo_hv *hv;
 	struct fo_loop *loop;
 	struct fo_control *control;
+	struct fo_metrics *metrics; /* daemon.metrics_listen; NULL = off */
 	int signal_fd;
 	int deadline_fd;
 	int watchdog_fd;
@@ -64,6 +66,8 @@ static void sink_event(void *ctx, const struct fo_event *e)
 		       line);
 	if (d->control)
 		fo_control_publish_event(d->control, e);
+	if (d->metrics)
+		fo_metrics_observe(d->metrics, e);
 }
 
 /* daemon.state_file, or failed-members beside the control socket: the
@@ -112,6 +116,8 @@ static void daemon_after_dispatch(struct fo_daemon *d)
 	if (d->hv->ops->fds_changed(d->hv) && sync_hv_fds(d) < 0)
 		fo_err("could not watch the hypervisor backend's file descriptors");
 	fo_manager_publish_events(d->mgr, sink_event, d);
+	if (d->metrics)
+		fo_metrics_publish(d->metrics, d->mgr); /* stores only: see io/metrics.c */
 	fo_control_complete_drills(d->control);
 
 	next = fo_manager_next_deadline(d->mgr);
@@ -177,6 +183,8 @@ static void reload(struct fo_daemon *d)
 	    memcmp(next.cpupools, d->cfg.cpupools, sizeof(next.cpupools[0]) * next.n_cpupools) != 0)
 		fo_warn("reload: cpupools and daemon.dom0_vcpu_pcpu are set up at the next restart; until then "
 			"the running layout is reported as drift");
+	if (strcmp(next.daemon.metrics_listen, d->cfg.daemon.metrics_listen) != 0)
+		fo_warn("reload: daemon.metrics_listen applies at the next restart");
 	fo_log_set_level(next.daemon.log_level);
 	fo_manager_reload(d->mgr, &next);
 	d->cfg = next;
@@ -329,6 +337,20 @@ int fo_daemon_run(const struct fo_daemon_options *opt)
 		fo_err("cannot create control socket %s: %s", d->cfg.daemon.control_socket, strerror(-r));
 		goto out;
 	}
+	/* The metrics thread before going real-time (it is SCHED_OTHER and
+	 * unpinned whatever we become). A failure to serve metrics is said
+	 * loudly but never stops the failover protection. */
+	if (d->cfg.daemon.metrics_listen[0]) {
+		if (fo_metrics_new(&d->metrics) < 0 ||
+		    fo_metrics_http_start(d->metrics, d->cfg.daemon.metrics_listen, err, sizeof(err)) < 0) {
+			fo_err("metrics: cannot serve daemon.metrics_listen %s; running without it",
+			       d->metrics ? err : "(out of memory)");
+			fo_metrics_free(d->metrics);
+			d->metrics = NULL;
+		} else {
+			fo_info("metrics: http://%s/metrics", d->cfg.daemon.metrics_listen);
+		}
+	}
 	/* Everything is allocated: lock it in and go real-time. */
 	if (fo_rt_setup(d->cfg.daemon.rt_priority, d->cfg.daemon.cpu, d->cfg.daemon.require_rt, &rt) < 0)
 		goto out;
@@ -351,6 +373,7 @@ fail:
 out:
 	r = d->exit_code;
 	fo_control_free(d->control);
+	fo_metrics_free(d->metrics);
 	fo_hv_free(d->hv);
 	fo_manager_free(d->mgr);
 	fo_loop_free(d->loop);

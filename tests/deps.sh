@@ -16,7 +16,9 @@ PACKAGES="build-essential cmake ninja-build pkg-config git
  linux-headers-amd64 linux-headers-rt-amd64 busybox-static cpio gzip xz-utils zstd jq stress-ng python3 python3-matplotlib
  mmdebstrap qemu-utils e2fsprogs iperf3
  flex bison dpkg-dev
- clang libclang-rt-14-dev bpftool libbpf-dev"
+ clang libclang-rt-14-dev bpftool libbpf-dev
+ python3-prometheus-client python3-yaml
+ scdoc lintian"
 
 # --list: the package names only (tests/lab/check-host.sh checks them).
 if [ "${1:-}" = --list ]; then

@@ -25,6 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -370,7 +373,7 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 {
 	static const char *const keys[] = { "control_socket", "control_group", "control_admin_group", "rt_priority",
 					    "cpu", "dom0_vcpu_pcpu", "require_rt", "log_level",
-					    "kernel_fast_path", "state_file", NULL };
+					    "kernel_fast_path", "state_file", "metrics_listen", NULL };
 	/* A control socket path must also fit sockaddr_un, or bind() fails at
 	 * startup with a less helpful ENAMETOOLONG. */
 	const size_t socket_max = sizeof(((struct sockaddr_un *)0)->sun_path) < FO_PATH_MAX
@@ -445,6 +448,21 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 		return rc;
 	if (rc > 0)
 		d->kernel_fast_path = (enum fo_kernel_fast_path)kfp;
+
+	rc = read_string(p, obj, "daemon", "metrics_listen", &s);
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		struct sockaddr_storage ss;
+		unsigned sslen;
+
+		if (strlen(s) >= sizeof(d->metrics_listen) || fo_config_parse_listen(s, &ss, &sslen) < 0)
+			return fail(p, "daemon.metrics_listen",
+				    "must be \"ADDRESS:PORT\" with a numeric IPv4 address or a bracketed "
+				    "IPv6 one (\"127.0.0.1:9464\", \"[::1]:9464\"), or a port alone "
+				    "(\"9464\": loopback), port 1..65535");
+		snprintf(d->metrics_listen, sizeof(d->metrics_listen), "%s", s);
+	}
 	return 0;
 }
 
@@ -1344,4 +1362,63 @@ const char *fo_config_error_prefix(const char *path, const char *err, char *buf,
 		return "";
 	snprintf(buf, len, "%s: ", path);
 	return buf;
+}
+
+int fo_config_parse_listen(const char *s, struct sockaddr_storage *ss, unsigned *sslen)
+{
+	char host[64];
+	const char *colon, *h = s;
+	size_t hlen;
+	char *end;
+	unsigned long port;
+
+	if (!s || !*s)
+		return -EINVAL;
+	/* A port alone is loopback: the endpoint has no authentication. */
+	if (strspn(s, "0123456789") == strlen(s)) {
+		char full[16];
+
+		if (strlen(s) > 5)
+			return -EINVAL;
+		snprintf(full, sizeof(full), "127.0.0.1:%s", s);
+		return fo_config_parse_listen(full, ss, sslen);
+	}
+	if (*s == '[') {
+		const char *rb = strchr(s, ']');
+		if (!rb || rb[1] != ':')
+			return -EINVAL;
+		h = s + 1;
+		hlen = (size_t)(rb - h);
+		colon = rb + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return -EINVAL;
+		hlen = (size_t)(colon - s);
+	}
+	if (hlen == 0 || hlen >= sizeof(host) || colon[1] < '0' || colon[1] > '9')
+		return -EINVAL;
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno || *end || port < 1 || port > 65535)
+		return -EINVAL;
+	memset(ss, 0, sizeof(*ss));
+	if (*s == '[') {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1)
+			return -EINVAL;
+		*sslen = sizeof(*a);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
+			return -EINVAL;
+		*sslen = sizeof(*a);
+	}
+	return 0;
 }

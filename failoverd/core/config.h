@@ -102,6 +102,7 @@ struct fo_daemon_config {
 	enum fo_kernel_fast_path kernel_fast_path; /* default auto */
 	char state_file[FO_PATH_MAX];       /* failure verdicts across restarts; "" = failed-members
 	                                     * in the control socket's directory (the runtime dir) */
+	char metrics_listen[64];            /* "" = no HTTP /metrics (default); "127.0.0.1:9464", "[::1]:9464" */
 };
 
 struct fo_config {
@@ -129,6 +130,11 @@ const char *fo_on_failover_name(enum fo_on_failover v);
 const char *fo_failback_name(enum fo_failback v);
 const char *fo_log_level_name(enum fo_log_level v);
 const char *fo_kernel_fast_path_name(enum fo_kernel_fast_path v);
+
+struct sockaddr_storage;
+/* daemon.metrics_listen: "A.B.C.D:PORT" or "[IPv6]:PORT", port 1..65535,
+ * numeric only (no name lookups); "PORT" alone is 127.0.0.1:PORT. 0 or -EINVAL. */
+int fo_config_parse_listen(const char *s, struct sockaddr_storage *ss, unsigned *sslen);
 const char *fo_sched_name(enum fo_sched v);
 /* The configured cpupool of that name, or NULL. */
 const struct fo_cpupool_config *fo_config_cpupool(const struct fo_config *c, const char *name);

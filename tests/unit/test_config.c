@@ -101,6 +101,8 @@ static const struct bad_case {
 	{ "bad_socket_too_long", "daemon.control_socket" },
 	{ "bad_control_group_empty", "daemon.control_group" },
 	{ "bad_control_group_colon", "daemon.control_group" },
+	{ "bad_metrics_listen_name", "daemon.metrics_listen" },
+	{ "bad_metrics_listen_port", "daemon.metrics_listen" },
 	{ "bad_control_admin_group_empty", "daemon.control_admin_group" },
 	{ "bad_kernel_fast_path", "daemon.kernel_fast_path" },
 	{ "bad_cpupool_unknown", "pairs[0].pin.cpupool" },
