@@ -622,16 +622,21 @@ static int xen_lookup(struct fo_hv *hv, const char *name, fo_domid_t *ret_domid)
 	return 0;
 }
 
+/* The domain's info, if it exists: -EINVAL for a reserved domid. */
+static int dominfo_of(struct xen_hv *x, fo_domid_t domid, bool *found, xen_domctl_getdomaininfo_t *info)
+{
+	if (!domid_is_valid(domid))
+		return -EINVAL;
+	return get_dominfo(x, domid, found, info);
+}
+
 static int xen_get_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state)
 {
 	struct xen_hv *x = to_xen(hv);
 	xen_domctl_getdomaininfo_t info;
 	bool found;
-	int r;
+	int r = dominfo_of(x, domid, &found, &info);
 
-	if (!domid_is_valid(domid))
-		return -EINVAL;
-	r = get_dominfo(x, domid, &found, &info);
 	if (r < 0)
 		return r;
 	if (!found)
@@ -645,14 +650,10 @@ static int xen_get_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *
 
 static int xen_get_handle(struct fo_hv *hv, fo_domid_t domid, uint8_t ret[16])
 {
-	struct xen_hv *x = to_xen(hv);
 	xen_domctl_getdomaininfo_t info;
 	bool found;
-	int r;
+	int r = dominfo_of(to_xen(hv), domid, &found, &info);
 
-	if (!domid_is_valid(domid))
-		return -EINVAL;
-	r = get_dominfo(x, domid, &found, &info);
 	if (r < 0)
 		return r;
 	if (!found)

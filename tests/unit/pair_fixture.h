@@ -28,9 +28,10 @@ struct fx {
 };
 
 /* Domains a and b in the given states (FO_DOM_GONE: not created), the
- * simulated kmod-switch loaded if `kernel`, manager started (arming ran). */
-static inline void fx_new(struct fx *f, const struct fo_config *cfg, enum fo_dom_state sa, enum fo_dom_state sb,
-			  bool kernel)
+ * simulated kmod-switch loaded if `kernel`, failure verdicts kept in
+ * state_file (NULL: the manager's default), manager started (arming ran). */
+static inline void fx_new_in(struct fx *f, const struct fo_config *cfg, enum fo_dom_state sa, enum fo_dom_state sb,
+			     bool kernel, const char *state_file)
 {
 	struct fo_hv_callbacks cb;
 
@@ -38,6 +39,8 @@ static inline void fx_new(struct fx *f, const struct fo_config *cfg, enum fo_dom
 	f->cfg = *cfg;
 	if (fo_manager_new(&f->cfg, &f->mgr) < 0)
 		abort();
+	if (state_file)
+		fo_manager_set_state_file(f->mgr, state_file);
 	cb = fo_manager_hv_callbacks(f->mgr);
 	if (fo_hv_sim_new(&cb, &f->hv) < 0)
 		abort();
@@ -48,6 +51,12 @@ static inline void fx_new(struct fx *f, const struct fo_config *cfg, enum fo_dom
 	f->b = sb == FO_DOM_GONE ? FO_DOMID_INVALID : fo_sim_add_domain(f->hv, "brake-b", sb);
 	fo_manager_start(f->mgr);
 	f->p = fo_manager_pair(f->mgr, 0);
+}
+
+static inline void fx_new(struct fx *f, const struct fo_config *cfg, enum fo_dom_state sa, enum fo_dom_state sb,
+			  bool kernel)
+{
+	fx_new_in(f, cfg, sa, sb, kernel, NULL);
 }
 
 static inline void fx_free(struct fx *f)

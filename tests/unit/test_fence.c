@@ -436,23 +436,7 @@ static void state_cleanup(void)
 static void fx_new_state(struct fx *f, const struct fo_config *cfg, enum fo_dom_state sa, enum fo_dom_state sb,
 			 bool kernel)
 {
-	struct fo_hv_callbacks cb;
-
-	memset(f, 0, sizeof(*f));
-	f->cfg = *cfg;
-	if (fo_manager_new(&f->cfg, &f->mgr) < 0)
-		abort();
-	fo_manager_set_state_file(f->mgr, state_path);
-	cb = fo_manager_hv_callbacks(f->mgr);
-	if (fo_hv_sim_new(&cb, &f->hv) < 0)
-		abort();
-	if (kernel)
-		fo_sim_enable_kernel(f->hv);
-	fo_manager_attach_hv(f->mgr, f->hv);
-	f->a = sa == FO_DOM_GONE ? FO_DOMID_INVALID : fo_sim_add_domain(f->hv, "brake-a", sa);
-	f->b = sb == FO_DOM_GONE ? FO_DOMID_INVALID : fo_sim_add_domain(f->hv, "brake-b", sb);
-	fo_manager_start(f->mgr);
-	f->p = fo_manager_pair(f->mgr, 0);
+	fx_new_in(f, cfg, sa, sb, kernel, state_path);
 }
 
 /* First boot, ARMED (a active, b standby), verdicts in state_path. */

@@ -42,17 +42,6 @@ draw() {
 	awk -v s="$SEED" -v i="$1" -v m="$2" 'BEGIN { srand(s * 7919 + i); print int(rand() * m) }'
 }
 
-# observe_end: stop the observer, keep its report in $LAB/observer.json
-# (the campaign judges violations itself, per fault).
-observe_end() {
-	kill -TERM $OBS_PID
-	wait $OBS_PID
-	OBS_PID=""
-	line=$(grep '^@@FO-OBSERVER ' $LAB/observer.out)
-	[ -n "$line" ] || { cat $LAB/observer.err; fail "observer printed no report"; }
-	echo "${line#@@FO-OBSERVER }" > $LAB/observer.json
-}
-
 # recover I: the pair did not re-arm by itself (e.g. failoverd was killed
 # mid-switch and the restarted one kept the failed member out, as it
 # must). Do what an operator would: re-create the member that is not the
@@ -114,7 +103,7 @@ while [ $i -lt $N ]; do
 	none) usleep 1500000 ;;
 	esac
 	usleep 500000
-	observe_end
+	observer_report
 	# Faults Xen carries out (destroy, a third party's pause) start when the
 	# observer saw the active stop, not when the xl process was spawned.
 	case $kind in destroy|pause)

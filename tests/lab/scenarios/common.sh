@@ -256,19 +256,29 @@ start_observer() {
 	log "observer $OBS_PID on$pairs ($opts)"
 }
 
-# stop_observer: print its report, keep it in $LAB/observer.json, emit its
-# metrics and fail the scenario if it ever saw both members running.
-stop_observer() {
-	local rc line both
-	[ -n "$OBS_PID" ] || fail "stop_observer without start_observer"
+# observer_report: stop the observer and keep its report in
+# $LAB/observer.json without judging it (the line, in OBS_LINE). For
+# scenarios that make both members run on purpose (a third party's unpause)
+# and judge the windows themselves; everyone else uses stop_observer.
+observer_report() {
+	local rc
+	[ -n "$OBS_PID" ] || fail "observer_report without start_observer"
 	kill -TERM $OBS_PID
 	wait $OBS_PID
 	rc=$?
 	OBS_PID=""
-	line=$(grep '^@@FO-OBSERVER ' $LAB/observer.out)
-	[ -n "$line" ] || { cat $LAB/observer.err; fail "observer printed no report (rc=$rc)"; }
-	echo "$line"
-	echo "${line#@@FO-OBSERVER }" > $LAB/observer.json
+	OBS_LINE=$(grep '^@@FO-OBSERVER ' $LAB/observer.out)
+	[ -n "$OBS_LINE" ] || { cat $LAB/observer.err; fail "observer printed no report (rc=$rc)"; }
+	echo "${OBS_LINE#@@FO-OBSERVER }" > $LAB/observer.json
+	return $rc
+}
+
+# stop_observer: print its report, keep it in $LAB/observer.json, emit its
+# metrics and fail the scenario if it ever saw both members running.
+stop_observer() {
+	local rc=0 both
+	observer_report || rc=$?
+	echo "$OBS_LINE"
 	metric observer_samples "$(jq .samples $LAB/observer.json)"
 	metric observer_max_gap_us "$(jq .max_gap_us $LAB/observer.json)" us
 	metric observer_mean_interval_us "$(jq .mean_interval_us $LAB/observer.json)" us

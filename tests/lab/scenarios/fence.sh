@@ -87,14 +87,9 @@ sleep 1
 
 # The observer saw both members running only inside those two windows: p1-a
 # ran throughout window 1 (no other change), p1-b throughout window 2.
-kill -TERM $OBS_PID
-wait $OBS_PID
-OBS_PID=""
-line=$(grep '^@@FO-OBSERVER ' $LAB/observer.out)
-[ -n "$line" ] || { cat $LAB/observer.err; fail "observer printed no report"; }
 # Not echoed as an @@FO-OBSERVER line: this scenario makes both members run
 # on purpose (as a third party), and judges the windows itself below.
-echo "${line#@@FO-OBSERVER }" > $LAB/observer.json
+observer_report
 log "observer (third-party unpauses inside): $(jq -c '{samples, both_running, max_gap_us, mean_interval_us}' $LAB/observer.json)"
 w1=$(window_ms p1-b $t1)
 w2=$(window_ms p1-a $t2)
