@@ -32,15 +32,20 @@ third_party_unpause() {
 	log "$m paused again after a third party's unpause ($(us_to_ms $(fo-labtime since $T_TP)) ms by polling xl)"
 }
 
-# window_ms MEMBER AFTER_US: from the observer's record, how long MEMBER ran
-# from its first run at or after AFTER_US until it was paused again.
-window_ms() {
+# window MEMBER AFTER_US: from the observer's record, how long MEMBER ran
+# from its first run at or after AFTER_US until it was paused again; sets
+# WINDOW_MS (fails the scenario, with the member's transitions, if the
+# observer saw no such run).
+window() {
 	local t_run t_stop
 	t_run=$(obs_time "$1" running "$2")
-	[ -n "$t_run" ] || fail "observer never saw $1 running after the third party's unpause"
-	t_stop=$(obs_time "$1" paused "$t_run")
-	[ -n "$t_stop" ] || fail "observer never saw $1 paused again after it ran at $t_run"
-	echo $(((t_stop - t_run) / 1000))
+	t_stop=""
+	[ -z "$t_run" ] || t_stop=$(obs_time "$1" 'paused|shutdown|absent' "$t_run")
+	if [ -z "$t_run" ] || [ -z "$t_stop" ]; then
+		log "$1's transitions: $(jq -c --arg n "$1" '.pairs[].members[] | select(.name == $n) | .transitions' $LAB/observer.json)"
+		fail "observer did not see $1 run after $2 and stop again (run at '${t_run}')"
+	fi
+	WINDOW_MS=$(((t_stop - t_run) / 1000))
 }
 
 # external_unpause_event MEMBER AFTER_ID: the external-unpause event naming
@@ -91,8 +96,10 @@ sleep 1
 # on purpose (as a third party), and judges the windows itself below.
 observer_report
 log "observer (third-party unpauses inside): $(jq -c '{samples, both_running, max_gap_us, mean_interval_us}' $LAB/observer.json)"
-w1=$(window_ms p1-b $t1)
-w2=$(window_ms p1-a $t2)
+window p1-b $t1
+w1=$WINDOW_MS
+window p1-a $t2
+w2=$WINDOW_MS
 metric external_unpause_standby_window_ms "$w1" ms
 metric external_unpause_failed_window_ms "$w2" ms
 metric external_unpause_bound_ms "$WINDOW_BOUND_MS" ms
