@@ -2,9 +2,13 @@
 #include "log.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 static enum fo_log_level current_level = FO_LOG_INFO;
+static atomic_ulong log_calls;
+
+unsigned long fo_log_calls(void) { return atomic_load_explicit(&log_calls, memory_order_relaxed); }
 
 void fo_log_set_level(enum fo_log_level level) { current_level = level; }
 enum fo_log_level fo_log_get_level(void) { return current_level; }
@@ -14,6 +18,7 @@ void fo_log(enum fo_log_level level, const char *fmt, ...)
 	char line[1024];
 	va_list ap;
 
+	atomic_fetch_add_explicit(&log_calls, 1, memory_order_relaxed);
 	if (level > current_level)
 		return;
 	va_start(ap, fmt);

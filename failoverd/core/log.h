@@ -20,6 +20,10 @@ enum fo_log_level fo_log_get_level(void);
 
 void fo_log(enum fo_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Every fo_log() call so far, whatever its level (the real-time path
+ * test asserts that a switch makes none). */
+unsigned long fo_log_calls(void);
+
 #define fo_err(...)    fo_log(FO_LOG_ERR, __VA_ARGS__)
 #define fo_warn(...)   fo_log(FO_LOG_WARNING, __VA_ARGS__)
 #define fo_notice(...) fo_log(FO_LOG_NOTICE, __VA_ARGS__)
