@@ -99,8 +99,13 @@ static int sync_hv_fds(struct fo_daemon *d)
 		fo_loop_remove(d->loop, d->hv_fds[i]);
 	d->n_hv_fds = 0;
 	for (size_t i = 0; i < n; i++) {
-		/* Event channels, the kernel module's fd: a failover waits on them. */
-		r = fo_loop_add_rt(d->loop, fds[i], EPOLLIN, on_hv_fd, d);
+		/* Event channels, @releaseDomain, the kernel module's fd: a
+		 * failover waits on them. The helper threads' results do not,
+		 * and wait behind them. */
+		if (d->hv->ops->fd_is_rt && !d->hv->ops->fd_is_rt(d->hv, fds[i]))
+			r = fo_loop_add(d->loop, fds[i], EPOLLIN, on_hv_fd, d);
+		else
+			r = fo_loop_add_rt(d->loop, fds[i], EPOLLIN, on_hv_fd, d);
 		if (r < 0)
 			return r;
 		d->hv_fds[d->n_hv_fds++] = fds[i];
@@ -113,6 +118,10 @@ static void daemon_after_dispatch(struct fo_daemon *d)
 	uint64_t next;
 	char status[512];
 
+	/* What the backend kept off the switch path (a channel re-bind after
+	 * DISARM): the turn's switch, if any, is done. */
+	if (d->hv->ops->settle)
+		d->hv->ops->settle(d->hv);
 	if (d->hv->ops->fds_changed(d->hv) && sync_hv_fds(d) < 0)
 		fo_err("could not watch the hypervisor backend's file descriptors");
 	fo_manager_publish_events(d->mgr, sink_event, d);

@@ -2444,9 +2444,12 @@ static void dispatch_xenstore(struct xen_hv *x)
 		free(vec);
 	}
 	if (domains_changed) {
-		release_dead_members(x);
+		/* The daemon's switch first (domain-info reads, pause,
+		 * unpause); dropping a dead member's page and binding (unmap,
+		 * unbind, the agent callback that logs) after it. */
 		if (x->base.cb.domains_changed)
 			x->base.cb.domains_changed(x->base.cb.ctx);
+		release_dead_members(x);
 	}
 	process_dirty_members(x);
 }
@@ -2565,6 +2568,16 @@ static size_t xen_get_fds(struct fo_hv *hv, int *fds, size_t max)
 	for (i = 0; i < 7 && i < max; i++)
 		fds[i] = all[i];
 	return i;
+}
+
+/* What a failover waits on: heartbeat notifications, @releaseDomain, the
+ * lent pages' poll. The helper threads' results and the retry timer are
+ * bookkeeping, served after them. */
+static bool xen_fd_is_rt(struct fo_hv *hv, int fd)
+{
+	struct xen_hv *x = to_xen(hv);
+
+	return fd == xenevtchn_fd(x->xce) || fd == xs_fileno(x->xs) || fd == x->poll_fd;
 }
 
 static bool xen_fds_changed(struct fo_hv *hv)
@@ -2955,6 +2968,7 @@ static const struct fo_hv_ops xen_ops = {
 	.agent_command = xen_agent_command,
 	.get_fds = xen_get_fds,
 	.fds_changed = xen_fds_changed,
+	.fd_is_rt = xen_fd_is_rt,
 	.dispatch = xen_dispatch,
 	.free = xen_free,
 	.lend_channel = xen_lend_channel,
