@@ -360,6 +360,11 @@ int fo_daemon_run(const struct fo_daemon_options *opt)
 			fo_info("metrics: http://%s/metrics", d->cfg.daemon.metrics_listen);
 		}
 	}
+	/* From here a log line is queued for a SCHED_OTHER writer thread: a
+	 * stalled journald (stderr is its stream) blocks that thread, never
+	 * the loop. */
+	if ((r = fo_log_start_async()) < 0)
+		fo_warn("log: no writer thread (%s): lines are written from the loop", strerror(-r));
 	/* Everything is allocated: lock it in and go real-time. */
 	if (fo_rt_setup(d->cfg.daemon.rt_priority, d->cfg.daemon.cpu, d->cfg.daemon.require_rt, &rt) < 0)
 		goto out;
@@ -393,5 +398,6 @@ out:
 	if (d->watchdog_fd >= 0)
 		close(d->watchdog_fd);
 	free(d);
+	fo_log_stop_async(); /* what is queued is written before we exit */
 	return r;
 }
