@@ -57,13 +57,10 @@ static void sink_event(void *ctx, const struct fo_event *e)
 	char line[1024];
 
 	fo_event_format(e, line, sizeof(line));
-	/* Under journald the structured entry carries the line; elsewhere it
-	 * goes to stderr like every other log line. */
-	if (getenv("JOURNAL_STREAM"))
-		fo_notify_journal_event(e, line);
-	else
-		fo_log(e->result == FO_RESULT_OK || e->result == FO_RESULT_INFO ? FO_LOG_NOTICE : FO_LOG_ERR, "%s",
-		       line);
+	/* Under journald the structured entry carries the line (the event
+	 * sink set at start); elsewhere it goes to stderr like every other
+	 * log line. Either way from the log's writer thread, not the loop. */
+	fo_log_event(e->result == FO_RESULT_OK || e->result == FO_RESULT_INFO ? FO_LOG_NOTICE : FO_LOG_ERR, e, line);
 	if (d->control)
 		fo_control_publish_event(d->control, e);
 	if (d->metrics)
@@ -363,6 +360,8 @@ int fo_daemon_run(const struct fo_daemon_options *opt)
 	/* From here a log line is queued for a SCHED_OTHER writer thread: a
 	 * stalled journald (stderr is its stream) blocks that thread, never
 	 * the loop. */
+	if (getenv("JOURNAL_STREAM"))
+		fo_log_set_event_sink(fo_notify_journal_event);
 	if ((r = fo_log_start_async()) < 0)
 		fo_warn("log: no writer thread (%s): lines are written from the loop", strerror(-r));
 	/* Everything is allocated: lock it in and go real-time. */

@@ -16,6 +16,8 @@
  */
 #include "log.h"
 
+#include "events.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -34,7 +36,9 @@
 struct logq_slot {
 	atomic_size_t seq;
 	int level;
+	bool has_event; /* fo_log_event(): `event` goes to the event sink with the line */
 	char line[FO_LOG_LINE_MAX];
+	struct fo_event event;
 };
 
 static enum fo_log_level current_level = FO_LOG_INFO;
@@ -52,6 +56,7 @@ static struct {
 	pthread_t thread;
 	fo_log_sink sink;
 	void *sink_ctx;
+	fo_log_event_sink event_sink;
 } q = { .efd = -1 };
 
 unsigned long fo_log_calls(void) { return atomic_load_explicit(&log_calls, memory_order_relaxed); }
@@ -75,6 +80,11 @@ void fo_log_set_sink(fo_log_sink sink, void *ctx)
 {
 	q.sink = sink;
 	q.sink_ctx = ctx;
+}
+
+void fo_log_set_event_sink(fo_log_event_sink sink)
+{
+	q.event_sink = sink;
 }
 
 /* Claim a slot: its index, or -1 (full, or contended LOGQ_TRIES times). */
@@ -140,6 +150,35 @@ void fo_log(enum fo_log_level level, const char *fmt, ...)
 	vsnprintf(q.slots[pos % LOGQ_SLOTS].line, FO_LOG_LINE_MAX, fmt, ap);
 	va_end(ap);
 	q.slots[pos % LOGQ_SLOTS].level = (int)level;
+	q.slots[pos % LOGQ_SLOTS].has_event = false;
+	publish(pos);
+}
+
+void fo_log_event(enum fo_log_level level, const struct fo_event *e, const char *line)
+{
+	struct logq_slot *s;
+	long pos;
+
+	atomic_fetch_add_explicit(&log_calls, 1, memory_order_relaxed);
+	if (!q.event_sink && level > current_level)
+		return;
+	if (!atomic_load_explicit(&q.on, memory_order_acquire)) {
+		if (q.event_sink)
+			q.event_sink(e, line);
+		else
+			write_line((int)level, line);
+		return;
+	}
+	pos = claim();
+	if (pos < 0) {
+		drop();
+		return;
+	}
+	s = &q.slots[pos % LOGQ_SLOTS];
+	snprintf(s->line, sizeof(s->line), "%s", line);
+	s->event = *e;
+	s->level = (int)level;
+	s->has_event = true;
 	publish(pos);
 }
 
@@ -163,6 +202,7 @@ void fo_log_signal_safe(enum fo_log_level level, const char *msg)
 	memcpy(q.slots[pos % LOGQ_SLOTS].line, msg, n);
 	q.slots[pos % LOGQ_SLOTS].line[n] = '\0';
 	q.slots[pos % LOGQ_SLOTS].level = (int)level;
+	q.slots[pos % LOGQ_SLOTS].has_event = false;
 	publish(pos);
 }
 
@@ -177,7 +217,10 @@ static bool drain(void)
 
 		if (atomic_load_explicit(&s->seq, memory_order_acquire) != q.deq + 1)
 			break;
-		write_line(s->level, s->line);
+		if (s->has_event && q.event_sink)
+			q.event_sink(&s->event, s->line);
+		else
+			write_line(s->level, s->line);
 		atomic_store_explicit(&s->seq, q.deq + LOGQ_SLOTS, memory_order_release);
 		q.deq++;
 		any = true;

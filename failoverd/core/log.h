@@ -37,6 +37,15 @@ void fo_log_signal_safe(enum fo_log_level level, const char *msg);
 typedef void (*fo_log_sink)(void *ctx, int level, const char *line);
 void fo_log_set_sink(fo_log_sink sink, void *ctx);
 
+/* An event's line, with the event: the writer hands both to the event
+ * sink (the daemon's structured journal entry, sd_journal_sendv, which
+ * blocks on a stalled journald like stderr does) or, with none set, writes
+ * the line like fo_log(). */
+struct fo_event;
+void fo_log_event(enum fo_log_level level, const struct fo_event *e, const char *line);
+typedef void (*fo_log_event_sink)(const struct fo_event *e, const char *line);
+void fo_log_set_event_sink(fo_log_event_sink sink);
+
 /* Every fo_log() call so far, whatever its level (the real-time path
  * test asserts that a switch makes none). */
 unsigned long fo_log_calls(void);
