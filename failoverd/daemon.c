@@ -57,13 +57,10 @@ static void sink_event(void *ctx, const struct fo_event *e)
 	char line[1024];
 
 	fo_event_format(e, line, sizeof(line));
-	/* Under journald the structured entry carries the line; elsewhere it
-	 * goes to stderr like every other log line. */
-	if (getenv("JOURNAL_STREAM"))
-		fo_notify_journal_event(e, line);
-	else
-		fo_log(e->result == FO_RESULT_OK || e->result == FO_RESULT_INFO ? FO_LOG_NOTICE : FO_LOG_ERR, "%s",
-		       line);
+	/* Under journald the structured entry carries the line (the event
+	 * sink set at start); elsewhere it goes to stderr like every other
+	 * log line. Either way from the log's writer thread, not the loop. */
+	fo_log_event(e->result == FO_RESULT_OK || e->result == FO_RESULT_INFO ? FO_LOG_NOTICE : FO_LOG_ERR, e, line);
 	if (d->control)
 		fo_control_publish_event(d->control, e);
 	if (d->metrics)
@@ -99,8 +96,13 @@ static int sync_hv_fds(struct fo_daemon *d)
 		fo_loop_remove(d->loop, d->hv_fds[i]);
 	d->n_hv_fds = 0;
 	for (size_t i = 0; i < n; i++) {
-		/* Event channels, the kernel module's fd: a failover waits on them. */
-		r = fo_loop_add_rt(d->loop, fds[i], EPOLLIN, on_hv_fd, d);
+		/* Event channels, @releaseDomain, the kernel module's fd: a
+		 * failover waits on them. The helper threads' results do not,
+		 * and wait behind them. */
+		if (d->hv->ops->fd_is_rt && !d->hv->ops->fd_is_rt(d->hv, fds[i]))
+			r = fo_loop_add(d->loop, fds[i], EPOLLIN, on_hv_fd, d);
+		else
+			r = fo_loop_add_rt(d->loop, fds[i], EPOLLIN, on_hv_fd, d);
 		if (r < 0)
 			return r;
 		d->hv_fds[d->n_hv_fds++] = fds[i];
@@ -113,6 +115,10 @@ static void daemon_after_dispatch(struct fo_daemon *d)
 	uint64_t next;
 	char status[512];
 
+	/* What the backend kept off the switch path (a channel re-bind after
+	 * DISARM): the turn's switch, if any, is done. */
+	if (d->hv->ops->settle)
+		d->hv->ops->settle(d->hv);
 	if (d->hv->ops->fds_changed(d->hv) && sync_hv_fds(d) < 0)
 		fo_err("could not watch the hypervisor backend's file descriptors");
 	fo_manager_publish_events(d->mgr, sink_event, d);
@@ -351,6 +357,13 @@ int fo_daemon_run(const struct fo_daemon_options *opt)
 			fo_info("metrics: http://%s/metrics", d->cfg.daemon.metrics_listen);
 		}
 	}
+	/* From here a log line is queued for a SCHED_OTHER writer thread: a
+	 * stalled journald (stderr is its stream) blocks that thread, never
+	 * the loop. */
+	if (getenv("JOURNAL_STREAM"))
+		fo_log_set_event_sink(fo_notify_journal_event);
+	if ((r = fo_log_start_async()) < 0)
+		fo_warn("log: no writer thread (%s): lines are written from the loop", strerror(-r));
 	/* Everything is allocated: lock it in and go real-time. */
 	if (fo_rt_setup(d->cfg.daemon.rt_priority, d->cfg.daemon.cpu, d->cfg.daemon.require_rt, &rt) < 0)
 		goto out;
@@ -384,5 +397,6 @@ out:
 	if (d->watchdog_fd >= 0)
 		close(d->watchdog_fd);
 	free(d);
+	fo_log_stop_async(); /* what is queued is written before we exit */
 	return r;
 }

@@ -2,10 +2,12 @@
 /*
  * log.h - failoverd's one logging entry. Lines go to stderr with a syslog
  * priority prefix ("<3>"), which journald understands when we run under
- * systemd and which reads fine on a terminal.
+ * systemd and which reads fine on a terminal. Once the daemon started the
+ * writer thread (fo_log_start_async), fo_log() only queues: see log.c.
  *
  * Never call these between "fault seen" and "standby unpaused": the switch
- * path records into the event ring, and the event is logged afterwards.
+ * path records into the event ring, and the event is logged afterwards
+ * (test_rtpath counts the calls).
  */
 #ifndef FO_LOG_H
 #define FO_LOG_H
@@ -19,6 +21,34 @@ void fo_log_set_level(enum fo_log_level level);
 enum fo_log_level fo_log_get_level(void);
 
 void fo_log(enum fo_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define FO_LOG_LINE_MAX 1024
+
+/* Queue lines for a SCHED_OTHER writer thread from now on (0 or -errno);
+ * stop: write out what is queued and go back to writing at once. */
+int fo_log_start_async(void);
+void fo_log_stop_async(void);
+/* Lines lost to a full queue since start (also reported as a line). */
+unsigned long fo_log_dropped(void);
+/* From a signal handler: a fixed message, no formatting, no lock. */
+void fo_log_signal_safe(enum fo_log_level level, const char *msg);
+/* Where the writer puts a line (default: stderr with the "<N>" prefix);
+ * for tests, and for the daemon's journal entries. Set before starting. */
+typedef void (*fo_log_sink)(void *ctx, int level, const char *line);
+void fo_log_set_sink(fo_log_sink sink, void *ctx);
+
+/* An event's line, with the event: the writer hands both to the event
+ * sink (the daemon's structured journal entry, sd_journal_sendv, which
+ * blocks on a stalled journald like stderr does) or, with none set, writes
+ * the line like fo_log(). */
+struct fo_event;
+void fo_log_event(enum fo_log_level level, const struct fo_event *e, const char *line);
+typedef void (*fo_log_event_sink)(const struct fo_event *e, const char *line);
+void fo_log_set_event_sink(fo_log_event_sink sink);
+
+/* Every fo_log() call so far, whatever its level (the real-time path
+ * test asserts that a switch makes none). */
+unsigned long fo_log_calls(void);
 
 #define fo_err(...)    fo_log(FO_LOG_ERR, __VA_ARGS__)
 #define fo_warn(...)   fo_log(FO_LOG_WARNING, __VA_ARGS__)

@@ -106,6 +106,10 @@ static void on_domains_changed(void *ctx)
 {
 	struct fo_manager *m = ctx;
 
+	/* Every pair's switch before any pair's slow half (lookups, watches):
+	 * one pair's bookkeeping never delays another's failover. */
+	for (size_t i = 0; i < m->n_pairs; i++)
+		fo_pair_domains_fault(&m->pairs[i]);
 	for (size_t i = 0; i < m->n_pairs; i++)
 		fo_pair_on_domains_changed(&m->pairs[i]);
 	/* A member that came back (a rebuild, an operator's `xl create`) was

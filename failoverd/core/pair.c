@@ -332,16 +332,26 @@ int fo_pair_clear_failed(struct fo_pair *p, int idx)
 	return n;
 }
 
-/* Re-read a member's state; find it by name when we have no (live) domid.
- * Starts/stops following its agent as the domain comes and goes. */
-static void refresh_member(struct fo_pair *p, struct fo_member *m)
+/* Re-read a known member's state: one domain-info hypercall, all a fault
+ * path may do before its switch. A domain that is gone keeps its domid
+ * (state GONE) until refresh_identity(). False: could not be read (the
+ * last known state stays; the next change retries). */
+static bool refresh_state(struct fo_pair *p, struct fo_member *m)
+{
+	struct fo_hv *hv = p->env->hv;
+
+	return m->domid == FO_DOMID_INVALID || hv->ops->get_state(hv, m->domid, &m->state) == 0;
+}
+
+/* The slow half, never before a switch: forget a member that is gone (the
+ * unwatch unbinds, unmaps and talks to xenstore), find it by name when we
+ * have no (live) domid (libxl reads every domain's name), watch it. */
+static void refresh_identity(struct fo_pair *p, struct fo_member *m)
 {
 	struct fo_hv *hv = p->env->hv;
 	fo_domid_t domid;
 
 	if (m->domid != FO_DOMID_INVALID) {
-		if (hv->ops->get_state(hv, m->domid, &m->state) < 0)
-			return; /* keep the last known state; the next change retries */
 		if (m->state != FO_DOM_GONE)
 			return;
 		hv->ops->unwatch_member(hv, m->domid);
@@ -377,6 +387,14 @@ static void refresh_member(struct fo_pair *p, struct fo_member *m)
 		if (fo_placement_apply_member(hv, &p->cfg, m->name, domid, why, sizeof(why)) < 0)
 			fo_warn("pair %s: could not place %s (domain %u): %s", p->cfg.name, m->name, domid, why);
 	}
+}
+
+/* Re-read a member's state; find it by name when we have no (live) domid.
+ * Starts/stops following its agent as the domain comes and goes. */
+static void refresh_member(struct fo_pair *p, struct fo_member *m)
+{
+	if (refresh_state(p, m))
+		refresh_identity(p, m);
 }
 
 void fo_pair_check_placement(struct fo_pair *p)
@@ -1353,7 +1371,10 @@ static int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fau
 	e->phase_ns[FO_PHASE_DECIDED] = now_ns(p);
 	p->state = FO_PAIR_SWITCHING;
 
-	fo_switchover_execute(p->env->hv, from->domid, to->domid, e->phase_ns, &out);
+	/* An active found gone keeps its domid until refresh_identity() runs,
+	 * after this: to the switch it is what a forgotten one is. */
+	fo_switchover_execute(p->env->hv, from->state == FO_DOM_GONE ? FO_DOMID_INVALID : from->domid, to->domid,
+			      e->phase_ns, &out);
 
 	/* ---- the standby runs (or we stopped safely); the rest can take time ---- */
 	if (p->env->hv->ops->switch_path)
@@ -1691,11 +1712,31 @@ void fo_pair_on_deadline(struct fo_pair *p, int idx)
 	}
 }
 
+/*
+ * @releaseDomain, first half: an ARMED pair whose active is dead switches
+ * now, on two domain-info reads (the standby's too: a dead one is no
+ * standby). Nothing else before the switch: forgetting a gone member,
+ * name lookups and the invariant check are fo_pair_on_domains_changed()'s,
+ * which the manager runs for every pair after every pair's first half.
+ */
+void fo_pair_domains_fault(struct fo_pair *p)
+{
+	uint64_t now = now_ns(p);
+	struct fo_member *a = fo_pair_active(p);
+
+	if (p->state != FO_PAIR_ARMED || !refresh_state(p, a) || !fo_dom_state_is_dead(a->state))
+		return;
+	refresh_state(p, fo_pair_standby(p));
+	fail_over(p, fault_of_state(a->state), now, now);
+}
+
 void fo_pair_on_domains_changed(struct fo_pair *p)
 {
 	struct fo_member *a, *s;
-	uint64_t now = now_ns(p);
+	uint64_t now;
 
+	fo_pair_domains_fault(p);
+	now = now_ns(p);
 	if (p->state == FO_PAIR_ARMING) {
 		arming_evaluate(p);
 		persist(p); /* a verdict on an instance that is gone, dropped */
@@ -1757,13 +1798,31 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 	persist(p);
 }
 
+static int request_switchover(struct fo_pair *p, uint64_t now, char *err, size_t errlen);
+
 int fo_pair_request_switchover(struct fo_pair *p, char *err, size_t errlen)
 {
-	struct fo_member *to = fo_pair_standby(p);
 	uint64_t now = now_ns(p);
+	int r;
 
-	refresh_member(p, &p->m[0]);
-	refresh_member(p, &p->m[1]);
+	/* Known members: their state only (a hypercall each); a missing one
+	 * is looked up by name, since without it there is nothing to switch. */
+	for (int i = 0; i < 2; i++)
+		if (p->m[i].domid == FO_DOMID_INVALID)
+			refresh_member(p, &p->m[i]);
+		else
+			refresh_state(p, &p->m[i]);
+	r = request_switchover(p, now, err, errlen);
+	/* A member found gone is forgotten now, after any switch. */
+	refresh_identity(p, &p->m[0]);
+	refresh_identity(p, &p->m[1]);
+	return r;
+}
+
+static int request_switchover(struct fo_pair *p, uint64_t now, char *err, size_t errlen)
+{
+	struct fo_member *to = fo_pair_standby(p);
+
 	switch (p->state) {
 	case FO_PAIR_ARMED:
 	case FO_PAIR_DISARMED:

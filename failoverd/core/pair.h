@@ -154,6 +154,11 @@ void fo_pair_on_deadline(struct fo_pair *p, int member);
 void fo_pair_on_created(struct fo_pair *p, int member, int err, const char *reason);
 /* The xl config file of a member (pair's domain_config). */
 const char *fo_pair_member_config(const struct fo_pair *p, int member);
+/* Domains changed: the switch for an ARMED pair whose active is dead,
+ * on domain-info reads alone (the real-time half) ... */
+void fo_pair_domains_fault(struct fo_pair *p);
+/* ... then everything (runs the first half itself when not yet run):
+ * gone members forgotten, names looked up, the invariant, the rest. */
 void fo_pair_on_domains_changed(struct fo_pair *p);
 /* A role or drill command the backend had accepted was not written (see
  * hv.h write_failed): a drill waiting on that command fails now. */

@@ -199,6 +199,9 @@ struct fo_hv_ops {
 	 * call into the backend; fds_changed() says so (cleared by reading). */
 	size_t (*get_fds)(struct fo_hv *hv, int *fds, size_t max);
 	bool (*fds_changed)(struct fo_hv *hv);
+	/* Optional (NULL: all of them): is this fd one a failover waits on
+	 * (served first in every loop turn) or bookkeeping (helper results)? */
+	bool (*fd_is_rt)(struct fo_hv *hv, int fd);
 	void (*dispatch)(struct fo_hv *hv, int fd);
 
 	void (*free)(struct fo_hv *hv);
@@ -229,7 +232,9 @@ struct fo_hv_ops {
 	 *   keeps coming), then ARMs; on failure it binds again. -ENOENT: the
 	 *   active's agent is not attached (no port yet); -EBUSY: the pair id
 	 *   or a member is armed already.
-	 * kernel_disarm: DISARM, and bind the channel again. 0; -ENOENT (not
+	 * kernel_disarm: DISARM, and bind the channel again at the next
+	 *   settle() (DISARM runs on the switch path, before the pause; a bind
+	 *   is an evtchn ioctl and may start xenstore reads). 0; -ENOENT (not
 	 *   armed: it fired and its event is queued, or someone else disarmed
 	 *   it); -EALREADY (firing: the switch is running, its event follows).
 	 * kernel_adopt: is `pair_id` armed (PAIRINFO)? If so, the module holds
@@ -285,6 +290,11 @@ struct fo_hv_ops {
 	int (*cpupool_move)(struct fo_hv *hv, fo_domid_t domid, const char *name);
 	int (*get_placement)(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_placement *ret);
 	int (*pin_vcpu)(struct fo_hv *hv, fo_domid_t domid, unsigned vcpu, const struct fo_cpumask *hard);
+
+	/* Optional (NULL if absent): work the backend kept off the real-time
+	 * path (binding a channel the kernel module gave back). The daemon
+	 * calls it after every loop turn, once the switch of that turn is done. */
+	void (*settle)(struct fo_hv *hv);
 };
 
 /* Every backend's handle starts with this. */

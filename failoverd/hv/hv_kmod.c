@@ -77,6 +77,7 @@ struct kmod_lent {
 	bool used;
 	uint32_t pair_id;
 	fo_domid_t domid; /* the member whose channel the module holds */
+	bool reclaim;     /* DISARMed: bind it again at settle() */
 };
 
 struct kmod_hv {
@@ -259,6 +260,29 @@ static void lent_give_back(struct kmod_hv *k, uint32_t pair_id)
 		k->inner->ops->reclaim_channel(k->inner, l->domid);
 }
 
+/* DISARM runs on the switch path, before our own pause: the re-bind (an
+ * evtchn ioctl, and on failure xenstore reads) waits for settle(), after
+ * the loop turn's switch. Until then the active's page is still read
+ * every poll_ms by the inner backend, as while it was lent. */
+static void lent_give_back_later(struct kmod_hv *k, uint32_t pair_id)
+{
+	struct kmod_lent *l = lent_find(k, pair_id);
+
+	if (l)
+		l->reclaim = true;
+}
+
+static void kmod_settle(struct fo_hv *hv)
+{
+	struct kmod_hv *k = to_kmod(hv);
+
+	for (size_t i = 0; i < KMOD_LENT_MAX; i++)
+		if (k->lent[i].used && k->lent[i].reclaim)
+			lent_give_back(k, k->lent[i].pair_id);
+	if (k->inner->ops->settle)
+		k->inner->ops->settle(k->inner);
+}
+
 static int kmod_kernel_arm(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
 			   uint32_t timeout_ms, uint32_t poll_ms)
 {
@@ -270,6 +294,10 @@ static int kmod_kernel_arm(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active
 
 	if (!k->inner->ops->lend_channel || !k->inner->ops->reclaim_channel)
 		return -EOPNOTSUPP;
+	/* DISARMed and ARMed again in one turn (an agent's new port): the
+	 * re-bind settle() would do comes first, so lend finds it bound. */
+	if (lent_find(k, pair_id) && lent_find(k, pair_id)->reclaim)
+		lent_give_back(k, pair_id);
 	if (doomed_has(k, active) || doomed_has(k, standby))
 		return -ESRCH;
 	/* Unbind ours first: the module's bind of the same port would get
@@ -298,7 +326,7 @@ static int kmod_kernel_disarm(struct fo_hv *hv, uint32_t pair_id)
 	 * EALREADY: the worker still holds it until its switch is done; the
 	 * channel goes back when its event is read. */
 	if (r == 0 || r == -ENOENT)
-		lent_give_back(k, pair_id);
+		lent_give_back_later(k, pair_id);
 	return r;
 }
 
@@ -474,6 +502,14 @@ static size_t kmod_get_fds(struct fo_hv *hv, int *fds, size_t max)
 	return n;
 }
 
+static bool kmod_fd_is_rt(struct fo_hv *hv, int fd)
+{
+	struct kmod_hv *k = to_kmod(hv);
+
+	/* The module's events are switches: real time. */
+	return fd == k->fd || !k->inner->ops->fd_is_rt || k->inner->ops->fd_is_rt(k->inner, fd);
+}
+
 static bool kmod_fds_changed(struct fo_hv *hv)
 {
 	struct fo_hv *in = to_kmod(hv)->inner;
@@ -556,12 +592,14 @@ static const struct fo_hv_ops kmod_ops = {
 	.agent_command = kmod_agent_command,
 	.get_fds = kmod_get_fds,
 	.fds_changed = kmod_fds_changed,
+	.fd_is_rt = kmod_fd_is_rt,
 	.dispatch = kmod_dispatch,
 	.free = kmod_free,
 	.switch_fenced = kmod_switch_fenced,
 	.switch_path = kmod_switch_path,
 	.kernel_arm = kmod_kernel_arm,
 	.kernel_disarm = kmod_kernel_disarm,
+	.settle = kmod_settle,
 	.kernel_adopt = kmod_kernel_adopt,
 	.kernel_poll_events = kmod_kernel_poll_events,
 	.kernel_list = kmod_kernel_list,

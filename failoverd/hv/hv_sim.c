@@ -94,6 +94,8 @@ struct fo_hv_sim {
 	bool kernel_poll;    /* fo_sim_kernel_poll_pages */
 	uint64_t poll_late_ns; /* fo_sim_kernel_poll_late: the next due poll waits this long */
 	struct sim_kpair kpairs[SIM_MAX_KPAIRS];
+	fo_domid_t reclaim[SIM_MAX_KPAIRS]; /* DISARMed actives whose channel settle() binds */
+	size_t n_reclaim;
 	struct fo_hv_kevent kevents[SIM_MAX_KEVENTS];
 	size_t n_kevents;
 	bool daemon_mode;
@@ -270,10 +272,11 @@ static int sim_get_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *
 
 static int sim_get_handle(struct fo_hv *hv, fo_domid_t domid, uint8_t ret[16])
 {
-	struct sim_domain *d = find_dom(sim_of(hv), domid);
+	struct sim_domain *d;
+	int r = enter_dom(sim_of(hv), FO_SIM_GET_HANDLE, domid, &d);
 
-	if (!d)
-		return -ESRCH;
+	if (r < 0)
+		return r;
 	memcpy(ret, d->handle, 16);
 	return 0;
 }
@@ -590,17 +593,21 @@ static int sim_create(struct fo_hv *hv, const char *config_path)
 
 static int sim_watch_member(struct fo_hv *hv, fo_domid_t domid)
 {
-	struct sim_domain *d = find_dom(sim_of(hv), domid);
+	struct sim_domain *d;
+	int r = enter_dom(sim_of(hv), FO_SIM_WATCH_MEMBER, domid, &d);
 
-	if (!d)
-		return -ESRCH;
+	if (r < 0)
+		return r;
 	d->watched = true;
 	return 0;
 }
 
 static void sim_unwatch_member(struct fo_hv *hv, fo_domid_t domid)
 {
-	struct sim_domain *d = find_dom(sim_of(hv), domid);
+	struct fo_hv_sim *s = sim_of(hv);
+	struct sim_domain *d = find_dom(s, domid);
+
+	enter(s, FO_SIM_UNWATCH_MEMBER, domid);
 
 	if (d)
 		d->watched = false;
@@ -737,7 +744,20 @@ static int sim_kernel_disarm(struct fo_hv *hv, uint32_t pair_id)
 	else
 		k->used = false;
 	set_result(s, r);
+	/* As hv_kmod.c: the active's channel is ours again, bound at the
+	 * next settle(), off the switch path. */
+	if (r == 0 && s->n_reclaim < SIM_MAX_KPAIRS)
+		s->reclaim[s->n_reclaim++] = k->active;
 	return r;
+}
+
+static void sim_settle(struct fo_hv *hv)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+
+	for (size_t i = 0; i < s->n_reclaim; i++)
+		enter(s, FO_SIM_RECLAIM, s->reclaim[i]);
+	s->n_reclaim = 0;
 }
 
 static struct fo_hv_karm karm_of(const struct sim_kpair *k)
@@ -1183,6 +1203,7 @@ void fo_sim_enable_kernel(struct fo_hv *hv)
 	s->kernel_ops.switch_fenced = sim_switch_fenced;
 	s->kernel_ops.kernel_arm = sim_kernel_arm;
 	s->kernel_ops.kernel_disarm = sim_kernel_disarm;
+	s->kernel_ops.settle = sim_settle;
 	s->kernel_ops.kernel_adopt = sim_kernel_adopt;
 	s->kernel_ops.kernel_poll_events = sim_kernel_poll_events;
 	s->kernel_ops.kernel_list = sim_kernel_list;

@@ -30,6 +30,10 @@ enum fo_sim_op {
 	FO_SIM_CPUPOOL_MOVE,
 	FO_SIM_GET_PLACEMENT,
 	FO_SIM_PIN_VCPU,
+	FO_SIM_WATCH_MEMBER,   /* xenstore watch + key reads on Xen: never on the switch path */
+	FO_SIM_UNWATCH_MEMBER, /* xenstore unwatch + unmap + unbind on Xen: likewise */
+	FO_SIM_GET_HANDLE,
+	FO_SIM_RECLAIM,        /* binding a member's channel again after DISARM (hv_kmod.c) */
 	FO_SIM_OP_COUNT
 };
 

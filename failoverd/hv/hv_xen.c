@@ -8,7 +8,8 @@
  *   cpupools                  libxenlight (create, cpu remove, move domain),
  *                             libxenctrl (a domain's pool, vCPU affinity)
  *   name -> domid             libxenlight
- *   create / destroy          libxenlight + libxlutil, on the builder thread
+ *   create / destroy          libxenlight + libxlutil, in the builder's helper
+ *                             process, waited for by the builder thread
  *                             (see struct xen_builder)
  *   watches                   libxenstore
  *   role, control             libxenstore, on the writer thread
@@ -70,6 +71,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -97,6 +99,7 @@
 #include "../core/config.h"
 #include "../core/log.h"
 #include "agent_keys.h"
+#include "proc_helper.h"
 
 #define XEN_MAX_MEMBERS    (FO_MAX_PAIRS * 2)
 #define DOM0_ID            0u     /* the daemon runs in the control domain */
@@ -266,27 +269,32 @@ struct xen_writer {
 };
 
 /*
- * The builder thread: everything that goes through libxl's domain
- * lifecycle. Creating a domain (parse the xl config, build, unpause) takes
- * seconds; libxl's destroy tears down backends, removes the domain's
- * xenstore entries and forks a child for the final hypercall. Neither may
- * run on the daemon's loop, so the loop queues jobs here and gets the
- * outcome back through an eventfd; callbacks stay on the loop thread.
+ * The builder: everything that goes through libxl's domain lifecycle.
+ * Creating a domain (parse the xl config, build, unpause) takes seconds;
+ * libxl's destroy tears down backends, removes the domain's xenstore
+ * entries and forks a child for the final hypercall (libxl__ev_child_fork
+ * in libxl_domain.c, for every domain, devices or not). Neither may run on
+ * the daemon's loop, and the fork must not happen in the daemon at all: a
+ * fork of a memory-locked process with a SCHED_FIFO thread copies its page
+ * tables under the mm lock the loop's faults need, and makes the loop's
+ * next write to each private page a copy-on-write fault.
  *
- * One thread, jobs in order: a destroy queued before a create of the same
+ * So libxl's lifecycle calls run in a helper process (proc_helper.h),
+ * forked first thing in fo_hv_xen_new, before any thread, mlockall or
+ * SCHED_FIFO, with its own libxl context and logger. It is single
+ * threaded and owns SIGCHLD for libxl (libxl's default child mode: no
+ * children but libxl's, no SIGCHLD handler of its own: true there). The
+ * builder thread (SCHED_OTHER) takes jobs from the loop's queue, sends each
+ * to the helper and waits for its reply; the loop gets the outcome back
+ * through an eventfd, and callbacks stay on the loop thread. If the helper
+ * is gone (killed), it is not started again (that would be a fork of the
+ * real-time process): a destroy falls back to the hypercall alone (no
+ * fork; libxl's xenstore entries stay behind) and a create fails, saying
+ * so, until failoverd is restarted.
+ *
+ * One helper, jobs in order: a destroy queued before a create of the same
  * name has finished (the name is gone from xenstore) when the create starts,
  * which libxl requires (names are unique).
- *
- * The builder has its own libxl context (and logger). libxl contexts are
- * thread-safe, but a context is locked while libxl builds a domain on it,
- * and the loop's context serves name lookups that must not wait for that.
- *
- * SIGCHLD: libxl's destroy forks (the final xc_domain_destroy runs in a
- * child) and learns of the child's exit through a SIGCHLD handler it
- * installs while it has children (libxl's default child mode, which
- * requires that the daemon has no children of its own and no SIGCHLD
- * handler -- true today). The builder keeps SIGCHLD unblocked so the
- * signal always has a thread to land on, even if the loop blocks it.
  *
  * What is not supported: devices. disk= and vif= need hotplug scripts
  * (child processes) or a qdisk backend (a QEMU process) per domain; the
@@ -311,8 +319,9 @@ struct builder_job {
 
 struct xen_builder {
 	struct xen_helper h;
-	libxl_ctx *ctx;           /* the builder's own, used by that thread only */
-	xc_interface *xch;        /* for the destroy fallback */
+	struct fo_proc_helper proc; /* where libxl runs; see above */
+	libxl_ctx *ctx;           /* the helper process's own (NULL in the daemon) */
+	xc_interface *xch;        /* for the destroy fallback (each process its own) */
 	struct xen_logger log;
 	char captured[JOB_CAPTURE_MAX];
 	/* under h.lock: */
@@ -1849,6 +1858,60 @@ static void builder_destroy(struct xen_builder *b, struct builder_job *job)
 			 "; destroyed through libxenctrl instead");
 }
 
+/* In the helper process: one job, libxl's first error line kept for its
+ * reason. */
+static void builder_proc_serve(void *arg, void *msg)
+{
+	struct xen_builder *b = arg;
+	struct builder_job *job = msg;
+
+	b->captured[0] = '\0';
+	b->log.capture = b->captured;
+	b->log.capture_len = sizeof(b->captured);
+	if (job->kind == JOB_CREATE)
+		builder_create(b, job);
+	else
+		builder_destroy(b, job);
+	b->log.capture = NULL;
+}
+
+static int builder_proc_init(void *arg)
+{
+	struct xen_builder *b = arg;
+
+	/* Told apart from the daemon in ps, top and fo-trace's comm filter. */
+	prctl(PR_SET_NAME, "fo-libxl", 0, 0, 0);
+	if (libxl_ctx_alloc(&b->ctx, LIBXL_VERSION, 0, &b->log.vtable)) {
+		fo_err("xen: libxl helper process: cannot create a libxl context");
+		return -EIO;
+	}
+	b->xch = xc_interface_open(&b->log.vtable, &b->log.vtable, 0);
+	return 0;
+}
+
+/* On the builder thread: the job, done by the helper process. */
+static void builder_run(struct xen_builder *b, struct builder_job *job)
+{
+	if (fo_proc_helper_call(&b->proc, job) == 0)
+		return;
+	job->err = -EPIPE;
+	if (job->kind == JOB_CREATE) {
+		job->domid = FO_DOMID_INVALID;
+		snprintf(job->reason, sizeof(job->reason),
+			 "the libxl helper process is gone; domains can be built again after a restart of failoverd");
+		return;
+	}
+	/* Fenced already (paused, counted as dying): the hypervisor lets go
+	 * of it; libxl's xenstore entries and backends stay behind. */
+	if (b->xch && xc_domain_destroy(b->xch, job->domid) == 0)
+		snprintf(job->reason, sizeof(job->reason),
+			 "the libxl helper process is gone: destroyed through libxenctrl (libxl's xenstore entries left)");
+	else
+		snprintf(job->reason, sizeof(job->reason),
+			 "the libxl helper process is gone and libxenctrl could not destroy it either: %s",
+			 strerror(errno));
+}
+
 static void *builder_main(void *arg)
 {
 	struct xen_builder *b = arg;
@@ -1874,14 +1937,7 @@ static void *builder_main(void *arg)
 		pthread_mutex_unlock(&b->h.lock);
 
 		t0 = mono_ns();
-		b->captured[0] = '\0';
-		b->log.capture = b->captured;
-		b->log.capture_len = sizeof(b->captured);
-		if (job.kind == JOB_CREATE)
-			builder_create(b, &job);
-		else
-			builder_destroy(b, &job);
-		b->log.capture = NULL;
+		builder_run(b, &job);
 		job.took_ns = mono_ns() - t0;
 
 		pthread_mutex_lock(&b->h.lock);
@@ -1899,28 +1955,32 @@ static void *builder_main(void *arg)
 /* Always paired with builder_stop(), even when builder_start() never ran. */
 static void builder_init(struct xen_builder *b)
 {
+	b->proc.fd = -1;
+	b->proc.pid = 0;
 	xen_logger_init(&b->log, NULL);
 	helper_init(&b->h);
 }
 
+/* First thing in fo_hv_xen_new: no thread exists yet, nothing is locked,
+ * nothing is real-time. */
+static int builder_fork(struct xen_builder *b)
+{
+	return fo_proc_helper_start(&b->proc, sizeof(struct builder_job), builder_proc_init, builder_proc_serve, b);
+}
+
 static int builder_start(struct xen_builder *b)
 {
-	int rc;
-
-	rc = libxl_ctx_alloc(&b->ctx, LIBXL_VERSION, 0, &b->log.vtable);
-	if (rc) {
-		b->ctx = NULL;
-		return -EIO;
-	}
 	b->xch = xc_interface_open(&b->log.vtable, &b->log.vtable, 0);
 	if (!b->xch)
 		return neg_errno();
-	return helper_start(&b->h, builder_main, b, SIGCHLD);
+	return helper_start(&b->h, builder_main, b, 0);
 }
 
 static void builder_stop(struct xen_builder *b)
 {
 	helper_join(&b->h);
+	/* The helper finishes a job it is doing, reads EOF and exits. */
+	fo_proc_helper_stop(&b->proc);
 	if (b->ctx)
 		libxl_ctx_free(b->ctx);
 	if (b->xch)
@@ -2445,9 +2505,12 @@ static void dispatch_xenstore(struct xen_hv *x)
 		free(vec);
 	}
 	if (domains_changed) {
-		release_dead_members(x);
+		/* The daemon's switch first (domain-info reads, pause,
+		 * unpause); dropping a dead member's page and binding (unmap,
+		 * unbind, the agent callback that logs) after it. */
 		if (x->base.cb.domains_changed)
 			x->base.cb.domains_changed(x->base.cb.ctx);
+		release_dead_members(x);
 	}
 	process_dirty_members(x);
 }
@@ -2566,6 +2629,16 @@ static size_t xen_get_fds(struct fo_hv *hv, int *fds, size_t max)
 	for (i = 0; i < 7 && i < max; i++)
 		fds[i] = all[i];
 	return i;
+}
+
+/* What a failover waits on: heartbeat notifications, @releaseDomain, the
+ * lent pages' poll. The helper threads' results and the retry timer are
+ * bookkeeping, served after them. */
+static bool xen_fd_is_rt(struct fo_hv *hv, int fd)
+{
+	struct xen_hv *x = to_xen(hv);
+
+	return fd == xenevtchn_fd(x->xce) || fd == xs_fileno(x->xs) || fd == x->poll_fd;
 }
 
 static bool xen_fds_changed(struct fo_hv *hv)
@@ -2956,6 +3029,7 @@ static const struct fo_hv_ops xen_ops = {
 	.agent_command = xen_agent_command,
 	.get_fds = xen_get_fds,
 	.fds_changed = xen_fds_changed,
+	.fd_is_rt = xen_fd_is_rt,
 	.dispatch = xen_dispatch,
 	.free = xen_free,
 	.lend_channel = xen_lend_channel,
@@ -3024,6 +3098,13 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 	xen_logger_init(&x->log_xen, NULL);
 	xen_logger_init(&x->log_guest, &x->guest_rl);
 
+	/* Before anything else: a fork of a process with no thread, no
+	 * handle and no locked memory yet (see struct xen_builder). */
+	rc = builder_fork(&x->builder);
+	if (rc < 0) {
+		fo_err("xen: cannot start the libxl helper process: %s", strerror(-rc));
+		goto fail;
+	}
 	x->xch = xc_interface_open(&x->log_xen.vtable, &x->log_xen.vtable, 0);
 	if (!x->xch) {
 		rc = neg_errno();
@@ -3089,7 +3170,7 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 	}
 	rc = builder_start(&x->builder);
 	if (rc < 0) {
-		fo_err("xen: cannot start the domain builder (libxl context, thread): %s", strerror(-rc));
+		fo_err("xen: cannot start the domain builder thread: %s", strerror(-rc));
 		goto fail;
 	}
 	fast_path_init(x);

@@ -376,8 +376,11 @@ static cJSON *metrics_json(struct fo_control *c)
 		 "failoverd_control_idle_closed_total %" PRIu64 "\n"
 		 "# HELP failoverd_control_oversized_total Connections closed for a request line too long.\n"
 		 "# TYPE failoverd_control_oversized_total counter\n"
-		 "failoverd_control_oversized_total %" PRIu64 "\n",
-		 c->stats.accept_errors, c->stats.refused, c->stats.idle_closed, c->stats.oversized);
+		 "failoverd_control_oversized_total %" PRIu64 "\n"
+		 "# HELP failoverd_log_dropped_total Log lines lost to a full log queue (journald or stderr slow).\n"
+		 "# TYPE failoverd_log_dropped_total counter\n"
+		 "failoverd_log_dropped_total %lu\n",
+		 c->stats.accept_errors, c->stats.refused, c->stats.idle_closed, c->stats.oversized, fo_log_dropped());
 	reply = ok_reply();
 	cJSON_AddStringToObject(reply, "text", text);
 	return reply;

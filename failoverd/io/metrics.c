@@ -475,6 +475,9 @@ int fo_metrics_render(struct fo_metrics *m, FILE *out)
 	fprintf(out, "failoverd_build_info{version=\"");
 	fo_metrics_escape_label(out, FO_VERSION);
 	fprintf(out, "\"} 1\n");
+	family(out, "failoverd_log_dropped_total", "counter",
+	       "Log lines lost to a full log queue (journald or stderr slow); each loss is also said in the log.");
+	fprintf(out, "failoverd_log_dropped_total %lu\n", fo_log_dropped());
 	family(out, "failoverd_start_time_seconds", "gauge", "When failoverd started (Unix time).");
 	fprintf(out, "failoverd_start_time_seconds %llu\n", (unsigned long long)sn->start_s);
 	family(out, "failoverd_snapshot_age_seconds", "gauge",

@@ -9,9 +9,12 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../core/log.h"
 
@@ -25,6 +28,58 @@ static void prefault_stack(void)
 
 	for (size_t i = 0; i < sizeof(buf); i += 4096)
 		buf[i] = 0;
+}
+
+/*
+ * RLIMIT_RTTIME: CPU time a SCHED_FIFO thread may use without blocking.
+ * The loop blocks in epoll_wait every turn and a turn takes microseconds
+ * to milliseconds; seconds of it without blocking is a loop that spins
+ * (a bug, a hypercall that never returns to us) and starves everything
+ * below it on its CPU, dom0's own kernel threads included. At the soft
+ * limit the kernel sends SIGXCPU: we say so and exit with
+ * FO_RT_EXIT_RTTIME, and systemd (Restart=on-failure) starts a daemon
+ * that adopts the pairs as they are; pairs armed in the kernel module
+ * stay protected meanwhile. At the hard limit (a handler that could not
+ * run) the kernel sends SIGKILL, with the same outcome, unexplained.
+ */
+static rlim_t rttime_soft_us = FO_RT_RTTIME_SOFT_US, rttime_hard_us = FO_RT_RTTIME_HARD_US;
+
+void fo_rt_set_rttime_us(unsigned long soft_us, unsigned long hard_us)
+{
+	rttime_soft_us = soft_us;
+	rttime_hard_us = hard_us;
+}
+
+static void on_sigxcpu(int signo)
+{
+	const struct sched_param other = { 0 };
+	struct timespec grace = { 0, 300 * 1000000 };
+
+	(void)signo;
+	fo_log_signal_safe(FO_LOG_ERR, "real-time: the loop used its RLIMIT_RTTIME (CPU without blocking): it is stuck "
+				       "and starves its CPU; exiting so that systemd restarts failoverd (a restart "
+				       "adopts the pairs, never switches)");
+	/* Let the log writer (SCHED_OTHER, maybe on this CPU) run, then go. */
+	sched_setscheduler(0, SCHED_OTHER, &other);
+	nanosleep(&grace, NULL);
+	_exit(FO_RT_EXIT_RTTIME);
+}
+
+static void setup_rttime(void)
+{
+	struct rlimit rl = { rttime_soft_us, rttime_hard_us };
+	struct sigaction sa;
+	sigset_t xcpu;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigxcpu;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGXCPU, &sa, NULL);
+	sigemptyset(&xcpu);
+	sigaddset(&xcpu, SIGXCPU);
+	sigprocmask(SIG_UNBLOCK, &xcpu, NULL);
+	if (setrlimit(RLIMIT_RTTIME, &rl) < 0)
+		fo_warn("could not set RLIMIT_RTTIME: %s: a spinning loop would not be stopped", strerror(errno));
 }
 
 int fo_rt_setup(int priority, int cpu, bool require_rt, struct fo_rt_result *ret)
@@ -57,6 +112,7 @@ int fo_rt_setup(int priority, int cpu, bool require_rt, struct fo_rt_result *ret
 	if (priority > max)
 		priority = max;
 	sp.sched_priority = priority;
+	setup_rttime(); /* before SCHED_FIFO: a FIFO thread is never unbounded */
 	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
 		got.fifo = true;
 	else

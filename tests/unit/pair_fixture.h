@@ -66,12 +66,14 @@ static inline void fx_free(struct fx *f)
 }
 
 /* One turn of the daemon's loop: read the module's events (if the device
- * is "readable"), then run what is due. */
+ * is "readable"), then run what is due, then the backend's deferred work. */
 static inline void fx_loop_once(struct fx *f)
 {
 	if (!f->hold_delivery)
 		fo_sim_kernel_deliver(f->hv);
 	fo_manager_run_due(f->mgr);
+	if (f->hv->ops->settle)
+		f->hv->ops->settle(f->hv);
 }
 
 /* Advance virtual time in 1 ms steps, running deadlines as the loop would. */

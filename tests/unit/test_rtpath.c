@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_rtpath.c - README's "real-time path", enforced: from the moment a
+ * fault source hands failoverd a fault (the deadline turn, a heartbeat
+ * notification, @releaseDomain, a control request, with and without the
+ * kernel module armed) to the standby's unpause, the daemon makes no
+ * allocation, no log call and no hypervisor call but domain-info reads,
+ * pauses and (kernel-armed) the DISARM that gives the pair back. Lookups,
+ * watches, handles, the channel re-bind, roles and logging come after.
+ *
+ * Allocations are counted with the linker's --wrap (malloc, calloc,
+ * realloc, strdup, ...: every call from failoverd's own objects); log calls
+ * with fo_log_calls(); hypervisor calls from the simulator's call log. The
+ * window closes when the first unpause is issued (an ops-table shim).
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/log.h"
+#include "pair_fixture.h"
+
+/* ------------------------------------------------------------ counters */
+
+static atomic_ulong n_alloc;
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t a, size_t b);
+void *__real_realloc(void *p, size_t n);
+char *__real_strdup(const char *s);
+char *__real_strndup(const char *s, size_t n);
+
+void *__wrap_malloc(size_t n)
+{
+	atomic_fetch_add(&n_alloc, 1);
+	return __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t a, size_t b)
+{
+	atomic_fetch_add(&n_alloc, 1);
+	return __real_calloc(a, b);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	atomic_fetch_add(&n_alloc, 1);
+	return __real_realloc(p, n);
+}
+
+char *__wrap_strdup(const char *s)
+{
+	atomic_fetch_add(&n_alloc, 1);
+	return __real_strdup(s);
+}
+
+char *__wrap_strndup(const char *s, size_t n)
+{
+	atomic_fetch_add(&n_alloc, 1);
+	return __real_strndup(s, n);
+}
+
+/* The moment the first unpause is issued: what the counters said then. */
+static struct {
+	bool taken;
+	unsigned long alloc, logs;
+	size_t calls;
+} snap;
+
+static struct fo_hv_ops shim_ops;
+static int (*real_unpause)(struct fo_hv *hv, fo_domid_t domid);
+
+static int shim_unpause(struct fo_hv *hv, fo_domid_t domid)
+{
+	const struct fo_sim_call *c;
+
+	if (!snap.taken) {
+		snap.taken = true;
+		snap.alloc = atomic_load(&n_alloc);
+		snap.logs = fo_log_calls();
+		snap.calls = fo_sim_calls(hv, &c);
+	}
+	return real_unpause(hv, domid);
+}
+
+/* After fx_armed_cfg (and fo_sim_enable_kernel, which swaps the table). */
+static void shim_install(struct fx *f)
+{
+	shim_ops = *f->hv->ops;
+	real_unpause = shim_ops.unpause;
+	shim_ops.unpause = shim_unpause;
+	f->hv->ops = &shim_ops;
+}
+
+struct window {
+	size_t calls;
+	unsigned long alloc, logs;
+};
+
+static void window_open(struct fx *f, struct window *w)
+{
+	const struct fo_sim_call *c;
+
+	snap.taken = false;
+	w->calls = fo_sim_calls(f->hv, &c);
+	w->alloc = atomic_load(&n_alloc);
+	w->logs = fo_log_calls();
+}
+
+static const char *op_name(enum fo_sim_op op)
+{
+	static const char *const names[FO_SIM_OP_COUNT] = {
+		[FO_SIM_LOOKUP] = "lookup",	      [FO_SIM_GET_STATE] = "get_state",
+		[FO_SIM_PAUSE] = "pause",	      [FO_SIM_UNPAUSE] = "unpause",
+		[FO_SIM_SET_AFFINITY] = "set_affinity", [FO_SIM_DESTROY] = "destroy",
+		[FO_SIM_CREATE] = "create",	      [FO_SIM_SET_ROLE] = "set_role",
+		[FO_SIM_AGENT_COMMAND] = "agent_command", [FO_SIM_KERNEL_ARM] = "kernel_arm",
+		[FO_SIM_KERNEL_DISARM] = "kernel_disarm", [FO_SIM_KERNEL_SWITCH] = "kernel_switch",
+		[FO_SIM_CPUPOOL_ENSURE] = "cpupool_ensure", [FO_SIM_CPUPOOL_GET] = "cpupool_get",
+		[FO_SIM_CPUPOOL_MOVE] = "cpupool_move", [FO_SIM_GET_PLACEMENT] = "get_placement",
+		[FO_SIM_PIN_VCPU] = "pin_vcpu",	      [FO_SIM_WATCH_MEMBER] = "watch_member",
+		[FO_SIM_UNWATCH_MEMBER] = "unwatch_member", [FO_SIM_GET_HANDLE] = "get_handle",
+		[FO_SIM_RECLAIM] = "reclaim_channel",
+	};
+	return (unsigned)op < FO_SIM_OP_COUNT && names[op] ? names[op] : "?";
+}
+
+/* The window closed with an unpause; nothing but the allowed in it. */
+static void window_check(struct fx *f, const struct window *w, bool kernel, const char *what)
+{
+	const struct fo_sim_call *c;
+
+	fo_sim_calls(f->hv, &c);
+	CHECK(snap.taken, "%s: the standby was unpaused", what);
+	if (!snap.taken)
+		return;
+	CHECK(snap.alloc == w->alloc, "%s: %lu allocation(s) before the unpause", what, snap.alloc - w->alloc);
+	CHECK(snap.logs == w->logs, "%s: %lu log call(s) before the unpause", what, snap.logs - w->logs);
+	for (size_t i = w->calls; i < snap.calls; i++) {
+		bool ok = c[i].op == FO_SIM_GET_STATE || c[i].op == FO_SIM_PAUSE ||
+			  (kernel && c[i].op == FO_SIM_KERNEL_DISARM);
+		CHECK(ok, "%s: %s(dom%u) before the unpause", what, op_name(c[i].op), c[i].domid);
+	}
+}
+
+static void fx_rt(struct fx *f, bool kernel)
+{
+	struct fo_config cfg;
+
+	sim_base_config(&cfg);
+	fx_armed_cfg(f, &cfg, kernel);
+	shim_install(f);
+	live(f, 50);
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void run_deadline(bool kernel)
+{
+	const char *what = kernel ? "deadline, kernel module stalled (backstop)" : "heartbeat deadline";
+	struct window w;
+	struct fx f;
+
+	fx_rt(&f, kernel);
+	if (kernel)
+		fo_sim_kernel_stall(f.hv, true); /* the module does not act: failoverd's backstop does */
+	for (int i = 0; i < 400; i++) {
+		fo_sim_advance(f.hv, MS);
+		window_open(&f, &w);
+		fx_loop_once(&f);
+		if (snap.taken)
+			break;
+	}
+	window_check(&f, &w, kernel, what);
+	CHECK(f.p->active == 1, "%s: switched", what);
+	fx_free(&f);
+}
+
+static void test_deadline(void)
+{
+	run_deadline(false);
+}
+
+static void test_deadline_kernel_backstop(void)
+{
+	run_deadline(true);
+}
+
+static void test_unhealthy_notification(void)
+{
+	struct window w;
+	struct fx f;
+
+	fx_rt(&f, false);
+	window_open(&f, &w);
+	fo_sim_heartbeat_status(f.hv, f.a, FO_HB_APP_UNHEALTHY);
+	window_check(&f, &w, false, "unhealthy page (event channel)");
+	fx_free(&f);
+}
+
+static void run_release(bool kernel, enum fo_dom_state st, const char *what)
+{
+	struct window w;
+	struct fx f;
+
+	fx_rt(&f, kernel);
+	window_open(&f, &w);
+	fo_sim_set_state(f.hv, f.a, st, true); /* @releaseDomain */
+	window_check(&f, &w, kernel, what);
+	CHECK(f.p->active == 1, "%s: switched", what);
+	/* What was kept off the path happened after it. */
+	fx_loop_once(&f);
+	if (st == FO_DOM_GONE)
+		CHECK(count_calls(&f, FO_SIM_UNWATCH_MEMBER, f.a) == 1, "%s: the gone member unwatched afterwards", what);
+	if (kernel)
+		CHECK(count_calls(&f, FO_SIM_RECLAIM, FO_SIM_ANY_DOMAIN) == 1, "%s: the channel re-bound afterwards",
+		      what);
+	CHECK(fo_sim_violations(f.hv) == 0, "%s: never both running", what);
+	fx_free(&f);
+}
+
+static void test_release_destroyed(void)
+{
+	run_release(false, FO_DOM_GONE, "@releaseDomain, active destroyed");
+}
+
+static void test_release_crashed(void)
+{
+	run_release(false, FO_DOM_CRASHED, "@releaseDomain, active crashed");
+}
+
+static void test_release_destroyed_kernel(void)
+{
+	run_release(true, FO_DOM_GONE, "@releaseDomain, active destroyed, kernel-armed");
+}
+
+static void test_release_crashed_kernel(void)
+{
+	run_release(true, FO_DOM_CRASHED, "@releaseDomain, active crashed, kernel-armed");
+}
+
+static void run_request(bool kernel)
+{
+	const char *what = kernel ? "control request, kernel-armed" : "control request";
+	char err[256] = "";
+	struct window w;
+	struct fx f;
+	int r;
+
+	fx_rt(&f, kernel);
+	window_open(&f, &w);
+	r = fo_pair_request_switchover(f.p, err, sizeof(err));
+	CHECK(r == 0, "%s: %s", what, err);
+	window_check(&f, &w, kernel, what);
+	fx_free(&f);
+}
+
+static void test_request(void)
+{
+	run_request(false);
+}
+
+static void test_request_kernel(void)
+{
+	run_request(true);
+}
+
+int main(void)
+{
+	RUN(test_deadline);
+	RUN(test_deadline_kernel_backstop);
+	RUN(test_unhealthy_notification);
+	RUN(test_release_destroyed);
+	RUN(test_release_crashed);
+	RUN(test_release_destroyed_kernel);
+	RUN(test_release_crashed_kernel);
+	RUN(test_request);
+	RUN(test_request_kernel);
+	return check_summary("test_rtpath");
+}
