@@ -287,6 +287,8 @@ static void publish_roles(struct fo_pair *p)
 		hv->ops->set_role(hv, fo_pair_active(p)->domid, "active");
 	if (fo_pair_standby(p)->domid != FO_DOMID_INVALID)
 		hv->ops->set_role(hv, fo_pair_standby(p)->domid, "standby");
+	if (hv->ops->state_pair) /* state handover follows the published roles */
+		hv->ops->state_pair(hv, fo_pair_active(p)->domid, fo_pair_standby(p)->domid);
 }
 
 /* How long after its last progress the active's deadline fires. While the

@@ -282,6 +282,15 @@ struct fo_hv_ops {
 	int (*cpupool_move)(struct fo_hv *hv, fo_domid_t domid, const char *name);
 	int (*get_placement)(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_placement *ret);
 	int (*pin_vcpu)(struct fo_hv *hv, fo_domid_t domid, unsigned vcpu, const struct fo_cpumask *hard);
+
+	/*
+	 * Optional (NULL if absent): state handover (libfoguest). The pair's
+	 * roles as just published (after an arm or a switch; standby may be
+	 * FO_DOMID_INVALID): from now on the backend relays the active's
+	 * application state to the standby. Never on the switch path; returns
+	 * at once (the Xen backend's relay thread does the work).
+	 */
+	void (*state_pair)(struct fo_hv *hv, fo_domid_t active, fo_domid_t standby);
 };
 
 /* Every backend's handle starts with this. */

@@ -533,6 +533,14 @@ static int kmod_pin_vcpu(struct fo_hv *hv, fo_domid_t domid, unsigned vcpu, cons
 	return in->ops->pin_vcpu ? in->ops->pin_vcpu(in, domid, vcpu, hard) : -EOPNOTSUPP;
 }
 
+static void kmod_state_pair(struct fo_hv *hv, fo_domid_t active, fo_domid_t standby)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	if (in->ops->state_pair)
+		in->ops->state_pair(in, active, standby);
+}
+
 static const struct fo_hv_ops kmod_ops = {
 	.name = "xen+kernel",
 	.now_ns = kmod_now_ns,
@@ -546,6 +554,7 @@ static const struct fo_hv_ops kmod_ops = {
 	.watch_member = kmod_watch_member,
 	.unwatch_member = kmod_unwatch_member,
 	.set_role = kmod_set_role,
+	.state_pair = kmod_state_pair,
 	.agent_command = kmod_agent_command,
 	.get_fds = kmod_get_fds,
 	.fds_changed = kmod_fds_changed,
