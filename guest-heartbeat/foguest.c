@@ -77,6 +77,9 @@ struct foguest {
 
 	/* shared with the watcher thread */
 	atomic_int role;
+	atomic_uint role_epoch;
+	atomic_uint_fast64_t in_mark; /* state-in's newest commit when we last took over */
+	atomic_uint_fast64_t last_commit_cycle; /* our own newest commit's cycle */
 	atomic_int control;
 	atomic_bool garbage_state;
 	int role_efd;
@@ -254,6 +257,19 @@ static void withdraw(struct foguest *g)
 
 /* ----------------------------------------------------- role and control */
 
+/* The highest commit number in our state-in's records (no validation: only
+ * compared with itself, to tell whether the relay wrote since), and that
+ * record's cycle. */
+static uint64_t in_newest_commit(struct foguest *g, uint64_t *cycle)
+{
+	const volatile struct fo_st_header *h = (const volatile struct fo_st_header *)g->st_in;
+	uint64_t a = h->slot[0].commit, b = h->slot[1].commit;
+
+	if (cycle)
+		*cycle = a > b ? h->slot[0].cycle : h->slot[1].cycle;
+	return a > b ? a : b;
+}
+
 static void set_role(struct foguest *g, const char *role)
 {
 	enum foguest_role r;
@@ -269,8 +285,20 @@ static void set_role(struct foguest *g, const char *role)
 		glog(g, "ignoring unknown role \"%.32s\"", role);
 		return;
 	}
-	if (atomic_exchange(&g->role, (int)r) == (int)r)
-		return;
+	if (atomic_exchange(&g->role, (int)r) == (int)r) {
+		/* Still "active": were we the standby in between? The relay
+		 * writes a state-in only while its owner is the standby. */
+		uint64_t cycle = 0;
+
+		/* ...and was it newer than our own? A late copy of the old
+		 * active's state, landing after we took over, is not news. */
+		if (r != FOGUEST_ROLE_ACTIVE || !g->st_in || in_newest_commit(g, &cycle) == atomic_load(&g->in_mark) ||
+		    cycle <= atomic_load(&g->last_commit_cycle))
+			return;
+		glog(g, "role: active again after standing by (state handed over meanwhile)");
+	}
+	atomic_store(&g->in_mark, g->st_in ? in_newest_commit(g, NULL) : 0);
+	atomic_fetch_add(&g->role_epoch, 1);
 	if (write(g->role_efd, &one, sizeof(one)) < 0)
 		glog(g, "role eventfd: %s", strerror(errno));
 	if (g->opt.on_role)
@@ -584,7 +612,10 @@ int foguest_commit(struct foguest *g, const void *buf, size_t len, uint64_t cycl
 		garbage_region(g);
 		return 0;
 	}
-	return fo_st_commit(g->st_out, &g->w, buf, len, cycle) == 0 ? 0 : -EINVAL;
+	if (fo_st_commit(g->st_out, &g->w, buf, len, cycle) < 0)
+		return -EINVAL;
+	atomic_store_explicit(&g->last_commit_cycle, cycle, memory_order_relaxed);
+	return 0;
 }
 
 enum foguest_restore foguest_restore(struct foguest *g, void *buf, size_t cap, uint64_t max_age_cycles,
@@ -657,6 +688,7 @@ int foguest_role_fd(struct foguest *g)
 
 /* -------------------------------------------------------------- accessors */
 
+unsigned foguest_role_epoch(const struct foguest *g) { return atomic_load(&((struct foguest *)g)->role_epoch); }
 unsigned foguest_domid(const struct foguest *g) { return g->domid; }
 uint64_t foguest_sequence(const struct foguest *g) { return g->seq; }
 int foguest__control(const struct foguest *g) { return atomic_load(&((struct foguest *)g)->control); }

@@ -105,6 +105,14 @@ const char *foguest_restore_name(enum foguest_restore r);
 
 /* The role failoverd assigned last. Also clears foguest_role_fd(). */
 enum foguest_role foguest_role(struct foguest *g);
+/*
+ * +1 whenever the role changes, and also when failoverd makes this guest
+ * active again after it stood by in between (paused as the standby while
+ * the other member ran: its state arrived meanwhile, though the role key
+ * reads "active" both before and after). A control task restores whenever
+ * foguest_role() is ACTIVE and the epoch is not the one it last acted on.
+ */
+unsigned foguest_role_epoch(const struct foguest *g);
 const char *foguest_role_name(enum foguest_role r);
 /* Readable (poll/epoll) when the role changed since foguest_role() was last called. */
 int foguest_role_fd(struct foguest *g);
