@@ -1208,6 +1208,11 @@ void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *p
 				fail_over(p, FO_FAULT_UNHEALTHY, now, now);
 				return;
 			}
+			if (p->cfg.deadline_miss_count &&
+			    fo_hb_misses_within(&m->hb, p->cfg.deadline_miss_count, MS(p->cfg.deadline_miss_window_ms), now)) {
+				fail_over(p, FO_FAULT_DEADLINE_MISS, now, now);
+				return;
+			}
 			/* fall through */
 		default:
 			set_deadline(m, FO_DL_HEARTBEAT, now + hb_timeout_ns(p));
