@@ -20,13 +20,14 @@
  * other slot always holds the previous complete commit.
  *
  * Reading (any number of readers, none trusted by the writer and the writer
- * trusted by none): for each slot, read seq (acquire), copy the record and at
- * most FO_ST_SLOT_SIZE bytes of data, fence, read seq again; a slot whose seq
- * was odd or changed is torn and skipped. The copy is then checked on its own
+ * trusted by none): slots in the order of the commit number they claim,
+ * newest first; for each, read seq (acquire), copy the record and at most
+ * FO_ST_SLOT_SIZE bytes of data, fence, read seq again; a slot whose seq was
+ * odd or changed is torn and skipped. The copy is then checked on its own
  * (length bound, CRC32C over record + data); nothing is ever read from the
- * shared memory twice. Of the valid slots the one with the highest `commit`
- * wins. The reader's constants (slot size, slot count) are its own: the
- * header's copies are only checked, never used as bounds.
+ * shared memory twice. The first valid one wins. The reader's constants
+ * (slot size, slot count) are its own: the header's copies are only
+ * checked, never used as bounds.
  */
 #ifndef FO_STATE_ABI_H
 #define FO_STATE_ABI_H
@@ -130,13 +131,55 @@ static const uint32_t fo_crc32c_table[256] = {
 	0xbe2da0a5u, 0x4c4623a6u, 0x5f16d052u, 0xad7d5351u,
 };
 
+static inline uint32_t fo_crc32c_sw(uint32_t crc, const unsigned char *p, size_t len)
+{
+	while (len--)
+		crc = fo_crc32c_table[(crc ^ *p++) & 0xffu] ^ (crc >> 8);
+	return crc;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(FO_ST_NO_HW_CRC)
+/* SSE4.2's crc32 instruction computes exactly this CRC, 8 bytes at a time:
+ * a 16 KiB commit costs about a microsecond instead of tens. */
+__attribute__((target("sse4.2"))) static inline uint32_t fo_crc32c_hw(uint32_t crc, const unsigned char *p,
+									size_t len)
+{
+	uint64_t c = crc;
+
+	for (; len >= 8; len -= 8, p += 8) {
+		uint64_t v;
+
+		memcpy(&v, p, 8);
+		c = __builtin_ia32_crc32di(c, v);
+	}
+	crc = (uint32_t)c;
+	for (; len; len--)
+		crc = __builtin_ia32_crc32qi(crc, *p++);
+	return crc;
+}
+
+static inline int fo_crc32c_have_hw(void)
+{
+	static int have = -1; /* racy but idempotent */
+
+	if (have < 0) {
+		__builtin_cpu_init();
+		have = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+	}
+	return have;
+}
+#endif
+
+/* Raw update (no pre/post inversion). */
 static inline uint32_t fo_crc32c_update(uint32_t crc, const void *buf, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)buf;
 
-	while (len--)
-		crc = fo_crc32c_table[(crc ^ *p++) & 0xffu] ^ (crc >> 8);
-	return crc;
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(FO_ST_NO_HW_CRC)
+	if (fo_crc32c_have_hw())
+		return fo_crc32c_hw(crc, p, len);
+#endif
+	return fo_crc32c_sw(crc, p, len);
 }
 
 /* CRC32C (Castagnoli), standard: init ~0, final xor ~0. */
@@ -249,9 +292,8 @@ static inline enum fo_st_result fo_st_read(const volatile void *region, void *bu
 {
 	const volatile struct fo_st_header *h = (const volatile struct fo_st_header *)region;
 	unsigned char *out = (unsigned char *)buf;
-	struct fo_st_found best = { 0 };
-	unsigned i, torn = 0;
-	int have = -1;
+	unsigned order[FO_ST_SLOTS], n, i, torn = 0;
+	uint64_t c0, c1;
 
 	ret->rejected = 0;
 	ret->why = NULL;
@@ -263,15 +305,20 @@ static inline enum fo_st_result fo_st_read(const volatile void *region, void *bu
 		ret->why = "bad region header";
 		return FO_ST_CORRUPT;
 	}
-	for (i = 0; i < FO_ST_SLOTS; i++) {
-		const volatile struct fo_st_slot *s = &h->slot[i];
+	/* The slot that claims the newer commit is tried first: most reads
+	 * then verify one slot, not two (the claim itself proves nothing). */
+	c0 = h->slot[0].commit;
+	c1 = h->slot[1].commit;
+	order[0] = c1 > c0 ? 1u : 0u;
+	order[1] = 1u - order[0];
+	for (n = 0; n < FO_ST_SLOTS; n++) {
+		const volatile struct fo_st_slot *s;
 		uint32_t seq1, seq2, len, crc;
 		uint64_t cycle, commit;
-		/* The slot is copied here first: `buf` keeps the best valid
-		 * copy so far until this one has proved itself. */
-		unsigned char tmp[FO_ST_SLOT_SIZE];
 		const char *why = NULL;
 
+		i = order[n];
+		s = &h->slot[i];
 		seq1 = s->seq;
 		atomic_thread_fence(memory_order_acquire);
 		if (seq1 & 1u) {
@@ -287,7 +334,7 @@ static inline enum fo_st_result fo_st_read(const volatile void *region, void *bu
 		if (len == 0 || len > FO_ST_SLOT_SIZE)
 			why = "length out of range";
 		else
-			memcpy(tmp, (const unsigned char *)region + fo_st_slot_offset(i), len);
+			memcpy(out, (const unsigned char *)region + fo_st_slot_offset(i), len);
 		atomic_thread_fence(memory_order_acquire);
 		seq2 = s->seq;
 		if (seq2 != seq1) {
@@ -296,26 +343,19 @@ static inline enum fo_st_result fo_st_read(const volatile void *region, void *bu
 		}
 		if (!why && commit == 0)
 			why = "commit number 0";
-		if (!why && fo_st_record_crc(len, cycle, commit, tmp) != crc)
+		if (!why && fo_st_record_crc(len, cycle, commit, out) != crc)
 			why = "checksum mismatch";
 		if (why) {
 			ret->rejected++;
 			ret->why = why;
 			continue;
 		}
-		if (have >= 0 && commit <= best.commit)
-			continue;
-		memcpy(out, tmp, len);
-		best.len = len;
-		best.cycle = cycle;
-		best.commit = commit;
-		best.slot = i;
-		have = (int)i;
-	}
-	if (have >= 0) {
-		best.rejected = ret->rejected;
-		best.why = ret->why;
-		*ret = best;
+		/* Valid. The other slot can only be newer if its claim was
+		 * (it was tried first and failed, or is being rewritten). */
+		ret->len = len;
+		ret->cycle = cycle;
+		ret->commit = commit;
+		ret->slot = i;
 		return FO_ST_OK;
 	}
 	if (torn)
@@ -348,6 +388,8 @@ static inline const char *fo_st_result_name(enum fo_st_result r)
  * every check, so whatever the source does, the destination keeps its last
  * valid state.
  */
+#define FO_ST_TORN_LIMIT 8
+
 struct fo_st_relay {
 	struct fo_st_writer w;     /* our commits into dst */
 	uint64_t src_writer;       /* writer_id and commit last copied */
@@ -355,6 +397,9 @@ struct fo_st_relay {
 	uint64_t src_cycle;
 	uint64_t passes;
 	int started;               /* dst initialised by us */
+	uint32_t src_seq[FO_ST_SLOTS]; /* the source's slot seqs at the last full read */
+	unsigned torn_passes;          /* full reads in a row that found every slot torn */
+	enum fo_st_result last_result;
 };
 
 /* Take over `dst` (a region someone else may have written before: a daemon
@@ -385,7 +430,28 @@ static inline enum fo_st_result fo_st_relay_pass(struct fo_st_relay *rs, const v
 	uint64_t writer = sh->writer_id;
 
 	*copied = 0;
+	/* Nothing new (same writer, its newest claimed commit already copied):
+	 * no copy, no checksum. The claim is only used to skip work: a hostile
+	 * writer that lies here only delays its own state. */
+	if (rs->src_commit && writer == rs->src_writer && sh->slot[0].seq == rs->src_seq[0] &&
+	    sh->slot[1].seq == rs->src_seq[1]) {
+		found->rejected = 0;
+		found->why = NULL;
+		r = rs->last_result;
+		goto stamp;
+	}
+	rs->src_seq[0] = sh->slot[0].seq;
+	rs->src_seq[1] = sh->slot[1].seq;
 	r = fo_st_read(src, tmp, found);
+	/* A writer is never half-way through both slots for long: slots that
+	 * stay torn pass after pass are as bad as a bad checksum. */
+	rs->torn_passes = r == FO_ST_TORN ? rs->torn_passes + 1 : 0;
+	if (rs->torn_passes >= FO_ST_TORN_LIMIT) {
+		r = FO_ST_CORRUPT;
+		found->rejected = FO_ST_SLOTS;
+		found->why = "slots stay torn";
+	}
+	rs->last_result = r;
 	if (r == FO_ST_OK && (writer != rs->src_writer || found->commit != rs->src_commit) &&
 	    /* a valid older commit after a newer one of the same writer is a
 	     * writer going backwards: never hand that to the standby */
@@ -397,6 +463,7 @@ static inline enum fo_st_result fo_st_relay_pass(struct fo_st_relay *rs, const v
 			*copied = 1;
 		}
 	}
+stamp:
 	if (src_last_cycle > dh->src_last_cycle || *copied)
 		dh->src_last_cycle = src_last_cycle > rs->src_cycle ? src_last_cycle : rs->src_cycle;
 	dh->relay_flags = r == FO_ST_CORRUPT ? FO_ST_RELAY_SOURCE_BAD : 0;

@@ -49,6 +49,20 @@ static void test_crc32c(void)
 	/* the standard check value of CRC-32C */
 	CHECK(fo_crc32c("123456789", 9) == 0xe3069283u, "crc32c(123456789) = %08x", fo_crc32c("123456789", 9));
 	CHECK(fo_crc32c("", 0) == 0, "crc32c of nothing");
+	/* the table and (where there is one) the instruction agree, at every
+	 * length and alignment */
+	{
+		static unsigned char b[300];
+		size_t len, off;
+
+		for (len = 0; len < sizeof(b); len++)
+			b[len] = (unsigned char)(len * 131u + 7u);
+		for (off = 0; off < 8; off++)
+			for (len = 0; len + off <= sizeof(b); len += 13)
+				CHECK(fo_crc32c_update(~0u, b + off, len) == fo_crc32c_sw(~0u, b + off, len),
+				      "crc at %zu+%zu", off, len);
+		CHECK(~fo_crc32c_sw(~0u, (const unsigned char *)"123456789", 9) == 0xe3069283u, "table path");
+	}
 }
 
 static void test_empty(void)
@@ -346,12 +360,34 @@ static void test_relay(void)
 	      (unsigned long long)dh->src_last_cycle);
 	CHECK(fo_st_relay_pass(&rs, region, region2, 53, tmp, &f, &copied) == FO_ST_OK && !copied, "same commit not copied again");
 
-	/* the active turns hostile: garbage everywhere. The standby keeps 50. */
-	memset(region + FO_ST_PAGE_SIZE, 0xa5, FO_ST_SLOT_SIZE * 2);
+	/* data scribbled behind an unchanged record: the relay has that
+	 * commit already (it skips the read), the standby keeps it */
+	memset(region + FO_ST_PAGE_SIZE, 0x5a, FO_ST_SLOT_SIZE * 2);
+	CHECK(fo_st_relay_pass(&rs, region, region2, 60, tmp, &f, &copied) == FO_ST_OK && !copied, "skipped");
+	CHECK(fo_st_read(region2, buf, &f) == FO_ST_OK && f.cycle == 50 && filled(buf, sizeof(src), 50), "kept 50");
+
+	/* the active turns hostile: garbage everywhere but the magic (as
+	 * libfoguest's garbage-state does). The standby keeps 50. */
+	memset(region + 16, 0xa4, FO_ST_REGION_SIZE - 16);
 	CHECK(fo_st_relay_pass(&rs, region, region2, 90, tmp, &f, &copied) == FO_ST_CORRUPT && !copied, "garbage refused");
 	CHECK(dh->relay_flags & FO_ST_RELAY_SOURCE_BAD, "flagged");
 	CHECK(fo_st_read(region2, buf, &f) == FO_ST_OK && f.cycle == 50 && filled(buf, sizeof(src), 50), "still 50");
 	CHECK(dh->src_last_cycle == 90, "age visible to the standby: %llu", (unsigned long long)dh->src_last_cycle);
+	/* slots kept odd (a writer "always half-way"): torn for a while, then rejected */
+	{
+		int k;
+		enum fo_st_result rr = FO_ST_OK;
+
+		memset(region + 16, 0xa5, FO_ST_REGION_SIZE - 16);
+		for (k = 0; k < FO_ST_TORN_LIMIT; k++) {
+			hdr(region)->writer_id = 1000 + (uint64_t)k; /* defeat the skip: a changing region */
+			rr = fo_st_relay_pass(&rs, region, region2, 91, tmp, &f, &copied);
+			CHECK(!copied, "never copied");
+		}
+		CHECK(rr == FO_ST_CORRUPT && f.why && !strcmp(f.why, "slots stay torn"), "torn for ever is corrupt");
+		CHECK(fo_st_read(region2, buf, &f) == FO_ST_OK && f.cycle == 50, "still 50");
+		hdr(region)->writer_id = 7;
+	}
 
 	/* a valid but older commit of the same writer (replayed): refused */
 	fo_st_init(region, 7);

@@ -10,9 +10,15 @@
 # active writes garbage into its state pages: the relay rejects it, the
 # standby keeps its last valid state, finds it too old at takeover and
 # starts cold, saying so; failoverd is unaffected (pair ARMED, alive).
+# Under emulation a guest running a 5 ms loop can stall past the usual
+# 300 ms timeout while the host is busy; failoverd then fails over by
+# itself, as it must. The timeout here is 1 s, and every step reads the
+# roles afresh and is retried (at most 3 times) when such a failover got in
+# its way; those failovers are counted (own_failovers).
 # needs: failoverd failoverctl fo-plant
 # domu-bins: fo-plant
 export FO_ON_FAILOVER=rebuild
+export FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-1000}
 . /lab/scenarios/common.sh
 
 PLANT_PERIOD_MS=5
@@ -94,11 +100,46 @@ running_cycle() {
 	sed -n 's/.*fo-plant: cycle \([0-9]*\) .*/\1/p' "$(console "$1")" | tail -n 1
 }
 
-# wait_handed TO TIMEOUT_S: the relay handed state to TO since log line $2.
-wait_ready_to_switch() {
-	wait_state p1 ARMED 120 || fail "p1 not ARMED: $(status_json)"
-	# a few cycles of the (possibly new) active, relayed to the (possibly new) standby
-	sleep 2
+OWN_FAILOVERS=0
+# takeover LABEL ACTION...: with p1 ARMED, ACTION switches it from its
+# active to its standby; the standby must then restore what the active left.
+# Roles are read afresh before each try; a try whose ACTION fails (a
+# failover failoverd made by itself got in the way) is repeated.
+takeover() {
+	local label=$1 try from to before lline since ev own
+	shift
+	for try in 1 2 3; do
+		wait_state p1 ARMED 150 || fail "$label: p1 not ARMED: $(status_json)"
+		sleep 2 # a few cycles of the active, relayed to the standby
+		from=$(pair_field p1 active)
+		to=$(pair_field p1 standby)
+		before=$(active_lines "$to")
+		lline=$(log_lines)
+		since=$(max_event_id)
+		if "$@"; then
+			wait_active p1 "$to" 30 || fail "$label: no switch to $to: $(status_json)"
+			ev=$(events_json | jq -c --argjson id "$since" \
+				'select(.id > $id and (.kind == "switchover" or .kind == "drill"))' | head -n 1)
+			log "$label: $from -> $to: event: $ev"
+			[ "$(echo "$ev" | jq -r .to)" = "$to" ] || fail "$label: the first switch since is not to $to: $ev"
+			check_takeover "$label" "$from" "$to" "$before" "$lline" "$ev"
+			return 0
+		fi
+		own=$(own_failovers_since p1 "$since" | wc -l)
+		OWN_FAILOVERS=$((OWN_FAILOVERS + own))
+		log "$label: try $try did not switch ($own failovers by failoverd itself since); again"
+	done
+	fail "$label: three tries, no switch"
+}
+
+manual() {
+	fctl switchover p1
+}
+drill() {
+	fctl drill p1 --fault "$1" > $LAB/drill-$1.txt 2>&1
+	local rc=$?
+	cat $LAB/drill-$1.txt
+	return $rc
 }
 
 # ---- arm: both members run fo-plant -------------------------------------
@@ -123,41 +164,11 @@ c1=$(running_cycle p1-a)
 [ -n "$c1" ] && [ "$c1" -gt 0 ] || fail "p1-a reports no cycles: $(tail -n 5 "$(console p1-a)")"
 metric active_cycle_before "$c1" cycles
 
-SINCE_ID=$(max_event_id)
-
-# ---- manual switchover there and back -------------------------------------
-takeover() {
-	# takeover LABEL FROM TO CMD...: run CMD (the switch), check TO took over
-	local label=$1 from=$2 to=$3 before lline ev
-	shift 3
-	before=$(active_lines "$to")
-	lline=$(log_lines)
-	"$@"
-	wait_active p1 "$to" 30 || fail "$label: no switch to $to: $(status_json)"
-	ev=$(events_json | jq -c --arg to "$to" 'select(.to == $to and (.kind == "switchover" or .kind == "drill"))' | tail -n 1)
-	log "$label: event: $ev"
-	check_takeover "$label" "$from" "$to" "$before" "$lline" "$ev"
-}
-
-manual() {
-	fctl switchover p1 || fail "switchover refused"
-}
-drill() {
-	drill_tolerant p1 "$1" $LAB/drill-$1.txt
-}
-
-wait_ready_to_switch
-takeover manual_ab p1-a p1-b manual
-wait_ready_to_switch
-takeover manual_ba p1-b p1-a manual
-wait_ready_to_switch
-takeover heartbeat_loss p1-a p1-b drill heartbeat-loss
-# p1-a failed: rebuilt, booted, heartbeating (fo-plant), paused as the standby
-wait_ready_to_switch
-wait_log "dom$(domid p1-a): state regions mapped" 60 || log "no mapping line for the rebuilt p1-a yet"
-sleep 2
-takeover crash p1-b p1-a drill crash
-wait_ready_to_switch
+takeover manual_1 manual
+takeover manual_2 manual
+takeover heartbeat_loss drill heartbeat-loss
+takeover crash drill crash
+wait_state p1 ARMED 150 || fail "p1 not ARMED after the crash drill: $(status_json)"
 sleep 2
 
 # ---- hostile active: garbage in its state pages ---------------------------
@@ -181,4 +192,5 @@ wait_state p1 ARMED 60 || fail "p1 not ARMED after the hostile takeover: $(statu
 stop_observer
 exactly_one_running p1
 metric own_failovers "$OWN_FAILOVERS" count
+metric switches "$(pair_field p1 switches)" count
 pass "bumpless: 4 takeovers restored the old active's state (last cycle $LAST_RESTORED), within their bounds, never backwards; garbage state rejected, standby started cold, failoverd unaffected"
