@@ -168,6 +168,11 @@ static inline int fo_crc32c_have_hw(void)
 	}
 	return have;
 }
+#else
+static inline int fo_crc32c_have_hw(void)
+{
+	return 0;
+}
 #endif
 
 /* Raw update (no pre/post inversion). */

@@ -32,7 +32,9 @@ console() {
 
 # active_lines NAME: how many "fo-plant: ACTIVE" lines NAME's console has.
 active_lines() {
-	grep -c 'fo-plant: ACTIVE' "$(console "$1")" 2>/dev/null || echo 0
+	local n
+	n=$(grep -c 'fo-plant: ACTIVE' "$(console "$1")" 2>/dev/null)
+	echo "${n:-0}"
 }
 
 # wait_active_line NAME BEFORE TIMEOUT_S: a new "fo-plant: ACTIVE" line
