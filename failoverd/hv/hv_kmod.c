@@ -541,6 +541,13 @@ static void kmod_state_pair(struct fo_hv *hv, fo_domid_t active, fo_domid_t stan
 		in->ops->state_pair(in, active, standby);
 }
 
+static bool kmod_state_info(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_state_info *ret)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	return in->ops->state_info && in->ops->state_info(in, domid, ret);
+}
+
 static const struct fo_hv_ops kmod_ops = {
 	.name = "xen+kernel",
 	.now_ns = kmod_now_ns,
@@ -555,6 +562,7 @@ static const struct fo_hv_ops kmod_ops = {
 	.unwatch_member = kmod_unwatch_member,
 	.set_role = kmod_set_role,
 	.state_pair = kmod_state_pair,
+	.state_info = kmod_state_info,
 	.agent_command = kmod_agent_command,
 	.get_fds = kmod_get_fds,
 	.fds_changed = kmod_fds_changed,

@@ -3000,6 +3000,11 @@ static void xen_state_pair(struct fo_hv *hv, fo_domid_t active, fo_domid_t stand
 	xen_state_relay_pair(to_xen(hv)->state_relay, active, standby);
 }
 
+static bool xen_state_info(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_state_info *ret)
+{
+	return xen_state_relay_info(to_xen(hv)->state_relay, domid, ret);
+}
+
 static const struct fo_hv_ops xen_ops = {
 	.name = "xen",
 	.now_ns = xen_now_ns,
@@ -3027,6 +3032,7 @@ static const struct fo_hv_ops xen_ops = {
 	.get_placement = xen_get_placement,
 	.pin_vcpu = xen_pin_vcpu,
 	.state_pair = xen_state_pair,
+	.state_info = xen_state_info,
 };
 
 /* Set up the preallocated domctl; on any failure the xc_* path is used. */

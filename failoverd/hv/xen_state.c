@@ -91,7 +91,7 @@ struct xen_state_relay {
 	} beats[RELAY_MEMBERS];
 	fo_domid_t forget[RELAY_MEMBERS];
 	size_t n_forget;
-	struct xen_state_info info[RELAY_MEMBERS];
+	struct fo_hv_state_info info[RELAY_MEMBERS];
 	fo_domid_t info_domid[RELAY_MEMBERS];
 
 	/* relay thread only */
@@ -196,7 +196,7 @@ void xen_state_relay_forget(struct xen_state_relay *r, fo_domid_t domid)
 	wake(r);
 }
 
-bool xen_state_relay_info(struct xen_state_relay *r, fo_domid_t domid, struct xen_state_info *ret)
+bool xen_state_relay_info(struct xen_state_relay *r, fo_domid_t domid, struct fo_hv_state_info *ret)
 {
 	bool found = false;
 	size_t i;
@@ -380,7 +380,7 @@ static void publish_info(struct xen_state_relay *r)
 	pthread_mutex_lock(&r->lock);
 	for (i = 0; i < RELAY_MEMBERS; i++) {
 		const struct relay_member *m = &r->m[i];
-		struct xen_state_info *in = &r->info[i];
+		struct fo_hv_state_info *in = &r->info[i];
 
 		r->info_domid[i] = m->in_use ? m->domid : 0;
 		if (!m->in_use)

@@ -39,18 +39,7 @@ void xen_state_relay_beat(struct xen_state_relay *r, fo_domid_t domid, const str
 /* The loop thread: stop relaying to/from this domain and unmap it. */
 void xen_state_relay_forget(struct xen_state_relay *r, fo_domid_t domid);
 
-/* What the relay knows about a member (for status). false: nothing. */
-struct xen_state_info {
-	bool mapped;             /* its regions are mapped */
-	uint64_t relayed;        /* commits copied into its state-in */
-	uint64_t rejected;       /* relay passes that found its state-out invalid */
-	uint64_t state_cycle;    /* cycle of the newest state it holds (state-in) */
-	/* the last takeover by this member */
-	bool takeover;
-	uint64_t handed_cycle;   /* what its state-in held when it was made active */
-	uint64_t old_last_cycle; /* the old active's last valid commit then */
-	int64_t cycles_lost;     /* old_last_cycle - handed_cycle */
-};
-bool xen_state_relay_info(struct xen_state_relay *r, fo_domid_t domid, struct xen_state_info *ret);
+/* What the relay knows about a member (hv.h state_info). false: nothing. */
+bool xen_state_relay_info(struct xen_state_relay *r, fo_domid_t domid, struct fo_hv_state_info *ret);
 
 #endif

@@ -91,6 +91,11 @@ check_takeover() {
 	metric "${label}_cycles_lost_bound" "$bound" cycles
 	metric "${label}_state_age_at_takeover" $((cf - cs)) cycles
 	log "$label: restored cycle $cr, old active's last $cf: $lost cycles lost (bound $bound), handed over $cs"
+	# what status says about it (the application reports its restore on its next beat)
+	sleep 1
+	log "$label: status state_handover: $(pair_field p1 state_handover | tr -d '\n ')"
+	[ "$(status_json | jq -r '.pairs[0].state_handover.last_takeover.restored_cycle // empty')" = "$cr" ] ||
+		log "$label: note: status shows another restored cycle than the console ($cr)"
 	[ "$lost" -ge 0 ] || fail "$label: restored cycle $cr is newer than the old active's last commit $cf"
 	[ "$lost" -le "$bound" ] || fail "$label: $lost cycles lost, bound $bound (detection ${det_us} us)"
 	[ "$cr" -gt "$LAST_RESTORED" ] || fail "$label: state went backwards: restored $cr after $LAST_RESTORED"
