@@ -422,6 +422,8 @@ static inline void fo_st_relay_attach(struct fo_st_relay *rs, volatile void *dst
 		fo_st_init(dst, 0);
 	}
 	h->src_domid = src_domid;
+	/* the new source's cycles are what the standby's age is measured in */
+	h->src_last_cycle = rs->w.commit ? f.cycle : 0;
 	rs->started = 1;
 }
 
@@ -469,6 +471,7 @@ static inline enum fo_st_result fo_st_relay_pass(struct fo_st_relay *rs, const v
 		}
 	}
 stamp:
+	/* on a copy: set, not raised (a restarted source counts from its own cycles) */
 	if (src_last_cycle > dh->src_last_cycle || *copied)
 		dh->src_last_cycle = src_last_cycle > rs->src_cycle ? src_last_cycle : rs->src_cycle;
 	dh->relay_flags = r == FO_ST_CORRUPT ? FO_ST_RELAY_SOURCE_BAD : 0;
