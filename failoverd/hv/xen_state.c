@@ -552,11 +552,18 @@ int xen_state_relay_new(int (*start_thread)(pthread_t *t, void *(*fn)(void *), v
 			struct xen_state_relay **ret)
 {
 	struct xen_state_relay *r = calloc(1, sizeof(*r));
+	pthread_mutexattr_t ma;
 	int rc;
 
 	if (!r)
 		return -ENOMEM;
-	pthread_mutex_init(&r->lock, NULL);
+
+	/* The loop (SCHED_FIFO) takes it on every heartbeat; the relay
+	 * (SCHED_OTHER) only to copy small tables: inherit, never invert. */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&r->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
 	r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	r->xgt = xengnttab_open(NULL, 0);
 	r->xch = xc_interface_open(NULL, NULL, 0);
