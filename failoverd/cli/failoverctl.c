@@ -1149,7 +1149,12 @@ static void print_drill_state(const struct options *o, struct conn *c, const cJS
 			return;
 		}
 		t = cJSON_GetObjectItemCaseSensitive(st, "last_takeover");
-		if (cJSON_IsObject(t) && !strcmp(jstr0(t, "new_active"), to) && jstr0(t, "restore")[0]) {
+		/* this drill's takeover, not an earlier one of the same member */
+		double tt = 0, et = 0;
+
+		jnum(t, "time_ns", &tt);
+		jnum(ev, "time_ns", &et);
+		if (cJSON_IsObject(t) && !strcmp(jstr0(t, "new_active"), to) && jstr0(t, "restore")[0] && tt >= et) {
 			const cJSON *rc = cJSON_GetObjectItemCaseSensitive(t, "restored_cycle");
 			const cJSON *hc = cJSON_GetObjectItemCaseSensitive(t, "handed_cycle");
 			const cJSON *lc = cJSON_GetObjectItemCaseSensitive(t, "old_last_cycle");

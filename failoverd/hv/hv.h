@@ -164,6 +164,7 @@ struct fo_hv_state_info {
 	uint64_t state_cycle;    /* cycle of the newest state copied into its state-in */
 	/* its last takeover (it was the standby, it is the active now) */
 	bool takeover;
+	uint64_t takeover_ns;    /* when the relay saw it (CLOCK_MONOTONIC, now_ns()) */
 	uint64_t handed_cycle;   /* the newest state its state-in held then */
 	uint64_t old_last_cycle; /* the old active's last valid commit then */
 	int64_t cycles_lost;     /* old_last_cycle - handed_cycle */

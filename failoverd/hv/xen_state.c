@@ -66,6 +66,7 @@ struct relay_member {
 	struct fo_ratelimit rl;
 	/* the last takeover by this member */
 	bool takeover;
+	uint64_t takeover_ns;
 	uint64_t handed_cycle, old_last_cycle;
 };
 
@@ -119,6 +120,11 @@ static void wake(struct xen_state_relay *r)
 
 /* ------------------------------------------------------------- the loop's side */
 
+static bool in_pair(const struct relay_pair *p, fo_domid_t domid)
+{
+	return domid != FO_DOMID_INVALID && (p->active == domid || p->standby == domid);
+}
+
 void xen_state_relay_pair(struct xen_state_relay *r, fo_domid_t active, fo_domid_t standby)
 {
 	size_t i;
@@ -131,10 +137,13 @@ void xen_state_relay_pair(struct xen_state_relay *r, fo_domid_t active, fo_domid
 	for (i = 0; i < r->n_pairs; i++) {
 		struct relay_pair *p = &r->pairs[i];
 
-		if (p->active == active || p->active == standby || p->standby == active ||
-		    (standby != FO_DOMID_INVALID && p->standby == standby))
+		if (in_pair(p, active) || in_pair(p, standby))
 			break;
 	}
+	if (i == r->n_pairs) /* a new pair, or the slot of one whose members were both forgotten */
+		for (i = 0; i < r->n_pairs; i++)
+			if (r->pairs[i].active == FO_DOMID_INVALID && r->pairs[i].standby == FO_DOMID_INVALID)
+				break;
 	if (i == r->n_pairs && r->n_pairs < FO_MAX_PAIRS)
 		r->n_pairs++;
 	if (i < r->n_pairs) {
@@ -181,11 +190,13 @@ void xen_state_relay_forget(struct xen_state_relay *r, fo_domid_t domid)
 	if (!r)
 		return;
 	pthread_mutex_lock(&r->lock);
+	/* The pair stays (its other member and a swap just published must
+	 * still be seen); only this domain leaves it. */
 	for (i = 0; i < r->n_pairs; i++) {
-		if (r->pairs[i].active == domid || r->pairs[i].standby == domid) {
-			r->pairs[i] = r->pairs[--r->n_pairs];
-			i--;
-		}
+		if (r->pairs[i].active == domid)
+			r->pairs[i].active = FO_DOMID_INVALID;
+		if (r->pairs[i].standby == domid)
+			r->pairs[i].standby = FO_DOMID_INVALID;
 	}
 	for (i = 0; i < RELAY_MEMBERS; i++)
 		if (r->beats[i].domid == domid)
@@ -390,6 +401,7 @@ static void publish_info(struct xen_state_relay *r)
 		in->rejected = m->rejected;
 		in->state_cycle = m->rs.src_cycle;
 		in->takeover = m->takeover;
+		in->takeover_ns = m->takeover_ns;
 		in->handed_cycle = m->handed_cycle;
 		in->old_last_cycle = m->old_last_cycle;
 		in->cycles_lost = (int64_t)(m->old_last_cycle - m->handed_cycle);
@@ -417,10 +429,25 @@ static bool region_cycle(struct xen_state_relay *r, const volatile void *region,
 static void note_takeover(struct xen_state_relay *r, struct relay_member *from, struct relay_member *to)
 {
 	uint64_t handed = 0, last = 0;
-	bool have_handed = to->in && region_cycle(r, to->in, &handed);
-	bool have_last = from && from->out && region_cycle(r, from->out, &last);
+	bool have_handed, have_last;
+
+	/* The old active is fenced (a swap is published only after a fenced
+	 * switch): its state-out is final. One last pass hands the new active
+	 * the commit the relay may not have copied yet; the new active
+	 * restores only once its role reaches it through xenstore, tens of ms
+	 * from now, and a copy landing after that is ignored by libfoguest
+	 * (older than its own commits). */
+	if (from && from->out && to->in && to->rs_src == from->domid) {
+		struct fo_st_found f;
+		int copied;
+
+		fo_st_relay_pass(&to->rs, from->out, to->in, from->app_cycle, r->tmp, &f, &copied);
+	}
+	have_handed = to->in && region_cycle(r, to->in, &handed);
+	have_last = from && from->out && region_cycle(r, from->out, &last);
 
 	to->takeover = true;
+	to->takeover_ns = mono_ns();
 	to->handed_cycle = have_handed ? handed : 0;
 	to->old_last_cycle = have_last ? last : (from ? from->rs.src_cycle : 0);
 	if (!have_handed) {
@@ -439,10 +466,14 @@ static void note_takeover(struct xen_state_relay *r, struct relay_member *from, 
 
 static void relay_pair(struct xen_state_relay *r, const struct relay_pair *p)
 {
-	struct relay_member *a = member_get(r, p->active, true), *s;
+	struct relay_member *a, *s;
 	struct fo_st_found f;
 	enum fo_st_result res;
 	int copied;
+
+	if (p->active == FO_DOMID_INVALID)
+		return; /* its active was forgotten; the next roles published fill it */
+	a = member_get(r, p->active, true);
 
 	if (a && a->dirty)
 		member_refresh(r, a);
@@ -519,15 +550,8 @@ static void *relay_main(void *arg)
 					r->m[i].app_cycle = r->beats[j].app_cycle;
 		pthread_mutex_unlock(&r->lock);
 
-		for (i = 0; i < n_forget; i++) {
-			struct relay_member *m = member_get(r, forget[i], false);
-
-			if (m)
-				member_drop(r, m);
-		}
-		if (released)
-			release_dead(r);
-		/* swapped roles: a takeover to report */
+		/* swapped roles: a takeover to report (before a forgotten or
+		 * dead old active is unmapped: its last commit is read here) */
 		for (i = 0; i < r->n_cur; i++)
 			for (j = 0; j < n_prev; j++)
 				if (prev[j].standby == r->cur[i].active && prev[j].standby != FO_DOMID_INVALID) {
@@ -536,6 +560,14 @@ static void *relay_main(void *arg)
 					if (to)
 						note_takeover(r, member_get(r, prev[j].active, false), to);
 				}
+		for (i = 0; i < n_forget; i++) {
+			struct relay_member *m = member_get(r, forget[i], false);
+
+			if (m)
+				member_drop(r, m);
+		}
+		if (released)
+			release_dead(r);
 		for (i = 0; i < r->n_cur; i++)
 			relay_pair(r, &r->cur[i]);
 		publish_info(r);

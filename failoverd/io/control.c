@@ -205,6 +205,7 @@ static void add_state_handover(cJSON *po, struct fo_hv *hv, const struct fo_pair
 		cJSON *t = cJSON_AddObjectToObject(st, "last_takeover");
 
 		cJSON_AddStringToObject(t, "new_active", a->name);
+		cJSON_AddNumberToObject(t, "time_ns", (double)ai.takeover_ns);
 		cJSON_AddNumberToObject(t, "handed_cycle", (double)ai.handed_cycle);
 		cJSON_AddNumberToObject(t, "old_last_cycle", (double)ai.old_last_cycle);
 		cJSON_AddNumberToObject(t, "cycles_lost", (double)ai.cycles_lost);
