@@ -449,7 +449,9 @@ static void note_takeover(struct xen_state_relay *r, struct relay_member *from, 
 	to->takeover = true;
 	to->takeover_ns = mono_ns();
 	to->handed_cycle = have_handed ? handed : 0;
-	to->old_last_cycle = have_last ? last : (from ? from->rs.src_cycle : 0);
+	/* without the old active's region (destroyed, unmapped): the last
+	 * commit the relay copied from it, a lower bound */
+	to->old_last_cycle = have_last ? last : to->rs.src_cycle;
 	if (!have_handed) {
 		fo_notice("xen: state relay: dom%" PRIu32 " took over from dom%" PRIu32
 			  " with no valid state handed over (it starts cold)%s", to->domid,

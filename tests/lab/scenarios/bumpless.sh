@@ -3,7 +3,8 @@
 # example control application fo-plant (5 ms cycle, 4 KiB of state, beating
 # and committing every cycle) instead of fo-heartbeat; failoverd's relay
 # copies the active's state to the standby. Each takeover (manual there and
-# back, heartbeat-loss, crash, with on_failover=rebuild between faults)
+# back, then the heartbeat-loss, crash, hang and destroy drills, with
+# on_failover=rebuild between faults)
 # must restore the state the old active left (the application checks every
 # byte), lose at most (detection time in cycles + 1) cycles, and never go
 # back to an older state than a previous takeover restored. Then a hostile
@@ -175,6 +176,8 @@ takeover manual_1 manual
 takeover manual_2 manual
 takeover heartbeat_loss drill heartbeat-loss
 takeover crash drill crash
+takeover hang drill hang
+takeover destroy drill destroy
 wait_state p1 ARMED 150 || fail "p1 not ARMED after the crash drill: $(status_json)"
 sleep 2
 
@@ -200,4 +203,4 @@ stop_observer
 exactly_one_running p1
 metric own_failovers "$OWN_FAILOVERS" count
 metric switches "$(pair_field p1 switches)" count
-pass "bumpless: 4 takeovers restored the old active's state (last cycle $LAST_RESTORED), within their bounds, never backwards; garbage state rejected, standby started cold, failoverd unaffected"
+pass "bumpless: 6 takeovers restored the old active's state (last cycle $LAST_RESTORED), within their bounds, never backwards; garbage state rejected, standby started cold, failoverd unaffected"
