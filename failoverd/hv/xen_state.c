@@ -177,8 +177,15 @@ void xen_state_relay_beat(struct xen_state_relay *r, fo_domid_t domid, const str
 	for (i = 0; i < r->n_pairs; i++)
 		if (r->pairs[i].active == domid)
 			is_active = true;
+	/* only the beats of actives whose regions are mapped can bring new
+	 * state (a plain fo-heartbeat shares none: no wake-up per beat) */
+	if (is_active) {
+		is_active = false;
+		for (i = 0; i < RELAY_MEMBERS; i++)
+			if (r->info_domid[i] == domid && r->info[i].mapped)
+				is_active = true;
+	}
 	pthread_mutex_unlock(&r->lock);
-	/* only the actives' beats can bring new state */
 	if (is_active)
 		wake(r);
 }
