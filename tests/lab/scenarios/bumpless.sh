@@ -70,7 +70,7 @@ LAST_RESTORED=0
 # check_takeover LABEL FROM TO BEFORE_LINES LOG_LINE EVENT_JSON: TO restored
 # what FROM left, within the bound.
 check_takeover() {
-	local label=$1 from=$2 to=$3 before=$4 lline=$5 ev=$6 line cr relay cf cs det_us bound lost end
+	local label=$1 from=$2 to=$3 before=$4 lline=$5 ev=$6 line cr relay cf cs det_us bound lost
 	line=$(wait_active_line "$to" "$before" 30) || {
 		tail -n 20 "$(console "$to")"; fail "$label: $to never said it became active"; }
 	log "$label: $to: $line"
@@ -97,13 +97,10 @@ check_takeover() {
 	log "$label: status state_handover: $(pair_field p1 state_handover | tr -d '\n ')"
 	[ "$(status_json | jq -r '.pairs[0].state_handover.last_takeover.restored_cycle // empty')" = "$cr" ] ||
 		log "$label: note: status shows another restored cycle than the console ($cr)"
-	# ...and the event failoverd keeps about it
-	end=$(($(date +%s) + 15))
-	until events_json | grep -q "state handover: $to restore ok (cycle $cr)"; do
-		[ "$(date +%s)" -le $end ] || fail "$label: no \"state handover: $to restore ok (cycle $cr)\" event"
-		usleep 300000
-	done
-	log "$label: event: $(events_json | grep "state handover: $to" | tail -n 1 | jq -r .message)"
+	# ...and the event failoverd keeps about it (events are logged as they are published)
+	wait_log "info pair=p1: state handover: $to restore ok (cycle $cr)" 15 "$lline" ||
+		fail "$label: no \"state handover: $to restore ok (cycle $cr)\" event: $(grep 'state handover' $FOD_LOG | tail -n 2)"
+	log "$label: $(grep "info pair=p1: state handover: $to" $FOD_LOG | tail -n 1)"
 	[ "$lost" -ge 0 ] || fail "$label: restored cycle $cr is newer than the old active's last commit $cf"
 	[ "$lost" -le "$bound" ] || fail "$label: $lost cycles lost, bound $bound (detection ${det_us} us)"
 	[ "$cr" -gt "$LAST_RESTORED" ] || fail "$label: state went backwards: restored $cr after $LAST_RESTORED"
