@@ -165,8 +165,8 @@ grep -q '^plant=1$' /lab/manifest || fail "the domU image carries no fo-plant (n
 create_dom p1-a $PLANT_ARGS
 create_dom p1-b $PLANT_ARGS
 create_wait
-wait_agent p1-a 60 && wait_agent p1-b 60 || {
-	tail -n 20 "$(console p1-a)"; fail "fo-plant did not publish its keys within 60 s"; }
+wait_agent p1-a 120 && wait_agent p1-b 120 || {
+	tail -n 20 "$(console p1-a)"; fail "fo-plant did not publish its keys within 120 s"; }
 gen_config "$FO_CONFIG" p1
 start_failoverd "$FO_CONFIG"
 wait_state p1 ARMED 90 || fail "p1 not ARMED within 90 s: $(status_json)"
