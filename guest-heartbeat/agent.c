@@ -2,14 +2,16 @@
 /*
  * fo-heartbeat - failoverd's in-guest agent.
  *
- * It shares one page with dom0 (libxengntshr, read-only for dom0), offers
- * one event channel to dom0, publishes both in xenstore under its own
- * /local/domain/<self>/data/failover/, and then bumps the page's sequence
- * and notifies dom0 every period. See README.md and abi/fo_heartbeat.h.
+ * Built on libfoguest (foguest.h): the library shares the page with dom0
+ * (read-only for dom0), offers the event channel, publishes both in xenstore
+ * under /local/domain/<self>/data/failover/ and follows the role and drill
+ * keys; the agent bumps the sequence every period on behalf of an
+ * application that does not call the library itself. See README.md and
+ * abi/fo_heartbeat.h.
  *
  * Threads, and why there are several:
  *   main       the heartbeat: absolute-time sleeps, SCHED_FIFO, nothing else
- *   xenstore   role / control watches (own /dev/xen/xenbus fd, see xb_*)
+ *   xenstore   role / control watches (libfoguest's thread)
  *   health     runs --health-cmd on its own schedule; a slow command must
  *              never delay a heartbeat
  *   hostile    test-only misbehaviour that runs beside the heartbeat
@@ -40,26 +42,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <xenevtchn.h>
-#include <xengnttab.h>
 #include <xenstore.h>
 
 #include "abi/fo_heartbeat.h"
+#include "foguest_internal.h"
 
 extern char **environ;
 
-#define DOM0_ID            0u
 #define THREAD_STACK       (256u * 1024u) /* mlockall(MCL_FUTURE) locks every stack fully */
 #define NS_PER_MS          1000000ull
 #define NS_PER_S           1000000000ull
-
-enum control {
-	CTL_NONE = 0,
-	CTL_STOP,       /* stop-heartbeat */
-	CTL_FREEZE,
-	CTL_UNHEALTHY,
-	CTL_STUCK,      /* stuck-sequence: notify, never bump */
-};
 
 enum hostile {
 	HOSTILE_NONE = 0,
@@ -90,19 +82,18 @@ static struct options opt = {
 };
 
 /* Shared between threads. */
-static atomic_int control = CTL_NONE;
 static atomic_uint health_status = FO_HB_APP_UNKNOWN;
 static atomic_uint health_seq;
 static atomic_bool stop_requested;
 static atomic_bool hostile_active;
 
 /* Set once before the threads start, read-only afterwards. */
-static struct xs_handle *xs;
+static struct foguest *fg;
 static volatile struct fo_hb_page *page;
 static uint32_t gref;
-static evtchn_port_t port;
+static uint32_t port;
 static uint64_t boot_id;
-static char base_path[64];    /* /local/domain/<self>/ */
+static const char *base_path; /* /local/domain/<self>/ */
 
 /* ------------------------------------------------------------------ utils */
 
@@ -202,72 +193,19 @@ static void sleep_forever(void)
 
 /* ---------------------------------------------------------------- xenstore */
 
-static int xs_path(char *buf, size_t len, const char *key)
-{
-	return snprintf(buf, len, "%s%s", base_path, key);
-}
-
-static bool xs_write_in(struct xs_handle *h, xs_transaction_t t, const char *key, const char *value)
-{
-	char path[128];
-
-	xs_path(path, sizeof(path), key);
-	return xs_write(h, t, path, value, (unsigned)strlen(value));
-}
-
-/*
- * gref, port, abi, then ready, in one transaction: dom0 only looks when
- * ready changes, and then sees all four from the same moment.
- */
+/* gref, port, abi (and the state keys), then ready, in one transaction:
+ * libfoguest's publish, with the given values. */
 static int publish(struct xs_handle *h, const char *gref_s, const char *port_s, const char *ready_s)
 {
-	char abi_s[16];
-	int attempt;
-
-	snprintf(abi_s, sizeof(abi_s), "%u", FO_HB_ABI_VERSION);
-	for (attempt = 0; attempt < 16; attempt++) {
-		xs_transaction_t t = xs_transaction_start(h);
-
-		if (t == XBT_NULL)
-			return -errno;
-		if (!xs_write_in(h, t, FO_HB_XS_GREF, gref_s) || !xs_write_in(h, t, FO_HB_XS_PORT, port_s) ||
-		    !xs_write_in(h, t, FO_HB_XS_ABI, abi_s) || !xs_write_in(h, t, FO_HB_XS_READY, ready_s)) {
-			int err = -errno;
-
-			xs_transaction_end(h, t, true);
-			return err;
-		}
-		if (xs_transaction_end(h, t, false))
-			return 0;
-		if (errno != EAGAIN)
-			return -errno;
-	}
-	return -EAGAIN;
+	return foguest__publish(fg, h, gref_s, port_s, ready_s);
 }
 
 static int publish_real(struct xs_handle *h, uint64_t id)
 {
-	char g[16], p[16], r[20];
+	char r[20];
 
-	snprintf(g, sizeof(g), "%" PRIu32, gref);
-	snprintf(p, sizeof(p), "%" PRIu32, (uint32_t)port);
 	snprintf(r, sizeof(r), "%016" PRIx64, id);
-	return publish(h, g, p, r);
-}
-
-static void withdraw(struct xs_handle *h)
-{
-	char path[128];
-
-	/* ready first: it is what dom0 follows */
-	xs_path(path, sizeof(path), FO_HB_XS_READY);
-	xs_rm(h, XBT_NULL, path);
-	xs_path(path, sizeof(path), FO_HB_XS_GREF);
-	xs_rm(h, XBT_NULL, path);
-	xs_path(path, sizeof(path), FO_HB_XS_PORT);
-	xs_rm(h, XBT_NULL, path);
-	xs_path(path, sizeof(path), FO_HB_XS_ABI);
-	xs_rm(h, XBT_NULL, path);
+	return publish(h, NULL, NULL, r);
 }
 
 /* --------------------------------------------------------------- commands */
@@ -361,206 +299,19 @@ static int write_role_file(const char *role)
 	return rc;
 }
 
-static void handle_role(char *role, char *last_role, size_t last_len)
+/* libfoguest's thread: the role dom0 assigned changed. */
+static void on_role(void *ctx, enum foguest_role r)
 {
-	int r;
+	const char *role = foguest_role_name(r);
+	int rc;
+	(void)ctx;
 
-	if (!role)
-		return; /* not written yet */
-	if (strcmp(role, "active") && strcmp(role, "standby")) {
-		agent_log("ignoring unknown role \"%.32s\"", role);
-		return;
-	}
-	if (!strcmp(role, last_role))
-		return;
-	r = write_role_file(role);
-	if (r < 0)
-		agent_log("cannot write %s: %s", opt.role_file, strerror(-r));
+	rc = write_role_file(role);
+	if (rc < 0)
+		agent_log("cannot write %s: %s", opt.role_file, strerror(-rc));
 	agent_log("role: %s", role);
-	if (!strcmp(role, "active") && opt.on_active)
+	if (r == FOGUEST_ROLE_ACTIVE && opt.on_active)
 		start_thread(on_active_thread, (void *)opt.on_active, true);
-	snprintf(last_role, last_len, "%s", role);
-}
-
-static void handle_control(const char *cmd)
-{
-	int fd;
-
-	if (!cmd || !strcmp(cmd, FO_HB_CMD_NONE)) {
-		if (atomic_exchange(&control, CTL_NONE) != CTL_NONE)
-			agent_log("control: back to normal");
-	} else if (!strcmp(cmd, FO_HB_CMD_STOP)) {
-		agent_log("control: stop-heartbeat (drill)");
-		atomic_store(&control, CTL_STOP);
-	} else if (!strcmp(cmd, FO_HB_CMD_STUCK)) {
-		/* An application loop stuck behind a live notifier: only the
-		 * page shows it, the event channel keeps ticking (what a
-		 * kernel module counting notifications cannot see). */
-		agent_log("control: stuck-sequence (drill): notifying, sequence frozen");
-		atomic_store(&control, CTL_STUCK);
-	} else if (!strcmp(cmd, FO_HB_CMD_UNHEALTHY)) {
-		agent_log("control: unhealthy (drill)");
-		atomic_store(&control, CTL_UNHEALTHY);
-	} else if (!strcmp(cmd, FO_HB_CMD_FREEZE)) {
-		agent_log("control: freeze (drill): no more heartbeats, no more xenstore");
-		atomic_store(&control, CTL_FREEZE);
-		sleep_forever();
-	} else if (!strcmp(cmd, FO_HB_CMD_CRASH)) {
-		agent_log("control: crash (drill): sysrq-c");
-		fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, "c", 1) != 1)
-			agent_log("crash: cannot write /proc/sysrq-trigger: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-	} else {
-		agent_log("ignoring unknown control command \"%.32s\"", cmd);
-	}
-}
-
-/*
- * The role/control watches speak the xenstore wire protocol on their own
- * /dev/xen/xenbus handle instead of going through libxenstore. Why: the
- * static libxenstore.a is built without USE_PTHREAD, and in that mode a
- * request whose reply is preceded by a watch event (xenstored fires every new
- * watch once, often before the XS_WATCH reply) fails with EINVAL and closes
- * the connection. Here one thread owns the fd and sorts events from replies.
- */
-#define XB_DEV "/dev/xen/xenbus"
-
-struct xb_conn {
-	int fd;
-	uint32_t next_req;
-	bool pending_role, pending_control; /* watch fired, value not yet read */
-};
-
-static bool xb_read_exact(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t r = read(fd, p, len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		p += r;
-		len -= (size_t)r;
-	}
-	return true;
-}
-
-/* Next message; watch events are noted and reported as type XS_WATCH_EVENT. */
-static bool xb_recv(struct xb_conn *c, struct xsd_sockmsg *hdr, char *body, size_t bodymax)
-{
-	if (!xb_read_exact(c->fd, hdr, sizeof(*hdr)) || hdr->len >= bodymax ||
-	    !xb_read_exact(c->fd, body, hdr->len))
-		return false;
-	body[hdr->len] = '\0';
-	if (hdr->type == XS_WATCH_EVENT) {
-		/* body: path \0 token \0 */
-		const char *token = body + strnlen(body, hdr->len) + 1;
-
-		if (token < body + hdr->len) {
-			if (!strcmp(token, "role"))
-				c->pending_role = true;
-			else if (!strcmp(token, "control"))
-				c->pending_control = true;
-		}
-	}
-	return true;
-}
-
-/* One request, its reply into body; false on I/O failure. */
-static bool xb_request(struct xb_conn *c, uint32_t type, const char *a, const char *b,
-		       struct xsd_sockmsg *reply, char *body, size_t bodymax)
-{
-	char msg[sizeof(struct xsd_sockmsg) + XENSTORE_PAYLOAD_MAX];
-	struct xsd_sockmsg hdr = { .type = type, .req_id = ++c->next_req };
-	size_t la = strlen(a) + 1, lb = b ? strlen(b) + 1 : 0;
-
-	if (la + lb > XENSTORE_PAYLOAD_MAX)
-		return false;
-	hdr.len = (uint32_t)(la + lb);
-	memcpy(msg, &hdr, sizeof(hdr));
-	memcpy(msg + sizeof(hdr), a, la);
-	if (b)
-		memcpy(msg + sizeof(hdr) + la, b, lb);
-	/* one write: the device takes a whole message atomically */
-	if (write(c->fd, msg, sizeof(hdr) + hdr.len) != (ssize_t)(sizeof(hdr) + hdr.len))
-		return false;
-	do {
-		if (!xb_recv(c, reply, body, bodymax))
-			return false;
-	} while (reply->type == XS_WATCH_EVENT || reply->req_id != hdr.req_id);
-	return true;
-}
-
-/* The key's value, or NULL when it does not exist (or on error). */
-static char *xb_read_value(struct xb_conn *c, const char *key)
-{
-	char path[128], body[XENSTORE_PAYLOAD_MAX + 1];
-	struct xsd_sockmsg reply;
-
-	xs_path(path, sizeof(path), key);
-	if (!xb_request(c, XS_READ, path, NULL, &reply, body, sizeof(body)) ||
-	    reply.type != XS_READ)
-		return NULL;
-	return strdup(body);
-}
-
-static bool xb_watch(struct xb_conn *c, const char *key, const char *token)
-{
-	char path[128], body[XENSTORE_PAYLOAD_MAX + 1];
-	struct xsd_sockmsg reply;
-
-	xs_path(path, sizeof(path), key);
-	if (!xb_request(c, XS_WATCH, path, token, &reply, body, sizeof(body)))
-		return false;
-	if (reply.type == XS_ERROR) {
-		errno = EINVAL;
-		agent_log("watch %s refused: %s", path, body);
-		return false;
-	}
-	return true;
-}
-
-static void *xenstore_thread(void *arg)
-{
-	struct xb_conn c = { .fd = open(XB_DEV, O_RDWR | O_CLOEXEC) };
-	char last_role[16] = "", body[XENSTORE_PAYLOAD_MAX + 1];
-	struct xsd_sockmsg hdr;
-	(void)arg;
-
-	if (c.fd < 0 || !xb_watch(&c, FO_HB_XS_ROLE, "role") ||
-	    !xb_watch(&c, FO_HB_XS_CONTROL, "control")) {
-		agent_log("cannot watch %s via %s: %s (roles and drills disabled)", FO_HB_XS_DIR,
-			  XB_DEV, strerror(errno));
-		return NULL;
-	}
-	for (;;) {
-		char *value;
-
-		while (!c.pending_role && !c.pending_control) {
-			if (!xb_recv(&c, &hdr, body, sizeof(body))) {
-				agent_log("xenstore connection lost: %s (roles and drills disabled)",
-					  strerror(errno));
-				return NULL;
-			}
-		}
-		if (c.pending_role) {
-			c.pending_role = false;
-			value = xb_read_value(&c, FO_HB_XS_ROLE);
-			handle_role(value, last_role, sizeof(last_role));
-			free(value);
-		}
-		if (c.pending_control) {
-			c.pending_control = false;
-			value = xb_read_value(&c, FO_HB_XS_CONTROL);
-			handle_control(value);
-			free(value);
-		}
-	}
 }
 
 /* ----------------------------------------------------------------- health */
@@ -606,7 +357,7 @@ static void *health_thread(void *arg)
 		bool ok;
 		unsigned st;
 
-		if (atomic_load(&control) == CTL_FREEZE)
+		if (foguest__control(fg) == FOGUEST_CTL_FREEZE)
 			sleep_forever();
 		ok = run_health_check();
 		st = ok ? FO_HB_APP_HEALTHY : FO_HB_APP_UNHEALTHY;
@@ -623,36 +374,24 @@ static void *health_thread(void *arg)
 
 /* -------------------------------------------------------------- heartbeat */
 
-static void beat(xenevtchn_handle *xce, uint64_t *seq, uint32_t extra_flags)
+/* One heartbeat through the library (which obeys the drill commands):
+ * 1 when the sequence moved. */
+static int beat(uint64_t *seq)
 {
-	int ctl = atomic_load(&control);
-	uint32_t status = ctl == CTL_UNHEALTHY ? FO_HB_APP_UNHEALTHY : atomic_load(&health_status);
-	uint32_t flags = extra_flags | (ctl != CTL_NONE ? FO_HB_FLAG_DRILL : 0);
-	static unsigned notify_errors;
+	unsigned st = atomic_load(&health_status);
+	unsigned flags = st == FO_HB_APP_HEALTHY ? FOGUEST_BEAT_HEALTHY
+			 : st == FO_HB_APP_UNHEALTHY ? FOGUEST_BEAT_UNHEALTHY : 0;
+	int r;
 
-	page->app_status = status;
 	page->health_seq = atomic_load(&health_seq);
-	page->flags = flags;
-	/* Everything above is visible before the new sequence (ABI rule). */
-	atomic_thread_fence(memory_order_release);
-	page->sequence = ++*seq;
-	if (xenevtchn_notify(xce, port) < 0 && notify_errors++ < 10)
-		agent_log("notify: %s", strerror(errno));
-}
-
-static void page_init(uint64_t id)
-{
-	memset((void *)page, 0, FO_HB_PAGE_SIZE);
-	page->magic = FO_HB_MAGIC;
-	page->abi_version = FO_HB_ABI_VERSION;
-	page->period_ms = opt.period_ms;
-	page->app_status = FO_HB_APP_UNKNOWN;
-	page->boot_id = id;
-	atomic_thread_fence(memory_order_release);
+	r = foguest_beat(fg, *seq + 1, flags);
+	if (r > 0)
+		++*seq;
+	return r;
 }
 
 /* garbage-page: random bytes into the page, notify as fast as possible. */
-static void garbage_page_loop(xenevtchn_handle *xce, uint64_t until_ns)
+static void garbage_page_loop(uint64_t until_ns)
 {
 	uint64_t s = random_u64(), n = 0, next_report = mono_ns() + NS_PER_S;
 	volatile uint64_t *w = (volatile uint64_t *)page;
@@ -662,7 +401,7 @@ static void garbage_page_loop(xenevtchn_handle *xce, uint64_t until_ns)
 	while (!atomic_load(&stop_requested) && (!until_ns || mono_ns() < until_ns)) {
 		for (i = 0; i < FO_HB_PAGE_SIZE / sizeof(uint64_t); i++)
 			w[i] = xorshift(&s);
-		xenevtchn_notify(xce, port);
+		foguest__notify(fg);
 		n++;
 		if (mono_ns() >= next_report) {
 			agent_log("hostile: %" PRIu64 " garbage notifications", n);
@@ -681,6 +420,7 @@ static void *key_storm_thread(void *arg)
 	static const char *const bad_ready[] = { "", "zz", "0123456789abcdef0", "-1", "\x01\x02" };
 	struct xs_handle *h = xs_open(0);
 	uint64_t s = random_u64(), n = 0, until = (uint64_t)(uintptr_t)arg;
+	char path[128];
 	uint64_t next_report = mono_ns() + NS_PER_S;
 	char g[16], p[16], r[20];
 
@@ -706,9 +446,12 @@ static void *key_storm_thread(void *arg)
 		else
 			snprintf(r, sizeof(r), "%" PRIx64, xorshift(&s));
 		/* Plain writes, no transaction: a storm is not polite. */
-		xs_write_in(h, XBT_NULL, FO_HB_XS_GREF, g);
-		xs_write_in(h, XBT_NULL, FO_HB_XS_PORT, p);
-		xs_write_in(h, XBT_NULL, FO_HB_XS_READY, r);
+		snprintf(path, sizeof(path), "%s%s", base_path, FO_HB_XS_GREF);
+		xs_write(h, XBT_NULL, path, g, (unsigned)strlen(g));
+		snprintf(path, sizeof(path), "%s%s", base_path, FO_HB_XS_PORT);
+		xs_write(h, XBT_NULL, path, p, (unsigned)strlen(p));
+		snprintf(path, sizeof(path), "%s%s", base_path, FO_HB_XS_READY);
+		xs_write(h, XBT_NULL, path, r, (unsigned)strlen(r));
 		n++;
 		if (mono_ns() >= next_report) {
 			agent_log("hostile: %" PRIu64 " key rewrites", n);
@@ -908,78 +651,46 @@ bad:
 	exit(2);
 }
 
+static void lib_log(void *ctx, const char *line)
+{
+	(void)ctx;
+	agent_log("%s", line);
+}
+
 int main(int argc, char **argv)
 {
-	xengntshr_handle *xgs = NULL;
-	xenevtchn_handle *xce = NULL;
-	xenevtchn_port_or_error_t p;
+	struct foguest_options fo = { .on_role = on_role, .log = lib_log };
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t block, old;
 	uint64_t seq = 0, period_ns, t, hostile_until = 0;
 	pthread_t hostile_thread = 0;
 	bool hostile_thread_started = false;
-	char *domid_s;
-	unsigned long self;
-	int r, rc = 1;
+	int r;
 
 	parse_args(argc, argv);
 	period_ns = (uint64_t)opt.period_ms * NS_PER_MS;
 
-	xs = xs_open(0);
-	if (!xs) {
-		agent_log("cannot open xenstore: %s (is /dev/xen/xenbus there?)", strerror(errno));
-		goto out;
-	}
-	domid_s = xs_read(xs, XBT_NULL, "domid", NULL);
-	if (!domid_s || !parse_uint(domid_s, 1, DOMID_FIRST_RESERVED - 1, &self)) {
-		agent_log("cannot learn our domid from xenstore \"domid\": %s",
-			  domid_s ? "not a number" : strerror(errno));
-		free(domid_s);
-		goto out;
-	}
-	free(domid_s);
-	snprintf(base_path, sizeof(base_path), "/local/domain/%lu/", self);
-
-	xgs = xengntshr_open(NULL, 0);
-	if (!xgs) {
-		agent_log("cannot open gntshr: %s (xen-gntalloc loaded?)", strerror(errno));
-		goto out;
-	}
-	/* writable = 0: dom0 can only map the page read-only */
-	page = xengntshr_share_pages(xgs, DOM0_ID, 1, &gref, 0);
-	if (!page) {
-		agent_log("cannot share a page with dom0: %s", strerror(errno));
-		goto out;
-	}
-	xce = xenevtchn_open(NULL, 0);
-	if (!xce) {
-		agent_log("cannot open event channels: %s (xen-evtchn loaded?)", strerror(errno));
-		goto out;
-	}
-	p = xenevtchn_bind_unbound_port(xce, DOM0_ID);
-	if (p < 0) {
-		agent_log("cannot allocate an event channel for dom0: %s", strerror(errno));
-		goto out;
-	}
-	port = (evtchn_port_t)p;
-
-	boot_id = random_u64();
-	page_init(boot_id);
-	r = opt.hostile == HOSTILE_BAD_GREF ? 0 : publish_real(xs, boot_id);
-	if (r < 0) {
-		agent_log("cannot publish under %s%s: %s", base_path, FO_HB_XS_DIR, strerror(-r));
-		goto out;
-	}
-	agent_log("domain %lu: gref %" PRIu32 " port %" PRIu32 " boot_id %016" PRIx64
-		  " period %u ms", self, gref, (uint32_t)port, boot_id, opt.period_ms);
-
-	/* Only the main thread takes termination signals. */
+	/* Only the main thread takes termination signals (the library's
+	 * thread is started inside foguest_open with this mask). */
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	start_thread(xenstore_thread, NULL, true);
+	fo.period_ms = opt.period_ms;
+	if (opt.hostile == HOSTILE_BAD_GREF)
+		fo.flags |= FOGUEST_F_NO_PUBLISH;
+	r = foguest_open(&fo, &fg);
+	if (r < 0)
+		return 1; /* the library said why */
+	page = foguest__page(fg);
+	gref = foguest__gref(fg);
+	port = foguest__port(fg);
+	boot_id = foguest__boot_id(fg);
+	base_path = foguest__base_path(fg);
+	agent_log("domain %u: gref %" PRIu32 " port %" PRIu32 " boot_id %016" PRIx64
+		  " period %u ms", foguest_domid(fg), gref, port, boot_id, opt.period_ms);
+
 	if (opt.health_cmd)
 		start_thread(health_thread, NULL, true);
 	if (opt.hostile_seconds)
@@ -999,27 +710,17 @@ int main(int argc, char **argv)
 	realtime_setup();
 
 	if (opt.hostile == HOSTILE_GARBAGE_PAGE) {
-		garbage_page_loop(xce, hostile_until);
+		garbage_page_loop(hostile_until);
 		if (atomic_load(&stop_requested))
 			goto withdraw;
 		/* behave from here on: a fresh page, the sequence carries on */
-		page_init(boot_id);
+		foguest__page_init(fg);
 		agent_log("hostile: garbage-page over, heartbeating normally");
 	}
 
 	for (t = mono_ns();;) {
-		int ctl = atomic_load(&control);
-
-		if (ctl == CTL_FREEZE) {
-			/* a hung guest: burn the vCPU, answer nothing */
-			for (;;)
-				__asm__ __volatile__("" ::: "memory");
-		}
-		if (ctl == CTL_STUCK) {
-			if (xenevtchn_notify(xce, port) < 0 && opt.verbose)
-				agent_log("notify: %s", strerror(errno));
-		} else if (ctl != CTL_STOP) {
-			beat(xce, &seq, 0);
+		/* freeze: spins inside; stop-heartbeat, stuck-sequence: 0 */
+		if (beat(&seq) > 0) {
 			if (opt.verbose && seq % 1000 == 0)
 				agent_log("%" PRIu64 " heartbeats", seq);
 			if (opt.count && seq >= opt.count)
@@ -1033,21 +734,10 @@ withdraw:
 	atomic_store(&hostile_active, false);
 	if (hostile_thread_started)
 		pthread_join(hostile_thread, NULL); /* no stray write after the withdrawal */
-	/* Tell dom0 this is an orderly exit, then withdraw the keys. */
 	if (opt.hostile == HOSTILE_GARBAGE_PAGE)
-		page_init(boot_id);
-	beat(xce, &seq, FO_HB_FLAG_STOPPING);
-	withdraw(xs);
+		foguest__page_init(fg);
+	/* Tell dom0 this is an orderly exit, then withdraw the keys. */
+	foguest_close(fg);
 	agent_log("exiting after %" PRIu64 " heartbeats", seq);
-	rc = 0;
-out:
-	if (xce)
-		xenevtchn_close(xce); /* closes the port */
-	if (page)
-		xengntshr_unshare(xgs, (void *)page, 1);
-	if (xgs)
-		xengntshr_close(xgs);
-	if (xs)
-		xs_close(xs);
-	return rc;
+	return 0;
 }

@@ -859,6 +859,39 @@ static int parse_domain_config(struct parser *p, const cJSON *obj, const char *k
 	return 0;
 }
 
+/* health.fail_on_deadline_miss: {"count": N, "window_ms": W}, both required. */
+static int parse_deadline_miss(struct parser *p, const cJSON *obj, const char *health_kp,
+			       struct fo_pair_config *pc)
+{
+	static const char *const keys[] = { "count", "window_ms", NULL };
+	char kp[KEYPATH_MAX];
+	long count, window;
+	int rc;
+
+	pc->deadline_miss_count = 0;
+	pc->deadline_miss_window_ms = 0;
+	if (!obj)
+		return 0;
+	keypath_join(kp, health_kp, "fail_on_deadline_miss");
+	rc = check_object(p, obj, kp, keys);
+	if (rc < 0)
+		return rc;
+	rc = require(p, obj, kp, "count");
+	if (rc == 0)
+		rc = require(p, obj, kp, "window_ms");
+	if (rc < 0)
+		return rc;
+	rc = read_int(p, obj, kp, "count", 1, FO_DEADLINE_MISS_MAX, &count);
+	if (rc < 0)
+		return rc;
+	rc = read_int(p, obj, kp, "window_ms", 1, MS_MAX, &window);
+	if (rc < 0)
+		return rc;
+	pc->deadline_miss_count = (unsigned)count;
+	pc->deadline_miss_window_ms = (unsigned)window;
+	return 0;
+}
+
 static int parse_pair(struct parser *p, const cJSON *obj, const char *kp,
 		      struct fo_pair_config *pc)
 {
@@ -867,7 +900,7 @@ static int parse_pair(struct parser *p, const cJSON *obj, const char *kp,
 					    "pin", "domain_config", NULL };
 	static const char *const required[] = { "name", "active", "standby", "heartbeat",
 						"deadline_ms", NULL };
-	static const char *const health_keys[] = { "fail_on_unhealthy", NULL };
+	static const char *const health_keys[] = { "fail_on_unhealthy", "fail_on_deadline_miss", NULL };
 	char mkp[KEYPATH_MAX];
 	const char *const *k;
 	const cJSON *sub;
@@ -922,6 +955,8 @@ static int parse_pair(struct parser *p, const cJSON *obj, const char *kp,
 		pc->failback = (enum fo_failback)e;
 
 	pc->fail_on_unhealthy = true;
+	pc->deadline_miss_count = 0;
+	pc->deadline_miss_window_ms = 0;
 	sub = member(obj, "health");
 	if (sub) {
 		keypath_join(mkp, kp, "health");
@@ -929,6 +964,9 @@ static int parse_pair(struct parser *p, const cJSON *obj, const char *kp,
 		if (rc < 0)
 			return rc;
 		rc = read_bool(p, sub, mkp, "fail_on_unhealthy", &pc->fail_on_unhealthy);
+		if (rc < 0)
+			return rc;
+		rc = parse_deadline_miss(p, member(sub, "fail_on_deadline_miss"), mkp, pc);
 		if (rc < 0)
 			return rc;
 	}
@@ -1288,6 +1326,8 @@ void fo_config_describe_pair(const struct fo_pair_config *pc, char *buf, size_t 
 		pc->name, pc->active, pc->standby, pc->period_ms, pc->timeout_ms, pc->grace_ms,
 		pc->deadline_ms, fo_on_failover_name(pc->on_failover),
 		fo_failback_name(pc->failback), pc->fail_on_unhealthy ? "yes" : "no");
+	if (pc->deadline_miss_count)
+		out_add(&o, " fail_on_deadline_miss=%u/%ums", pc->deadline_miss_count, pc->deadline_miss_window_ms);
 	if (pc->pin.n_active_pcpus == 0 && pc->pin.n_standby_pcpus == 0) {
 		out_add(&o, " pin=none");
 	} else {

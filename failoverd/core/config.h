@@ -71,6 +71,8 @@ struct fo_placement_config {
 	bool enforce;      /* on drift, re-apply (else report only); default false */
 };
 
+#define FO_DEADLINE_MISS_MAX 64
+
 struct fo_pair_config {
 	char name[FO_NAME_MAX + 1];
 	char active[FO_DOMNAME_MAX + 1];   /* preferred active domain name */
@@ -80,6 +82,11 @@ struct fo_pair_config {
 	unsigned grace_ms;         /* heartbeat.grace_ms: new active must heartbeat within; default timeout_ms */
 	unsigned deadline_ms;      /* fault seen -> standby running must be within this */
 	bool fail_on_unhealthy;    /* health.fail_on_unhealthy: default true */
+	/* health.fail_on_deadline_miss {count, window_ms}: this many cycle
+	 * overruns reported by the application (libfoguest) within window_ms
+	 * are a fault. count 0 = off (the default). */
+	unsigned deadline_miss_count;     /* 1..FO_DEADLINE_MISS_MAX */
+	unsigned deadline_miss_window_ms;
 	enum fo_on_failover on_failover;
 	enum fo_failback failback;
 	struct fo_pin_config pin;  /* empty = no Xen-level pinning */

@@ -72,7 +72,8 @@ const char *fo_event_kind_name(enum fo_event_kind k)
 const char *fo_fault_name(enum fo_fault f)
 {
 	static const char *const names[] = { "none", "heartbeat-timeout", "unhealthy", "crashed",
-					     "shutdown", "gone", "manual", "heartbeat-stuck" };
+					     "shutdown", "gone", "manual", "heartbeat-stuck",
+					     "deadline-miss" };
 	return (unsigned)f < sizeof(names) / sizeof(names[0]) ? names[f] : "?";
 }
 

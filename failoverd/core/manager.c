@@ -555,6 +555,54 @@ void fo_manager_status_line(const struct fo_manager *m, char *buf, size_t len)
 			n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__);    \
 	} while (0)
 
+/* libfoguest: the active application's cycle and overruns, and the state
+ * handover of each pair's last takeover (when the backend relays state). */
+static size_t metrics_state_handover(const struct fo_manager *m, char *buf, size_t len, size_t n)
+{
+	struct fo_hv *hv = m->env.hv;
+
+	APPEND("# HELP failoverd_app_cycle The active application's cycle (libfoguest).\n"
+	       "# TYPE failoverd_app_cycle gauge\n");
+	for (size_t i = 0; i < m->n_pairs; i++) {
+		const struct fo_member *a = &m->pairs[i].m[m->pairs[i].active];
+
+		if (a->hb.ext)
+			APPEND("failoverd_app_cycle{pair=\"%s\"} %llu\n", m->pairs[i].cfg.name,
+			       (unsigned long long)a->hb.app_cycle);
+	}
+	APPEND("# HELP failoverd_app_deadline_misses_total Cycle overruns the applications reported.\n"
+	       "# TYPE failoverd_app_deadline_misses_total counter\n");
+	for (size_t i = 0; i < m->n_pairs; i++)
+		for (int j = 0; j < 2; j++)
+			APPEND("failoverd_app_deadline_misses_total{pair=\"%s\",member=\"%s\"} %llu\n",
+			       m->pairs[i].cfg.name, m->pairs[i].m[j].name,
+			       (unsigned long long)m->pairs[i].m[j].hb.deadline_misses);
+	if (!hv || !hv->ops->state_info)
+		return n;
+	APPEND("# HELP failoverd_state_cycles_lost Cycles lost at the last takeover (old active's last commit - handed over).\n"
+	       "# TYPE failoverd_state_cycles_lost gauge\n");
+	for (size_t i = 0; i < m->n_pairs; i++) {
+		const struct fo_member *a = &m->pairs[i].m[m->pairs[i].active];
+		struct fo_hv_state_info si;
+
+		if (a->domid != FO_DOMID_INVALID && hv->ops->state_info(hv, a->domid, &si) && si.takeover)
+			APPEND("failoverd_state_cycles_lost{pair=\"%s\"} %lld\n", m->pairs[i].cfg.name,
+			       (long long)si.cycles_lost);
+	}
+	APPEND("# HELP failoverd_state_rejected_total Relay passes that found a member's state invalid.\n"
+	       "# TYPE failoverd_state_rejected_total counter\n");
+	for (size_t i = 0; i < m->n_pairs; i++)
+		for (int j = 0; j < 2; j++) {
+			const struct fo_member *mb = &m->pairs[i].m[j];
+			struct fo_hv_state_info si;
+
+			if (mb->domid != FO_DOMID_INVALID && hv->ops->state_info(hv, mb->domid, &si))
+				APPEND("failoverd_state_rejected_total{pair=\"%s\",member=\"%s\"} %llu\n",
+				       m->pairs[i].cfg.name, mb->name, (unsigned long long)si.rejected);
+		}
+	return n;
+}
+
 size_t fo_manager_metrics(const struct fo_manager *m, char *buf, size_t len)
 {
 	static const struct {
@@ -626,5 +674,6 @@ size_t fo_manager_metrics(const struct fo_manager *m, char *buf, size_t len)
 			}
 		}
 	}
+	n = metrics_state_handover(m, buf, len, n);
 	return n < len ? n : len - 1;
 }

@@ -9,6 +9,46 @@
  * to look alive for longer than it is (or memory corruption). */
 #define FO_HB_MAX_SEQ_JUMP 1000000ull
 
+/* The extension's fields (untrusted like the rest; only counted and shown).
+ * A miss counter that moved forward adds that many misses at now_ns; one
+ * that went back (a new application instance) is a new baseline. */
+static void ext_take(struct fo_hb_tracker *t, const struct fo_hb_page *p, uint64_t now_ns, bool count)
+{
+	bool ext = p->ext_magic == FO_HB_EXT_MAGIC && p->ext_version == FO_HB_EXT_VERSION;
+
+	if (ext && count && t->ext && p->deadline_misses > t->app_deadline_misses) {
+		uint32_t d = p->deadline_misses - t->app_deadline_misses;
+
+		t->deadline_misses += d;
+		if (d > FO_HB_MISS_RING)
+			d = FO_HB_MISS_RING;
+		while (d--) {
+			t->miss_ns[t->miss_head] = now_ns;
+			t->miss_head = (t->miss_head + 1) % FO_HB_MISS_RING;
+			if (t->miss_n < FO_HB_MISS_RING)
+				t->miss_n++;
+		}
+	}
+	t->ext = ext;
+	if (!ext)
+		return;
+	t->app_cycle = p->app_cycle;
+	t->app_deadline_misses = p->deadline_misses;
+	t->restored_cycle = p->restored_cycle;
+	t->restore_result = p->restore_result;
+}
+
+bool fo_hb_misses_within(const struct fo_hb_tracker *t, unsigned count, uint64_t window_ns, uint64_t now_ns)
+{
+	uint64_t at;
+
+	if (count == 0 || count > FO_HB_MISS_RING || t->miss_n < count)
+		return false;
+	/* the count-th newest miss */
+	at = t->miss_ns[(t->miss_head + FO_HB_MISS_RING - count) % FO_HB_MISS_RING];
+	return now_ns - at <= window_ns;
+}
+
 void fo_hb_reset(struct fo_hb_tracker *t)
 {
 	t->have_seq = false;
@@ -52,6 +92,7 @@ enum fo_hb_verdict fo_hb_observe(struct fo_hb_tracker *t, const struct fo_hb_pag
 		t->boot_id = p->boot_id;
 		t->app_status = p->app_status;
 		t->flags = p->flags;
+		ext_take(t, p, now_ns, false);
 		return FO_HB_BASELINE;
 	}
 	if (p->sequence == t->sequence) {
@@ -70,5 +111,6 @@ enum fo_hb_verdict fo_hb_observe(struct fo_hb_tracker *t, const struct fo_hb_pag
 	t->flags = p->flags;
 	t->last_progress_ns = now_ns;
 	t->beats++;
+	ext_take(t, p, now_ns, true);
 	return FO_HB_PROGRESS;
 }

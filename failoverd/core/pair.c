@@ -88,6 +88,8 @@
 #define FO_ARM_WAIT_NS (120ull * 1000000000ull)
 
 #define MS(x) ((uint64_t)(x) * 1000000ull)
+#define STATE_REPORT_NS       (5000ull * 1000000ull) /* look for the relay's takeover report this long */
+#define STATE_RESTORE_WAIT_NS (1000ull * 1000000ull) /* wait this long for the application's restore */
 
 /* A switch the module did while no daemon ran is adopted at start, before
  * the new active's agent is attached: its first heartbeat may take this
@@ -445,6 +447,47 @@ static void publish_roles(struct fo_pair *p)
 		hv->ops->set_role(hv, fo_pair_active(p)->domid, "active");
 	if (fo_pair_standby(p)->domid != FO_DOMID_INVALID)
 		hv->ops->set_role(hv, fo_pair_standby(p)->domid, "standby");
+	if (hv->ops->state_pair) { /* state handover follows the published roles */
+		hv->ops->state_pair(hv, fo_pair_active(p)->domid, fo_pair_standby(p)->domid);
+		p->state_watch_until_ns = now_ns(p) + STATE_REPORT_NS;
+	}
+}
+
+/*
+ * The relay's report of a takeover (hv state_info), as an info event with
+ * the cycles lost, and what the new active says it restored. The relay
+ * sees the swap a few ms after the roles are published, the application
+ * restores when its role reaches it (tens of ms): wait for the restore up
+ * to STATE_RESTORE_WAIT_NS. Off the switch path: the new active's
+ * heartbeats call this.
+ */
+static void state_report(struct fo_pair *p, const struct fo_member *m)
+{
+	static const char *const res[] = { "not reported", "ok", "no state", "corrupt", "too old" };
+	struct fo_hv *hv = p->env->hv;
+	struct fo_hv_state_info si;
+	uint64_t now = now_ns(p);
+	bool restored;
+
+	if (!p->state_watch_until_ns || !hv->ops->state_info)
+		return;
+	if (now > p->state_watch_until_ns) {
+		p->state_watch_until_ns = 0;
+		return;
+	}
+	if (!hv->ops->state_info(hv, m->domid, &si) || !si.takeover || si.takeover_ns <= p->state_reported_ns)
+		return;
+	restored = m->hb.ext && m->hb.restore_result && m->hb.restored_cycle == si.handed_cycle;
+	if (!restored && now < si.takeover_ns + STATE_RESTORE_WAIT_NS)
+		return;
+	p->state_reported_ns = si.takeover_ns;
+	p->state_watch_until_ns = 0;
+	record(p, FO_EV_INFO, FO_RESULT_INFO,
+	       "state handover: %s restore %s (cycle %llu), handed over cycle %llu, the old active's last %llu: "
+	       "%lld cycles lost",
+	       m->name, m->hb.ext && m->hb.restore_result < 5 ? res[m->hb.restore_result] : "not reported",
+	       (unsigned long long)m->hb.restored_cycle, (unsigned long long)si.handed_cycle,
+	       (unsigned long long)si.old_last_cycle, (long long)si.cycles_lost);
 }
 
 /* How long after its last progress the active's deadline fires. While the
@@ -1548,6 +1591,7 @@ void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *p
 		return;
 
 	if (idx == p->active) {
+		state_report(p, m);
 		switch (p->state) {
 		case FO_PAIR_SWITCHING:
 			if (m->deadline_kind == FO_DL_GRACE)
@@ -1556,6 +1600,11 @@ void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *p
 		case FO_PAIR_ARMED:
 			if (page_is_unhealthy(p, m)) {
 				fail_over(p, FO_FAULT_UNHEALTHY, now, now);
+				return;
+			}
+			if (p->cfg.deadline_miss_count &&
+			    fo_hb_misses_within(&m->hb, p->cfg.deadline_miss_count, MS(p->cfg.deadline_miss_window_ms), now)) {
+				fail_over(p, FO_FAULT_DEADLINE_MISS, now, now);
 				return;
 			}
 			/* fall through */

@@ -139,6 +139,11 @@ struct fo_pair {
 	bool placement_drift;      /* something is not where the config says */
 	char placement[256];       /* what, "" when as configured */
 	uint64_t placement_reapplied; /* placement.enforce: times it was put back */
+	/* state handover (libfoguest): after roles are published, the active's
+	 * heartbeats look for the relay's takeover report until this time (0:
+	 * not looking), and record it once as an info event */
+	uint64_t state_watch_until_ns;
+	uint64_t state_reported_ns;   /* the relay's time of the last one recorded */
 };
 
 void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo_pair_env *env);

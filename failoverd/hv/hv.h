@@ -156,6 +156,20 @@ struct fo_hv_placement {
 	struct fo_cpumask hard[FO_HV_MAX_VCPUS]; /* the first min(n_vcpus, FO_HV_MAX_VCPUS) */
 };
 
+/* State handover (libfoguest), per member, as the backend's relay sees it. */
+struct fo_hv_state_info {
+	bool mapped;             /* its state regions are mapped */
+	uint64_t relayed;        /* commits copied into its state-in */
+	uint64_t rejected;       /* relay passes that found its state-out invalid */
+	uint64_t state_cycle;    /* cycle of the newest state copied into its state-in */
+	/* its last takeover (it was the standby, it is the active now) */
+	bool takeover;
+	uint64_t takeover_ns;    /* when the relay saw it (CLOCK_MONOTONIC, now_ns()) */
+	uint64_t handed_cycle;   /* the newest state its state-in held then */
+	uint64_t old_last_cycle; /* the old active's last valid commit then */
+	int64_t cycles_lost;     /* old_last_cycle - handed_cycle */
+};
+
 struct fo_hv;
 
 struct fo_hv_ops {
@@ -295,6 +309,17 @@ struct fo_hv_ops {
 	 * path (binding a channel the kernel module gave back). The daemon
 	 * calls it after every loop turn, once the switch of that turn is done. */
 	void (*settle)(struct fo_hv *hv);
+	/*
+	 * Optional (NULL if absent): state handover (libfoguest). The pair's
+	 * roles as just published (after an arm or a switch; standby may be
+	 * FO_DOMID_INVALID): from now on the backend relays the active's
+	 * application state to the standby. Never on the switch path; returns
+	 * at once (the Xen backend's relay thread does the work).
+	 */
+	void (*state_pair)(struct fo_hv *hv, fo_domid_t active, fo_domid_t standby);
+	/* Optional: what the relay knows about a member's state handover
+	 * (status, metrics); false: nothing (no regions, not a member). */
+	bool (*state_info)(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_state_info *ret);
 };
 
 /* Every backend's handle starts with this. */

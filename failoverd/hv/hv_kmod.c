@@ -575,6 +575,21 @@ static int kmod_pin_vcpu(struct fo_hv *hv, fo_domid_t domid, unsigned vcpu, cons
 	return in->ops->pin_vcpu ? in->ops->pin_vcpu(in, domid, vcpu, hard) : -EOPNOTSUPP;
 }
 
+static void kmod_state_pair(struct fo_hv *hv, fo_domid_t active, fo_domid_t standby)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	if (in->ops->state_pair)
+		in->ops->state_pair(in, active, standby);
+}
+
+static bool kmod_state_info(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_state_info *ret)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	return in->ops->state_info && in->ops->state_info(in, domid, ret);
+}
+
 static const struct fo_hv_ops kmod_ops = {
 	.name = "xen+kernel",
 	.now_ns = kmod_now_ns,
@@ -589,6 +604,8 @@ static const struct fo_hv_ops kmod_ops = {
 	.watch_member = kmod_watch_member,
 	.unwatch_member = kmod_unwatch_member,
 	.set_role = kmod_set_role,
+	.state_pair = kmod_state_pair,
+	.state_info = kmod_state_info,
 	.agent_command = kmod_agent_command,
 	.get_fds = kmod_get_fds,
 	.fds_changed = kmod_fds_changed,

@@ -100,6 +100,7 @@
 #include "../core/log.h"
 #include "agent_keys.h"
 #include "proc_helper.h"
+#include "xen_state.h"
 
 #define XEN_MAX_MEMBERS    (FO_MAX_PAIRS * 2)
 #define DOM0_ID            0u     /* the daemon runs in the control domain */
@@ -364,6 +365,7 @@ struct xen_hv {
 	struct xen_reader reader;
 	struct xen_writer writer;
 	struct xen_builder builder;
+	struct xen_state_relay *state_relay; /* NULL: no state handover (xen_state.c) */
 	fo_domid_t doomed[DOOMED_MAX];
 	size_t n_doomed;
 	uint64_t next_gen;
@@ -2390,6 +2392,7 @@ static void xen_unwatch_member(struct fo_hv *hv, fo_domid_t domid)
 	snprintf(path, sizeof(path), "/local/domain/%" PRIu32 "/%s", domid, FO_HB_XS_READY);
 	xs_unwatch(x->xs, path, m->token);
 	member_detach(x, m);
+	xen_state_relay_forget(x->state_relay, domid);
 	m->in_use = false;
 	m->lent = false;
 	retry_timer_arm(x);
@@ -2569,6 +2572,13 @@ static void hb_page_copy(const volatile struct fo_hb_page *src, struct fo_hb_pag
 	dst->flags = src->flags;
 	dst->health_seq = src->health_seq;
 	dst->boot_id = src->boot_id;
+	dst->ext_magic = src->ext_magic;
+	dst->ext_version = src->ext_version;
+	dst->app_cycle = src->app_cycle;
+	dst->app_flags = src->app_flags;
+	dst->deadline_misses = src->deadline_misses;
+	dst->restored_cycle = src->restored_cycle;
+	dst->restore_result = src->restore_result;
 }
 
 static void dispatch_evtchn(struct xen_hv *x)
@@ -2589,6 +2599,7 @@ static void dispatch_evtchn(struct xen_hv *x)
 			fo_domid_t domid = m->domid;
 
 			hb_page_copy(m->page, &copy);
+			xen_state_relay_beat(x->state_relay, domid, &copy);
 			if (x->base.cb.heartbeat)
 				x->base.cb.heartbeat(x->base.cb.ctx, domid, &copy);
 		}
@@ -2614,6 +2625,7 @@ static void dispatch_poll(struct xen_hv *x)
 		if (!m->in_use || !m->lent || !m->page)
 			continue;
 		hb_page_copy(m->page, &copy);
+		xen_state_relay_beat(x->state_relay, m->domid, &copy);
 		if (x->base.cb.heartbeat)
 			x->base.cb.heartbeat(x->base.cb.ctx, m->domid, &copy);
 	}
@@ -2683,6 +2695,8 @@ static void xen_free(struct fo_hv *hv)
 	 * still run, queued creates are dropped. */
 	builder_stop(&x->builder);
 	reader_stop(&x->reader);
+	xen_state_relay_free(x->state_relay);
+	x->state_relay = NULL;
 	writer_stop(&x->writer);
 	for (i = 0; i < XEN_MAX_MEMBERS; i++)
 		if (x->members[i].in_use)
@@ -3011,6 +3025,16 @@ static const char *xen_switch_path(struct fo_hv *hv)
 	return "xenctrl";
 }
 
+static void xen_state_pair(struct fo_hv *hv, fo_domid_t active, fo_domid_t standby)
+{
+	xen_state_relay_pair(to_xen(hv)->state_relay, active, standby);
+}
+
+static bool xen_state_info(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_state_info *ret)
+{
+	return xen_state_relay_info(to_xen(hv)->state_relay, domid, ret);
+}
+
 static const struct fo_hv_ops xen_ops = {
 	.name = "xen",
 	.now_ns = xen_now_ns,
@@ -3039,6 +3063,8 @@ static const struct fo_hv_ops xen_ops = {
 	.cpupool_move = xen_cpupool_move,
 	.get_placement = xen_get_placement,
 	.pin_vcpu = xen_pin_vcpu,
+	.state_pair = xen_state_pair,
+	.state_info = xen_state_info,
 };
 
 /* Set up the preallocated domctl; on any failure the xc_* path is used. */
@@ -3168,6 +3194,10 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 		fo_err("xen: cannot start the xenstore writer: %s", strerror(-rc));
 		goto fail;
 	}
+	/* State handover is an addition: without it failover still works. */
+	rc = xen_state_relay_new(start_helper_thread, &x->state_relay);
+	if (rc < 0)
+		fo_warn("xen: no state handover (cannot start the state relay: %s)", strerror(-rc));
 	rc = builder_start(&x->builder);
 	if (rc < 0) {
 		fo_err("xen: cannot start the domain builder thread: %s", strerror(-rc));

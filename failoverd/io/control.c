@@ -221,6 +221,58 @@ static cJSON *event_json(const struct fo_event *e)
 	return o;
 }
 
+/* libfoguest: the application's cycle and the state handover (null when
+ * the active runs a plain agent / the backend relays nothing). */
+static void add_state_handover(cJSON *po, struct fo_hv *hv, const struct fo_pair *p)
+{
+	const struct fo_member *a = fo_pair_active((struct fo_pair *)p), *s = fo_pair_standby((struct fo_pair *)p);
+	struct fo_hv_state_info ai, si;
+	bool have_a, have_s;
+	cJSON *st;
+
+	if (a->hb.ext)
+		cJSON_AddNumberToObject(po, "app_cycle", (double)a->hb.app_cycle);
+	else
+		cJSON_AddNullToObject(po, "app_cycle");
+	cJSON_AddNumberToObject(po, "deadline_misses", (double)a->hb.deadline_misses);
+	have_a = hv->ops->state_info && a->domid != FO_DOMID_INVALID && hv->ops->state_info(hv, a->domid, &ai);
+	have_s = hv->ops->state_info && s->domid != FO_DOMID_INVALID && hv->ops->state_info(hv, s->domid, &si);
+	if (!have_a && !have_s) {
+		cJSON_AddNullToObject(po, "state_handover");
+		return;
+	}
+	st = cJSON_AddObjectToObject(po, "state_handover");
+	/* what the standby would restore now, and how far behind it is */
+	if (have_s && si.relayed) {
+		cJSON_AddNumberToObject(st, "standby_cycle", (double)si.state_cycle);
+		if (a->hb.ext && a->hb.app_cycle >= si.state_cycle)
+			cJSON_AddNumberToObject(st, "state_age_cycles", (double)(a->hb.app_cycle - si.state_cycle));
+		else
+			cJSON_AddNullToObject(st, "state_age_cycles");
+	} else {
+		cJSON_AddNullToObject(st, "standby_cycle");
+		cJSON_AddNullToObject(st, "state_age_cycles");
+	}
+	cJSON_AddNumberToObject(st, "rejected", have_a ? (double)ai.rejected : 0);
+	if (have_a && ai.takeover) {
+		cJSON *t = cJSON_AddObjectToObject(st, "last_takeover");
+
+		cJSON_AddStringToObject(t, "new_active", a->name);
+		cJSON_AddNumberToObject(t, "time_ns", (double)ai.takeover_ns);
+		cJSON_AddNumberToObject(t, "handed_cycle", (double)ai.handed_cycle);
+		cJSON_AddNumberToObject(t, "old_last_cycle", (double)ai.old_last_cycle);
+		cJSON_AddNumberToObject(t, "cycles_lost", (double)ai.cycles_lost);
+		if (a->hb.ext && a->hb.restore_result) {
+			static const char *const res[] = { "not-yet", "ok", "none", "corrupt", "too-old" };
+
+			cJSON_AddStringToObject(t, "restore", a->hb.restore_result < 5 ? res[a->hb.restore_result] : "?");
+			cJSON_AddNumberToObject(t, "restored_cycle", (double)a->hb.restored_cycle);
+		}
+	} else {
+		cJSON_AddNullToObject(st, "last_takeover");
+	}
+}
+
 static cJSON *status_json(struct fo_control *c)
 {
 	struct fo_hv *hv = fo_manager_hv(c->mgr);
@@ -279,6 +331,7 @@ static cJSON *status_json(struct fo_control *c)
 						? "none"
 						: !p->placement_checked ? "unverified" : p->placement_drift ? "drift" : "ok");
 		cJSON_AddStringToObject(po, "placement_detail", p->placement);
+		add_state_handover(po, hv, p);
 		cJSON_AddItemToArray(arr, po);
 	}
 	{

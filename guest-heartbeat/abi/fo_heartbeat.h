@@ -46,6 +46,37 @@ struct fo_hb_page {
 	uint32_t flags;        /* FO_HB_FLAG_* */
 	uint32_t health_seq;   /* +1 per completed health check */
 	uint64_t boot_id;      /* random per agent start: a new value means a restarted agent */
+
+	/*
+	 * Extension 1 (libfoguest): the application's own cycle. In the bytes
+	 * that ABI version 1 reserves as zero, so an old daemon ignores them
+	 * and a daemon reading an old agent's page finds ext_magic == 0. Valid
+	 * only when ext_magic == FO_HB_EXT_MAGIC; written before the release
+	 * fence like every other field, so they belong to `sequence`.
+	 */
+	uint32_t ext_magic;       /* FO_HB_EXT_MAGIC, or 0 (plain agent) */
+	uint32_t ext_version;     /* FO_HB_EXT_VERSION */
+	uint64_t app_cycle;       /* the application's cycle number at this beat */
+	uint32_t app_flags;       /* FO_HB_APP_F_* for this cycle */
+	uint32_t deadline_misses; /* overruns the application reported since it started */
+	uint64_t restored_cycle;  /* the state cycle it restored when it last became active (0: none) */
+	uint32_t restore_result;  /* enum fo_hb_restore, of that takeover */
+	uint32_t ext_reserved;
+};
+
+#define FO_HB_EXT_MAGIC    0x58484f46u /* "FOHX" */
+#define FO_HB_EXT_VERSION  1u
+
+/* app_flags */
+#define FO_HB_APP_F_DEADLINE_MISS (1u << 0) /* this cycle overran its period */
+
+/* restore_result: what the application found when it took over. */
+enum fo_hb_restore {
+	FO_HB_RESTORE_NOT_YET = 0, /* has not been made active since it started */
+	FO_HB_RESTORE_OK      = 1, /* restored a valid state (restored_cycle) */
+	FO_HB_RESTORE_NONE    = 2, /* no state was there: started cold */
+	FO_HB_RESTORE_CORRUPT = 3, /* state there, none valid: started cold */
+	FO_HB_RESTORE_TOO_OLD = 4, /* valid but too old: started cold */
 };
 
 /* xenstore keys, relative to /local/domain/<domid>/ */

@@ -183,6 +183,9 @@ find_project_bins() {
 	FAILOVERD=${FO_FAILOVERD:-$BUILD_DIR/failoverd/failoverd}
 	FAILOVERCTL=${FO_FAILOVERCTL:-$BUILD_DIR/failoverd/failoverctl}
 	HEARTBEAT=${FO_HEARTBEAT:-$BUILD_DIR/guest-heartbeat/fo-heartbeat}
+	# libfoguest's example application, carried only by scenarios that
+	# say "# domu-bins: fo-plant" (bumpless)
+	PLANT=${FO_PLANT:-$BUILD_DIR/guest-heartbeat/fo-plant}
 	OBSERVER=$(lab_tool fo-observer observer.c "-lxenctrl -lxenstore")
 	LABTIME=$(lab_tool fo-labtime labtime.c "")
 	# kmod-switch/ (built when the kernel headers are installed); for the
@@ -205,6 +208,7 @@ check_needs() {
 		failoverd) path=$FAILOVERD ;;
 		failoverctl) path=$FAILOVERCTL ;;
 		fo-heartbeat) path=$HEARTBEAT ;;
+		fo-plant) path=$PLANT ;;
 		fo-switch-test) path=$KMOD_TEST ;;
 		fo_switch.ko)
 			[ -f "$KMOD" ] && continue
@@ -271,13 +275,23 @@ build_project_image() {
 	# shellcheck disable=SC2086
 	[ -z "$mods" ] || img_copy_modules "$root" "$KVER" $mods
 	mods=$(scenario_header domu-modules)
-	if [ -n "$mods" ] || [ -d "$LAB_SRC/domu/hooks" ]; then
+	# "# domu-bins: fo-plant": project binaries a scenario's domUs run
+	# besides the agent (static, into /usr/bin of the overlay)
+	local dbins have_plant=0
+	dbins=$(scenario_header domu-bins)
+	if [ -n "$mods" ] || [ -n "$dbins" ] || [ -d "$LAB_SRC/domu/hooks" ]; then
 		local ov=$RUN_DIR/domu-overlay
 		rm -rf "$ov"
 		mkdir -p "$ov/lab/hooks"
 		# shellcheck disable=SC2086
 		[ -z "$mods" ] || img_copy_modules "$ov" "$DOMU_KVER" $mods
 		[ ! -d "$LAB_SRC/domu/hooks" ] || cp "$LAB_SRC"/domu/hooks/*.sh "$ov/lab/hooks/" 2>/dev/null || true
+		for b in $dbins; do
+			case $b in
+			fo-plant) [ -x "$PLANT" ] && img_copy_exe "$ov" "$PLANT" /usr/bin/fo-plant && have_plant=1 ;;
+			*) die "# domu-bins: unknown binary $b" ;;
+			esac
+		done
 		img_pack "$ov" "$RUN_DIR/domu-overlay.cpio.gz"
 		cat "$RUN_DIR/domu-overlay.cpio.gz" >> "$root/boot/domu.cpio.gz"
 		rm -rf "$ov" "$RUN_DIR/domu-overlay.cpio.gz"
@@ -292,6 +306,7 @@ dom0_kernel=$DOM0_KERNEL
 failoverd=$have_fod
 failoverctl=$have_ctl
 agent=$have_agent
+plant=$have_plant
 kmod=$have_kmod
 build_dir=$BUILD_DIR
 EOF

@@ -85,6 +85,13 @@ static const struct bad_case {
 	{ "bad_failback_value", "pairs[0].failback" },
 	{ "bad_health_unknown", "pairs[0].health.fail_on_unhealty" },
 	{ "bad_health_not_bool", "pairs[0].health.fail_on_unhealthy" },
+	{ "bad_deadline_miss_not_object", "pairs[0].health.fail_on_deadline_miss" },
+	{ "bad_deadline_miss_unknown", "pairs[0].health.fail_on_deadline_miss.windw" },
+	{ "bad_deadline_miss_no_window", "pairs[0].health.fail_on_deadline_miss" },
+	{ "bad_deadline_miss_count_zero", "pairs[0].health.fail_on_deadline_miss.count" },
+	{ "bad_deadline_miss_count_big", "pairs[0].health.fail_on_deadline_miss.count" },
+	{ "bad_deadline_miss_window_zero", "pairs[0].health.fail_on_deadline_miss.window_ms" },
+	{ "bad_deadline_miss_window_fraction", "pairs[0].health.fail_on_deadline_miss.window_ms" },
 	{ "bad_pin_out_of_range", "pairs[0].pin.active_pcpus[1]" },
 	{ "bad_pin_not_array", "pairs[0].pin.standby_pcpus" },
 	{ "bad_pin_dup", "pairs[0].pin.active_pcpus[1]" },
@@ -156,7 +163,7 @@ static const struct exact_case {
 static const char *good_cases[] = {
 	"good_minimal", "good_min_bounds", "good_max_bounds", "good_max_pairs",
 	"good_whole_float", "good_rebuild", "good_two_pairs", "good_kernel_fast_path",
-	"good_cpupools",
+	"good_cpupools", "good_deadline_miss",
 };
 
 static int load_case(const char *name, struct fo_config *c, char *err, size_t errlen)
@@ -263,6 +270,7 @@ static void test_good_cases(void)
 		CHECK(c.daemon.kernel_fast_path == FO_KERNEL_FAST_PATH_AUTO, "kernel_fast_path default");
 		CHECK(c.pairs[0].grace_ms == c.pairs[0].timeout_ms, "grace default");
 		CHECK(c.pairs[0].fail_on_unhealthy, "fail_on_unhealthy default");
+		CHECK(c.pairs[0].deadline_miss_count == 0, "fail_on_deadline_miss default: off");
 		CHECK(c.pairs[0].on_failover == FO_ON_FAILOVER_KEEP_PAUSED, "on_failover default");
 		CHECK(c.pairs[0].failback == FO_FAILBACK_MANUAL, "failback default");
 		CHECK(c.pairs[0].pin.n_active_pcpus == 0 && c.pairs[0].pin.n_standby_pcpus == 0,
@@ -363,6 +371,14 @@ static void test_good_cases(void)
 		CHECK(c.daemon.log_level == FO_LOG_WARNING, "log level");
 		CHECK(c.pairs[0].on_failover == FO_ON_FAILOVER_DESTROY, "destroy");
 		CHECK(c.pairs[1].fail_on_unhealthy, "empty health object keeps default");
+	}
+
+	/* health.fail_on_deadline_miss */
+	if (load_case("good_deadline_miss", &c, err, sizeof(err)) == 0) {
+		CHECK(c.pairs[0].deadline_miss_count == 3 && c.pairs[0].deadline_miss_window_ms == 1000,
+		      "deadline miss %u/%u", c.pairs[0].deadline_miss_count, c.pairs[0].deadline_miss_window_ms);
+		fo_config_describe_pair(&c.pairs[0], line, sizeof(line));
+		CHECK(strstr(line, " fail_on_deadline_miss=3/1000ms") != NULL, "describe: %s", line);
 	}
 }
 

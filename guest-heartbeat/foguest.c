@@ -1,0 +1,850 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * foguest.c - libfoguest (see foguest.h and foguest(3)).
+ *
+ * What it shares with dom0:
+ *   heartbeat page   1 page, read-only for dom0 (abi/fo_heartbeat.h)
+ *   event channel    unbound for dom0; notified on every beat
+ *   state-out        FO_ST_REGION_PAGES pages, read-only for dom0: our commits
+ *   state-in         FO_ST_REGION_PAGES pages, writable by dom0: the peer's
+ *                    state, copied there by failoverd's relay
+ * and publishes their references under /local/domain/<self>/data/failover/
+ * in one transaction, `ready` last (dom0 follows `ready`).
+ *
+ * One thread of our own follows `role` and `control` (drills) on its own
+ * /dev/xen/xenbus descriptor, speaking the wire protocol itself: Debian's
+ * static libxenstore.a is built without USE_PTHREAD, and in that mode a
+ * request whose reply arrives after a watch event (xenstored fires every new
+ * watch once, often before the XS_WATCH reply) fails with EINVAL and closes
+ * the connection. Publishing and withdrawing go through libxenstore on a
+ * handle that carries no watches.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xenevtchn.h>
+#include <xengnttab.h>
+#include <xenstore.h>
+
+#include "abi/fo_heartbeat.h"
+#include "abi/fo_state.h"
+#include "foguest_internal.h"
+
+#define DOM0_ID      0u
+#define XB_DEV       "/dev/xen/xenbus"
+#define THREAD_STACK (256u * 1024u) /* mlockall(MCL_FUTURE) locks every stack fully */
+
+struct foguest {
+	struct foguest_options opt;
+	const char *prefix;
+
+	struct xs_handle *xs;
+	xengntshr_handle *xgs;
+	xenevtchn_handle *xce;
+	volatile struct fo_hb_page *page;
+	uint32_t gref;
+	evtchn_port_t port;
+	bool port_bound;
+	uint64_t boot_id;
+	unsigned domid;
+	char base_path[64];
+	uint64_t seq;
+	unsigned notify_errors;
+
+	/* state handover (FOGUEST_F_STATE) */
+	volatile void *st_out, *st_in;
+	uint32_t st_out_refs[FO_ST_REGION_PAGES], st_in_refs[FO_ST_REGION_PAGES];
+	struct fo_st_writer w;
+	unsigned char *st_buf;      /* FO_ST_SLOT_SIZE: restore's private copy */
+	uint64_t garbage_seed;
+
+	/* what the next beat reports about the last takeover */
+	uint64_t restored_cycle;
+	uint32_t restore_result;
+	uint32_t deadline_misses;
+	unsigned last_flags;        /* health of the last beat, for the STOPPING one */
+
+	/* shared with the watcher thread */
+	atomic_int role;
+	atomic_uint role_epoch;
+	atomic_uint_fast64_t in_mark; /* state-in's newest commit when we last took over */
+	atomic_uint_fast64_t last_commit_cycle; /* our own newest commit's cycle */
+	atomic_int control;
+	atomic_bool garbage_state;
+	int role_efd;
+	pthread_t thread;
+	bool thread_started;
+};
+
+/* ------------------------------------------------------------------ utils */
+
+static void vlog(struct foguest *g, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	if (g->opt.log)
+		g->opt.log(g->opt.ctx, line);
+	else
+		fprintf(stderr, "%s: %s\n", g->prefix, line);
+}
+
+void foguest__log(struct foguest *g, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(g, fmt, ap);
+	va_end(ap);
+}
+
+#define glog foguest__log
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t random_u64(struct foguest *g)
+{
+	uint64_t v = 0;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || read(fd, &v, sizeof(v)) != (ssize_t)sizeof(v)) {
+		glog(g, "warning: /dev/urandom unusable (%s), boot_id from the clock", strerror(errno));
+		v = mono_ns() ^ ((uint64_t)getpid() << 32);
+	}
+	if (fd >= 0)
+		close(fd);
+	return v ? v : 1;
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ull;
+}
+
+static bool parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *ret)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*ret = v;
+	return true;
+}
+
+const char *foguest_role_name(enum foguest_role r)
+{
+	switch (r) {
+	case FOGUEST_ROLE_ACTIVE: return "active";
+	case FOGUEST_ROLE_STANDBY: return "standby";
+	default: return "unknown";
+	}
+}
+
+const char *foguest_restore_name(enum foguest_restore r)
+{
+	switch (r) {
+	case FOGUEST_RESTORE_OK: return "ok";
+	case FOGUEST_RESTORE_NONE: return "no state";
+	case FOGUEST_RESTORE_CORRUPT: return "corrupt";
+	case FOGUEST_RESTORE_TOO_OLD: return "too old";
+	case FOGUEST_RESTORE_TOO_BIG: return "too big for the buffer";
+	}
+	return "?";
+}
+
+/* ---------------------------------------------------------------- xenstore */
+
+static bool xs_write_in(struct foguest *g, struct xs_handle *h, xs_transaction_t t, const char *key,
+			const char *value)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s%s", g->base_path, key);
+	return xs_write(h, t, path, value, (unsigned)strlen(value));
+}
+
+static void refs_format(const uint32_t *refs, char *buf, size_t len)
+{
+	size_t i, off = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < FO_ST_REGION_PAGES && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%" PRIu32, i ? " " : "", refs[i]);
+}
+
+int foguest__publish(struct foguest *g, void *xs_handle, const char *gref_s, const char *port_s,
+		     const char *ready_s)
+{
+	struct xs_handle *h = xs_handle ? xs_handle : g->xs;
+	char abi_s[16], g_s[16], p_s[16], r_s[20], out_s[16 * FO_ST_REGION_PAGES], in_s[16 * FO_ST_REGION_PAGES];
+	int attempt;
+
+	snprintf(abi_s, sizeof(abi_s), "%u", FO_HB_ABI_VERSION);
+	snprintf(g_s, sizeof(g_s), "%" PRIu32, g->gref);
+	snprintf(p_s, sizeof(p_s), "%" PRIu32, (uint32_t)g->port);
+	snprintf(r_s, sizeof(r_s), "%016" PRIx64, g->boot_id);
+	if (g->st_out) {
+		refs_format(g->st_out_refs, out_s, sizeof(out_s));
+		refs_format(g->st_in_refs, in_s, sizeof(in_s));
+	}
+	for (attempt = 0; attempt < 16; attempt++) {
+		xs_transaction_t t = xs_transaction_start(h);
+		bool ok;
+
+		if (t == XBT_NULL)
+			return -errno;
+		ok = xs_write_in(g, h, t, FO_HB_XS_GREF, gref_s ? gref_s : g_s) &&
+		     xs_write_in(g, h, t, FO_HB_XS_PORT, port_s ? port_s : p_s) &&
+		     xs_write_in(g, h, t, FO_HB_XS_ABI, abi_s);
+		if (ok && g->st_out)
+			ok = xs_write_in(g, h, t, FO_ST_XS_OUT, out_s) && xs_write_in(g, h, t, FO_ST_XS_IN, in_s);
+		if (ok)
+			ok = xs_write_in(g, h, t, FO_HB_XS_READY, ready_s ? ready_s : r_s);
+		if (!ok) {
+			int err = -errno;
+
+			xs_transaction_end(h, t, true);
+			return err;
+		}
+		if (xs_transaction_end(h, t, false))
+			return 0;
+		if (errno != EAGAIN)
+			return -errno;
+	}
+	return -EAGAIN;
+}
+
+static void withdraw(struct foguest *g)
+{
+	static const char *const keys[] = { FO_HB_XS_READY, FO_HB_XS_GREF, FO_HB_XS_PORT, FO_HB_XS_ABI,
+					    FO_ST_XS_OUT, FO_ST_XS_IN };
+	char path[128];
+	size_t i;
+
+	/* ready first: it is what dom0 follows */
+	for (i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+		if (i >= 4 && !g->st_out)
+			break;
+		snprintf(path, sizeof(path), "%s%s", g->base_path, keys[i]);
+		xs_rm(g->xs, XBT_NULL, path);
+	}
+}
+
+/* ----------------------------------------------------- role and control */
+
+/* The highest commit number in our state-in's records (no validation: only
+ * compared with itself, to tell whether the relay wrote since), and that
+ * record's cycle. */
+static uint64_t in_newest_commit(struct foguest *g, uint64_t *cycle)
+{
+	const volatile struct fo_st_header *h = (const volatile struct fo_st_header *)g->st_in;
+	uint64_t a = h->slot[0].commit, b = h->slot[1].commit;
+
+	if (cycle)
+		*cycle = a > b ? h->slot[0].cycle : h->slot[1].cycle;
+	return a > b ? a : b;
+}
+
+static void set_role(struct foguest *g, const char *role)
+{
+	enum foguest_role r;
+	uint64_t one = 1;
+
+	if (!role)
+		return; /* not written yet */
+	if (!strcmp(role, "active"))
+		r = FOGUEST_ROLE_ACTIVE;
+	else if (!strcmp(role, "standby"))
+		r = FOGUEST_ROLE_STANDBY;
+	else {
+		glog(g, "ignoring unknown role \"%.32s\"", role);
+		return;
+	}
+	if (atomic_exchange(&g->role, (int)r) == (int)r) {
+		/* Still "active": were we the standby in between? The relay
+		 * writes a state-in only while its owner is the standby. */
+		uint64_t cycle = 0;
+
+		/* ...and was it newer than our own? A late copy of the old
+		 * active's state, landing after we took over, is not news. */
+		if (r != FOGUEST_ROLE_ACTIVE || !g->st_in || in_newest_commit(g, &cycle) == atomic_load(&g->in_mark) ||
+		    cycle <= atomic_load(&g->last_commit_cycle))
+			return;
+		glog(g, "role: active again after standing by (state handed over meanwhile)");
+	}
+	atomic_store(&g->in_mark, g->st_in ? in_newest_commit(g, NULL) : 0);
+	atomic_fetch_add(&g->role_epoch, 1);
+	if (write(g->role_efd, &one, sizeof(one)) < 0)
+		glog(g, "role eventfd: %s", strerror(errno));
+	if (g->opt.on_role)
+		g->opt.on_role(g->opt.ctx, r);
+}
+
+static void sleep_forever(void)
+{
+	for (;;)
+		pause();
+}
+
+static void handle_control(struct foguest *g, const char *cmd)
+{
+	int fd;
+
+	if (!cmd || !strcmp(cmd, FO_HB_CMD_NONE)) {
+		bool was = atomic_exchange(&g->garbage_state, false);
+
+		if (atomic_exchange(&g->control, FOGUEST_CTL_NONE) != FOGUEST_CTL_NONE || was)
+			glog(g, "control: back to normal");
+	} else if (!strcmp(cmd, FO_HB_CMD_STOP)) {
+		glog(g, "control: stop-heartbeat (drill)");
+		atomic_store(&g->control, FOGUEST_CTL_STOP);
+	} else if (!strcmp(cmd, FO_HB_CMD_STUCK)) {
+		/* An application loop stuck behind a live notifier: only the
+		 * page shows it, the event channel keeps ticking (what a
+		 * kernel module counting notifications cannot see). */
+		glog(g, "control: stuck-sequence (drill): notifying, sequence frozen");
+		atomic_store(&g->control, FOGUEST_CTL_STUCK);
+	} else if (!strcmp(cmd, FO_HB_CMD_UNHEALTHY)) {
+		glog(g, "control: unhealthy (drill)");
+		atomic_store(&g->control, FOGUEST_CTL_UNHEALTHY);
+	} else if (!strcmp(cmd, FO_HB_CMD_FREEZE)) {
+		glog(g, "control: freeze (drill): no more heartbeats, no more xenstore");
+		atomic_store(&g->control, FOGUEST_CTL_FREEZE);
+		sleep_forever();
+	} else if (!strcmp(cmd, FO_HB_CMD_CRASH)) {
+		glog(g, "control: crash (drill): sysrq-c");
+		fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "c", 1) != 1)
+			glog(g, "crash: cannot write /proc/sysrq-trigger: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	} else if (!strcmp(cmd, "garbage-state") && (g->opt.flags & FOGUEST_F_TEST_COMMANDS) && g->st_out) {
+		glog(g, "control: garbage-state (TEST): commits write garbage into state-out");
+		atomic_store(&g->garbage_state, true);
+	} else {
+		glog(g, "ignoring unknown control command \"%.32s\"", cmd);
+	}
+}
+
+struct xb_conn {
+	int fd;
+	uint32_t next_req;
+	bool pending_role, pending_control; /* watch fired, value not yet read */
+};
+
+static bool xb_read_exact(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t r = read(fd, p, len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		p += r;
+		len -= (size_t)r;
+	}
+	return true;
+}
+
+/* Next message; watch events are noted and reported as type XS_WATCH_EVENT. */
+static bool xb_recv(struct xb_conn *c, struct xsd_sockmsg *hdr, char *body, size_t bodymax)
+{
+	if (!xb_read_exact(c->fd, hdr, sizeof(*hdr)) || hdr->len >= bodymax ||
+	    !xb_read_exact(c->fd, body, hdr->len))
+		return false;
+	body[hdr->len] = '\0';
+	if (hdr->type == XS_WATCH_EVENT) {
+		/* body: path \0 token \0 */
+		const char *token = body + strnlen(body, hdr->len) + 1;
+
+		if (token < body + hdr->len) {
+			if (!strcmp(token, "role"))
+				c->pending_role = true;
+			else if (!strcmp(token, "control"))
+				c->pending_control = true;
+		}
+	}
+	return true;
+}
+
+/* One request, its reply into body; false on I/O failure. */
+static bool xb_request(struct xb_conn *c, uint32_t type, const char *a, const char *b,
+		       struct xsd_sockmsg *reply, char *body, size_t bodymax)
+{
+	char msg[sizeof(struct xsd_sockmsg) + XENSTORE_PAYLOAD_MAX];
+	struct xsd_sockmsg hdr = { .type = type, .req_id = ++c->next_req };
+	size_t la = strlen(a) + 1, lb = b ? strlen(b) + 1 : 0;
+
+	if (la + lb > XENSTORE_PAYLOAD_MAX)
+		return false;
+	hdr.len = (uint32_t)(la + lb);
+	memcpy(msg, &hdr, sizeof(hdr));
+	memcpy(msg + sizeof(hdr), a, la);
+	if (b)
+		memcpy(msg + sizeof(hdr) + la, b, lb);
+	/* one write: the device takes a whole message atomically */
+	if (write(c->fd, msg, sizeof(hdr) + hdr.len) != (ssize_t)(sizeof(hdr) + hdr.len))
+		return false;
+	do {
+		if (!xb_recv(c, reply, body, bodymax))
+			return false;
+	} while (reply->type == XS_WATCH_EVENT || reply->req_id != hdr.req_id);
+	return true;
+}
+
+/* The key's value into out, or false when it does not exist (or on error). */
+static bool xb_read_value(struct foguest *g, struct xb_conn *c, const char *key, char *out, size_t outlen)
+{
+	char path[128], body[XENSTORE_PAYLOAD_MAX + 1];
+	struct xsd_sockmsg reply;
+
+	snprintf(path, sizeof(path), "%s%s", g->base_path, key);
+	if (!xb_request(c, XS_READ, path, NULL, &reply, body, sizeof(body)) || reply.type != XS_READ)
+		return false;
+	{
+		size_t n = strnlen(body, outlen - 1);
+
+		memcpy(out, body, n); /* a longer (hostile) value is cut: it matches nothing */
+		out[n] = '\0';
+	}
+	return true;
+}
+
+static bool xb_watch(struct foguest *g, struct xb_conn *c, const char *key, const char *token)
+{
+	char path[128], body[XENSTORE_PAYLOAD_MAX + 1];
+	struct xsd_sockmsg reply;
+
+	snprintf(path, sizeof(path), "%s%s", g->base_path, key);
+	if (!xb_request(c, XS_WATCH, path, token, &reply, body, sizeof(body)))
+		return false;
+	if (reply.type == XS_ERROR) {
+		errno = EINVAL;
+		glog(g, "watch %s refused: %s", path, body);
+		return false;
+	}
+	return true;
+}
+
+static void close_fd(void *arg)
+{
+	close(*(int *)arg);
+}
+
+static void *watcher_thread(void *arg)
+{
+	struct foguest *g = arg;
+	struct xb_conn c = { .fd = open(XB_DEV, O_RDWR | O_CLOEXEC) };
+	char body[XENSTORE_PAYLOAD_MAX + 1], value[64];
+	struct xsd_sockmsg hdr;
+	int old;
+
+	if (c.fd < 0 || !xb_watch(g, &c, FO_HB_XS_ROLE, "role") || !xb_watch(g, &c, FO_HB_XS_CONTROL, "control")) {
+		glog(g, "cannot watch %s via %s: %s (roles and drills disabled)", FO_HB_XS_DIR, XB_DEV,
+		     strerror(errno));
+		if (c.fd >= 0)
+			close(c.fd);
+		return NULL;
+	}
+	pthread_cleanup_push(close_fd, &c.fd);
+	for (;;) {
+		/* cancellation (foguest_close) only while waiting for xenstored */
+		while (!c.pending_role && !c.pending_control) {
+			if (!xb_recv(&c, &hdr, body, sizeof(body))) {
+				glog(g, "xenstore connection lost: %s (roles and drills disabled)", strerror(errno));
+				goto out;
+			}
+		}
+		if (c.pending_role) {
+			c.pending_role = false;
+			if (xb_read_value(g, &c, FO_HB_XS_ROLE, value, sizeof(value))) {
+				pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+				set_role(g, value);
+				pthread_setcancelstate(old, NULL);
+			}
+		}
+		if (c.pending_control) {
+			bool have;
+
+			c.pending_control = false;
+			have = xb_read_value(g, &c, FO_HB_XS_CONTROL, value, sizeof(value));
+			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+			if (have && !strcmp(value, FO_HB_CMD_FREEZE))
+				pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL); /* it sleeps for ever */
+			handle_control(g, have ? value : NULL);
+			pthread_setcancelstate(old, NULL);
+		}
+	}
+out:
+	pthread_cleanup_pop(1);
+	return NULL;
+}
+
+/* -------------------------------------------------------------- heartbeat */
+
+void foguest__page_init(struct foguest *g)
+{
+	volatile struct fo_hb_page *p = g->page;
+
+	memset((void *)p, 0, FO_HB_PAGE_SIZE);
+	p->magic = FO_HB_MAGIC;
+	p->abi_version = FO_HB_ABI_VERSION;
+	p->period_ms = g->opt.period_ms;
+	p->app_status = FO_HB_APP_UNKNOWN;
+	p->boot_id = g->boot_id;
+	atomic_thread_fence(memory_order_release);
+}
+
+int foguest__notify(struct foguest *g)
+{
+	if (xenevtchn_notify(g->xce, g->port) < 0) {
+		int err = -errno;
+
+		if (g->notify_errors++ < 10)
+			glog(g, "notify: %s", strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+/* Write the page for this beat and publish it (no drill check). */
+static void beat_publish(struct foguest *g, int ctl, uint64_t cycle, unsigned flags, uint32_t hb_flags)
+{
+	volatile struct fo_hb_page *p = g->page;
+	uint32_t status = FO_HB_APP_UNKNOWN;
+
+	if (flags & FOGUEST_BEAT_UNHEALTHY)
+		status = FO_HB_APP_UNHEALTHY;
+	else if (flags & FOGUEST_BEAT_HEALTHY)
+		status = FO_HB_APP_HEALTHY;
+	if (ctl == FOGUEST_CTL_UNHEALTHY)
+		status = FO_HB_APP_UNHEALTHY;
+	if (flags & FOGUEST_BEAT_DEADLINE_MISS)
+		g->deadline_misses++;
+	g->last_flags = flags & (FOGUEST_BEAT_HEALTHY | FOGUEST_BEAT_UNHEALTHY);
+
+	p->app_status = status;
+	p->flags = hb_flags | (ctl != FOGUEST_CTL_NONE ? FO_HB_FLAG_DRILL : 0);
+	p->ext_magic = FO_HB_EXT_MAGIC;
+	p->ext_version = FO_HB_EXT_VERSION;
+	p->app_cycle = cycle;
+	p->app_flags = (flags & FOGUEST_BEAT_DEADLINE_MISS) ? FO_HB_APP_F_DEADLINE_MISS : 0;
+	p->deadline_misses = g->deadline_misses;
+	p->restored_cycle = g->restored_cycle;
+	p->restore_result = g->restore_result;
+	/* Everything above is visible before the new sequence (ABI rule). */
+	atomic_thread_fence(memory_order_release);
+	p->sequence = ++g->seq;
+	foguest__notify(g);
+}
+
+int foguest__beat_flags(struct foguest *g, uint64_t cycle, unsigned flags, uint32_t hb_flags)
+{
+	int ctl = atomic_load(&g->control);
+
+	if (ctl == FOGUEST_CTL_FREEZE) {
+		/* a hung application: burn the vCPU, answer nothing */
+		for (;;)
+			__asm__ __volatile__("" ::: "memory");
+	}
+	if (ctl == FOGUEST_CTL_STUCK) {
+		foguest__notify(g);
+		return 0;
+	}
+	if (ctl == FOGUEST_CTL_STOP)
+		return 0;
+	beat_publish(g, ctl, cycle, flags, hb_flags);
+	return 1;
+}
+
+int foguest_beat(struct foguest *g, uint64_t cycle, unsigned flags)
+{
+	return foguest__beat_flags(g, cycle, flags, 0);
+}
+
+/* ------------------------------------------------------------------ state */
+
+static void garbage_region(struct foguest *g)
+{
+	volatile uint64_t *w = (volatile uint64_t *)g->st_out;
+	size_t i, n = FO_ST_REGION_SIZE / sizeof(uint64_t);
+
+	/* keep the header's magic so the reader looks at the slots */
+	for (i = 2; i < n; i += 1 + (i >= FO_ST_PAGE_SIZE / 8 ? 7 : 0))
+		w[i] = xorshift(&g->garbage_seed);
+}
+
+int foguest_commit(struct foguest *g, const void *buf, size_t len, uint64_t cycle)
+{
+	if (!g->st_out)
+		return -EOPNOTSUPP;
+	if (len == 0 || len > FOGUEST_STATE_MAX)
+		return -EINVAL;
+	if (atomic_load_explicit(&g->garbage_state, memory_order_relaxed)) {
+		garbage_region(g);
+		return 0;
+	}
+	if (fo_st_commit(g->st_out, &g->w, buf, len, cycle) < 0)
+		return -EINVAL;
+	atomic_store_explicit(&g->last_commit_cycle, cycle, memory_order_relaxed);
+	return 0;
+}
+
+enum foguest_restore foguest_restore(struct foguest *g, void *buf, size_t cap, uint64_t max_age_cycles,
+				     struct foguest_restore_info *info)
+{
+	const volatile struct fo_st_header *h;
+	struct foguest_restore_info dummy;
+	struct fo_st_found f;
+	enum fo_st_result r;
+	enum foguest_restore res;
+	int tries = 0;
+
+	if (!info)
+		info = &dummy;
+	memset(info, 0, sizeof(*info));
+	if (!g->st_in) {
+		res = FOGUEST_RESTORE_NONE;
+		goto out;
+	}
+	h = (const volatile struct fo_st_header *)g->st_in;
+	/* dom0 may be copying right now: a torn read is retried a few times */
+	do
+		r = fo_st_read(g->st_in, g->st_buf, &f);
+	while (r == FO_ST_TORN && ++tries < 100);
+	info->src_last_cycle = h->src_last_cycle;
+	info->src_domid = h->src_domid;
+	if (r == FO_ST_NONE || r == FO_ST_TORN) {
+		res = FOGUEST_RESTORE_NONE;
+		goto out;
+	}
+	if (r == FO_ST_CORRUPT) {
+		info->why = f.why;
+		res = FOGUEST_RESTORE_CORRUPT;
+		goto out;
+	}
+	info->cycle = f.cycle;
+	info->len = f.len;
+	info->age_cycles = info->src_last_cycle > f.cycle ? info->src_last_cycle - f.cycle : 0;
+	if (max_age_cycles && info->age_cycles > max_age_cycles) {
+		res = FOGUEST_RESTORE_TOO_OLD;
+		goto out;
+	}
+	if (f.len > cap) {
+		res = FOGUEST_RESTORE_TOO_BIG;
+		goto out;
+	}
+	memcpy(buf, g->st_buf, f.len);
+	res = FOGUEST_RESTORE_OK;
+out:
+	g->restored_cycle = res == FOGUEST_RESTORE_OK ? info->cycle : 0;
+	g->restore_result = res == FOGUEST_RESTORE_TOO_BIG ? FO_HB_RESTORE_CORRUPT : (uint32_t)res;
+	return res;
+}
+
+/* ------------------------------------------------------------------- role */
+
+enum foguest_role foguest_role(struct foguest *g)
+{
+	uint64_t v;
+
+	while (read(g->role_efd, &v, sizeof(v)) > 0)
+		;
+	return (enum foguest_role)atomic_load(&g->role);
+}
+
+int foguest_role_fd(struct foguest *g)
+{
+	return g->role_efd;
+}
+
+/* -------------------------------------------------------------- accessors */
+
+unsigned foguest_role_epoch(const struct foguest *g) { return atomic_load(&((struct foguest *)g)->role_epoch); }
+unsigned foguest_domid(const struct foguest *g) { return g->domid; }
+uint64_t foguest_sequence(const struct foguest *g) { return g->seq; }
+int foguest__control(const struct foguest *g) { return atomic_load(&((struct foguest *)g)->control); }
+volatile struct fo_hb_page *foguest__page(struct foguest *g) { return g->page; }
+uint32_t foguest__gref(const struct foguest *g) { return g->gref; }
+uint32_t foguest__port(const struct foguest *g) { return (uint32_t)g->port; }
+uint64_t foguest__boot_id(const struct foguest *g) { return g->boot_id; }
+const char *foguest__base_path(const struct foguest *g) { return g->base_path; }
+
+/* -------------------------------------------------------------- lifecycle */
+
+static void release(struct foguest *g)
+{
+	if (g->thread_started) {
+		pthread_cancel(g->thread);
+		pthread_join(g->thread, NULL);
+	}
+	if (g->xce)
+		xenevtchn_close(g->xce); /* closes the port */
+	if (g->st_in)
+		xengntshr_unshare(g->xgs, (void *)g->st_in, FO_ST_REGION_PAGES);
+	if (g->st_out)
+		xengntshr_unshare(g->xgs, (void *)g->st_out, FO_ST_REGION_PAGES);
+	if (g->page)
+		xengntshr_unshare(g->xgs, (void *)g->page, 1);
+	if (g->xgs)
+		xengntshr_close(g->xgs);
+	if (g->xs)
+		xs_close(g->xs);
+	if (g->role_efd >= 0)
+		close(g->role_efd);
+	free(g->st_buf);
+	free(g);
+}
+
+int foguest_open(const struct foguest_options *opt, struct foguest **ret)
+{
+	struct foguest *g;
+	xenevtchn_port_or_error_t p;
+	pthread_attr_t attr;
+	unsigned long self;
+	char *domid_s;
+	int r;
+
+	if (!opt || opt->period_ms < 1 || opt->period_ms > 60000)
+		return -EINVAL;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->opt = *opt;
+	g->prefix = opt->log_prefix ? opt->log_prefix : "foguest";
+	g->role_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (g->role_efd < 0) {
+		r = -errno;
+		goto fail;
+	}
+
+	g->xs = xs_open(0);
+	if (!g->xs) {
+		r = -errno;
+		glog(g, "cannot open xenstore: %s (is /dev/xen/xenbus there?)", strerror(errno));
+		goto fail;
+	}
+	domid_s = xs_read(g->xs, XBT_NULL, "domid", NULL);
+	if (!domid_s || !parse_uint(domid_s, 1, DOMID_FIRST_RESERVED - 1, &self)) {
+		r = domid_s ? -EINVAL : -errno;
+		glog(g, "cannot learn our domid from xenstore \"domid\": %s",
+		     domid_s ? "not a number" : strerror(errno));
+		free(domid_s);
+		goto fail;
+	}
+	free(domid_s);
+	g->domid = (unsigned)self;
+	snprintf(g->base_path, sizeof(g->base_path), "/local/domain/%lu/", self);
+
+	g->xgs = xengntshr_open(NULL, 0);
+	if (!g->xgs) {
+		r = -errno;
+		glog(g, "cannot open gntshr: %s (xen-gntalloc loaded?)", strerror(errno));
+		goto fail;
+	}
+	/* writable = 0: dom0 can only map the page read-only */
+	g->page = xengntshr_share_pages(g->xgs, DOM0_ID, 1, &g->gref, 0);
+	if (!g->page) {
+		r = -errno;
+		glog(g, "cannot share a page with dom0: %s", strerror(errno));
+		goto fail;
+	}
+	if (opt->flags & FOGUEST_F_STATE) {
+		g->st_buf = malloc(FO_ST_SLOT_SIZE);
+		/* out: read-only for dom0; in: dom0 writes the peer's state there */
+		g->st_out = xengntshr_share_pages(g->xgs, DOM0_ID, FO_ST_REGION_PAGES, g->st_out_refs, 0);
+		g->st_in = g->st_out ? xengntshr_share_pages(g->xgs, DOM0_ID, FO_ST_REGION_PAGES, g->st_in_refs, 1)
+				     : NULL;
+		if (!g->st_buf || !g->st_out || !g->st_in) {
+			r = g->st_buf ? -errno : -ENOMEM;
+			glog(g, "cannot share the state regions (%u pages each) with dom0: %s", FO_ST_REGION_PAGES,
+			     strerror(-r));
+			goto fail;
+		}
+	}
+	g->xce = xenevtchn_open(NULL, 0);
+	if (!g->xce) {
+		r = -errno;
+		glog(g, "cannot open event channels: %s (xen-evtchn loaded?)", strerror(errno));
+		goto fail;
+	}
+	p = xenevtchn_bind_unbound_port(g->xce, DOM0_ID);
+	if (p < 0) {
+		r = -errno;
+		glog(g, "cannot allocate an event channel for dom0: %s", strerror(errno));
+		goto fail;
+	}
+	g->port = (evtchn_port_t)p;
+
+	g->boot_id = random_u64(g);
+	g->garbage_seed = g->boot_id ^ 0x9e3779b97f4a7c15ull;
+	foguest__page_init(g);
+	if (g->st_out) {
+		fo_st_init(g->st_out, g->boot_id);
+		fo_st_init(g->st_in, 0); /* nothing handed over yet */
+	}
+	if (!(opt->flags & FOGUEST_F_NO_PUBLISH)) {
+		r = foguest__publish(g, NULL, NULL, NULL, NULL);
+		if (r < 0) {
+			glog(g, "cannot publish under %s%s: %s", g->base_path, FO_HB_XS_DIR, strerror(-r));
+			goto fail;
+		}
+	}
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, THREAD_STACK);
+	r = pthread_create(&g->thread, &attr, watcher_thread, g);
+	pthread_attr_destroy(&attr);
+	if (r) {
+		glog(g, "cannot start the xenstore thread: %s", strerror(r));
+		r = -r;
+		if (!(opt->flags & FOGUEST_F_NO_PUBLISH))
+			withdraw(g);
+		goto fail;
+	}
+	g->thread_started = true;
+	*ret = g;
+	return 0;
+fail:
+	release(g);
+	return r;
+}
+
+void foguest_close(struct foguest *g)
+{
+	if (!g)
+		return;
+	/* Tell dom0 this is an orderly exit (whatever drill is in force),
+	 * then withdraw the keys. */
+	beat_publish(g, atomic_load(&g->control), g->page->app_cycle, g->last_flags, FO_HB_FLAG_STOPPING);
+	withdraw(g);
+	release(g);
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * foguest_internal.h - what fo-heartbeat (and the lab's example) need beyond
+ * the public API: the raw page for the test-only hostile modes, publishing
+ * keys by hand, the drill state. Not installed; no stability promise.
+ */
+#ifndef FOGUEST_INTERNAL_H
+#define FOGUEST_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "abi/fo_heartbeat.h"
+#include "foguest.h"
+
+/* extra foguest_options.flags, internal */
+#define FOGUEST_F_NO_PUBLISH (1u << 16) /* open without publishing the keys (bad-gref) */
+
+/* The drill command in force (FO_HB_CMD_*), as the library parsed it. */
+enum foguest_control {
+	FOGUEST_CTL_NONE = 0,
+	FOGUEST_CTL_STOP,       /* stop-heartbeat */
+	FOGUEST_CTL_FREEZE,
+	FOGUEST_CTL_UNHEALTHY,
+	FOGUEST_CTL_STUCK,      /* stuck-sequence: notify, never bump */
+};
+
+int foguest__control(const struct foguest *g);
+volatile struct fo_hb_page *foguest__page(struct foguest *g);
+int foguest__notify(struct foguest *g);
+/* The page as a fresh agent writes it (magic, ABI, period, boot_id). */
+void foguest__page_init(struct foguest *g);
+uint32_t foguest__gref(const struct foguest *g);
+uint32_t foguest__port(const struct foguest *g);
+uint64_t foguest__boot_id(const struct foguest *g);
+const char *foguest__base_path(const struct foguest *g); /* "/local/domain/N/" */
+/* gref/port/abi/ready (and the state keys if shared) in one transaction,
+ * with these values (hostile modes) or the real ones (NULL). */
+int foguest__publish(struct foguest *g, void *xs_handle, const char *gref, const char *port, const char *ready);
+/* A beat with FO_HB_FLAG_* added (the agent's last one: STOPPING). */
+int foguest__beat_flags(struct foguest *g, uint64_t cycle, unsigned flags, uint32_t hb_flags);
+/* A line through the application's logger (options.log / log_prefix). */
+void foguest__log(struct foguest *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
