@@ -16,7 +16,8 @@ PACKAGES="build-essential cmake ninja-build pkg-config git
  linux-headers-amd64 linux-headers-rt-amd64 busybox-static cpio gzip xz-utils zstd jq stress-ng python3 python3-matplotlib
  mmdebstrap qemu-utils e2fsprogs iperf3
  flex bison dpkg-dev
- clang bpftool libbpf-dev"
+ clang bpftool libbpf-dev
+ gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm"
 
 # --list: the package names only (tests/lab/check-host.sh checks them).
 if [ "${1:-}" = --list ]; then
