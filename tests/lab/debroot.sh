@@ -196,7 +196,7 @@ debroot_arm64_arch() {
 		echo "debroot: dpkg --add-architecture arm64 (package lists only; nothing is installed)" >&2
 		dpkg --add-architecture arm64
 	fi
-	if [ -z "$(candidate_version libc6:arm64)" ]; then
+	if ! ls /var/lib/apt/lists/*binary-arm64_Packages* >/dev/null 2>&1; then
 		[ "$(id -u)" = 0 ] || debroot_die "apt has no arm64 package lists: run 'apt-get update' as root"
 		apt-get update -q >&2 || debroot_die "apt-get update failed"
 	fi
@@ -236,8 +236,13 @@ debroot_arm64_sysroot() {
 	for p in $DEBROOT_ARM64_XEN_PACKAGES; do
 		specs="$specs $p:arm64=$v"
 	done
+	# One apt-cache call for all (each call reads the package lists: ~1 s).
+	local cands
+	# shellcheck disable=SC2046
+	cands=$(apt-cache policy $(printf '%s:arm64 ' $DEBROOT_ARM64_PACKAGES) 2>/dev/null |
+		awk '/^[^ ].*:$/ { p = $1; sub(/:$/, "", p) } /^ *Candidate:/ { print p, $2 }')
 	for p in $DEBROOT_ARM64_PACKAGES; do
-		kv=$(candidate_version "$p:arm64")
+		kv=$(echo "$cands" | awk -v p="$p:arm64" '$1 == p && $2 != "(none)" { print $2 }')
 		[ -n "$kv" ] || debroot_die "apt knows no $p:arm64 (apt-get update)"
 		specs="$specs $p:arm64=$kv"
 	done

@@ -22,15 +22,16 @@ command -v aarch64-linux-gnu-gcc >/dev/null ||
 
 t0=$SECONDS
 # A stale cache from another sysroot or toolchain would mislead: configure afresh.
+mkdir -p "$OUT"
 rm -f "$OUT/CMakeCache.txt"
 cmake -S "$REPO" -B "$OUT" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFO_BUILD_LAB=ON \
-	-DCMAKE_TOOLCHAIN_FILE="$REPO/cmake/aarch64-linux-gnu.cmake" > "$OUT.configure.log" 2>&1 ||
-	{ tail -30 "$OUT.configure.log"; echo "FAIL: configure"; exit 1; }
-grep -E 'fo-trace not built|kmod-switch:' "$OUT.configure.log" || true
+	-DCMAKE_TOOLCHAIN_FILE="$REPO/cmake/aarch64-linux-gnu.cmake" > "$OUT/cross-configure.log" 2>&1 ||
+	{ tail -30 "$OUT/cross-configure.log"; echo "FAIL: configure"; exit 1; }
+grep -E 'fo-trace not built|kmod-switch:' "$OUT/cross-configure.log" || true
 # The product and the lab's binaries; not the unit tests (they run on the host).
 cmake --build "$OUT" -j "$jobs" --target failoverd failoverctl fo-heartbeat fo-observer fo-labtime \
-	fo-switch-test fo_switch_ko > "$OUT.build.log" 2>&1 ||
-	{ grep -E 'error|Error' "$OUT.build.log" | head -30; echo "FAIL: build"; exit 1; }
+	fo-switch-test fo_switch_ko > "$OUT/cross-build.log" 2>&1 ||
+	{ grep -E 'error|Error' "$OUT/cross-build.log" | head -30; echo "FAIL: build"; exit 1; }
 echo "built in $((SECONDS - t0)) s"
 
 # artefact [static]: AArch64 ELF (readelf -h), and statically linked when asked.
