@@ -44,9 +44,21 @@ static uint64_t mono_ns(void)
 
 static inline uint64_t rdtsc(void)
 {
+#if defined(__x86_64__) || defined(__i386__)
 	uint32_t lo, hi;
 	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
+#elif defined(__aarch64__)
+	/* Builds the correlation library for arm64 (fo-trace itself is
+	 * x86_64-only, see CMakeLists.txt). Not an equivalent: Xen on Arm
+	 * stamps trace records with the physical counter, and a domain's
+	 * virtual counter is offset from it (CNTVOFF). */
+	uint64_t v;
+	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return 0;
+#endif
 }
 
 static struct fo_tsc_anchor anchor(void)

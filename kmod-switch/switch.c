@@ -78,7 +78,15 @@ static int domctl(struct fo_domctl *op, u32 cmd, u32 domid)
 	op->interface_version = fo_domctl_interface_version;
 	op->domain = (u16)domid;
 	/* Xen's errno values are Linux's for everything a domctl returns. */
+#if defined(CONFIG_ARM64) || defined(CONFIG_ARM)
+	/* Arm has no hypercall page and exports no HYPERVISOR_domctl; the
+	 * kernel's generic trampoline (the one privcmd uses: an hvc with the
+	 * number in x16) is exported. Xen translates the op's address through
+	 * dom0's stage-1 tables, so a kernel stack address works as on x86. */
+	return (int)privcmd_call(__HYPERVISOR_domctl, (unsigned long)op, 0, 0, 0, 0);
+#else
 	return _hypercall1(int, domctl, op);
+#endif
 }
 
 int fo_dom_pause(u32 domid)

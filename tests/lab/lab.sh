@@ -28,6 +28,12 @@
 #                         PVH dom0 needs). Debian's own Xen 4.17.7 binary
 #                         triple-faults dom0 this way under TCG; the patched
 #                         build (--patched-xen) boots it. Files: <run>-pvh.*
+#       --arch A          amd64 (default) or arm64: Debian's arm64 Xen and
+#                         kernel under qemu-system-aarch64 (virt, GICv3,
+#                         Cortex-A57, single-threaded TCG), the project
+#                         cross-built (tests/lab/arm64/cross-build.sh; default
+#                         build dir build-arm64/), PVH domUs. Files:
+#                         <run>-arm64.{log,json}. Also FO_LAB_ARCH.
 #       -v, --verbose     stream the serial console while it runs
 #   Environment: FO_LAB_DOM0_ARGS (more fo.KEY=VALUE words for dom0's kernel
 #   command line, no commas), FO_LAB_EXTRA_BINS (more executables for /lab/bin),
@@ -61,7 +67,7 @@ export LAB_SRC
 # image's Xen tools use too) and the dom0 image's userland tools. Nothing
 # here boots: Xen and the kernels come from debroot.sh, unpacked into the
 # lab's cache and never installed (check-host.sh verifies it).
-DEPS_PACKAGES="qemu-system-x86 libxen-dev libyajl2 libncurses6 kmod busybox-static cpio gzip xz-utils
+DEPS_PACKAGES="qemu-system-x86 qemu-system-arm libxen-dev libyajl2 libncurses6 kmod busybox-static cpio gzip xz-utils
  jq stress-ng iperf3 python3 gcc libc6-dev"
 # Debian's python3 (stdlib lzma/gzip/json only) over whatever PATH offers.
 PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
@@ -83,7 +89,7 @@ note() {
 }
 
 usage() {
-	sed -n '4,37p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '4,43p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -128,6 +134,14 @@ pick_kernel() {
 # The base image's cache key: every package its files come from, the
 # kernel, and the builder script itself.
 base_key() {
+	if [ "$ARCH" = arm64 ]; then
+		{
+			echo "arch=arm64 kernel=$KVER $KPKG=$KPKG_VERSION"
+			cat "$ARM64_SYSROOT/.packages"
+			sha256sum "$LAB_SRC/mkimage.sh" "$LAB_SRC/arm64/image.sh" | cut -d' ' -f1
+		} | sha256sum | cut -c1-16
+		return
+	fi
 	{
 		echo "kernel=$KVER $KPKG=$KPKG_VERSION flavour=$DOM0_KERNEL domu=$DOMU_KVER xen=$XEN_VERSION"
 		dpkg-query -W -f '${Package}=${Version}\n' 2>/dev/null |
@@ -142,7 +156,9 @@ ensure_base() {
 	key=$(base_key)
 	# One cached base per kernel flavour: switching between stock and rt
 	# runs must not rebuild each time.
-	BASE_IMG=$LAB_DIR/cache/dom0-base-$DOM0_KERNEL-$key.cpio.gz
+	local flavour=$DOM0_KERNEL
+	[ "$ARCH" = amd64 ] || flavour=$ARCH
+	BASE_IMG=$LAB_DIR/cache/dom0-base-$flavour-$key.cpio.gz
 	mkdir -p "$LAB_DIR/cache"
 	(
 		# Two runs sharing a lab dir must not build the same file at once.
@@ -154,7 +170,7 @@ ensure_base() {
 			img_base "$BASE_IMG" "$KVER" "$DOMU_KVER"
 			# Old keys of this flavour (and unflavoured ones from before
 			# the flavours) are dead weight (~40 MB each).
-			find "$LAB_DIR/cache" \( -name "dom0-base-$DOM0_KERNEL-*.cpio.gz" -o \
+			find "$LAB_DIR/cache" \( -name "dom0-base-$flavour-*.cpio.gz" -o \
 				-regex '.*/dom0-base-[0-9a-f]*\.cpio\.gz' \) ! -name "$(basename "$BASE_IMG")" -delete
 			note "base image $(du -h "$BASE_IMG" | cut -f1) built"
 		fi
@@ -169,6 +185,9 @@ lab_tool() {
 		echo "$BUILD_DIR/tests/lab/$name"
 		return 0
 	fi
+	# The fallback below compiles for the host: no use on arm64.
+	[ "$ARCH" = amd64 ] || die "$BUILD_DIR/tests/lab/$name missing: cross-build first" \
+		"(tests/lab/arm64/cross-build.sh $BUILD_DIR)"
 	out=$LAB_DIR/bin/$name
 	mkdir -p "$LAB_DIR/bin"
 	if [ ! -x "$out" ] || [ "$LAB_SRC/$src" -nt "$out" ]; then
@@ -303,6 +322,7 @@ build_project_image() {
 scenario=$SCENARIO
 kernel=$KVER
 dom0_kernel=$DOM0_KERNEL
+arch=$ARCH
 failoverd=$have_fod
 failoverctl=$have_ctl
 agent=$have_agent
@@ -317,6 +337,11 @@ EOF
 
 prepare_xen() {
 	XEN_ELF=$RUN_DIR/xen
+	if [ "$ARCH" = arm64 ]; then
+		# An arm64 Image with header: QEMU's -kernel boots it at EL2.
+		cp "${XEN_FILE:-$ARM64_XEN_IMAGE}" "$XEN_ELF"
+		return 0
+	fi
 	if [ "$PATCHED_XEN" = 1 ]; then
 		# Cached by the series' hash; a first run builds it (~2 min).
 		XEN_FILE=$("$REPO/rt-patches/build-xen.sh" | tail -1) ||
@@ -342,10 +367,15 @@ parse_opts() {
 	DOM0_KERNEL=${FO_LAB_DOM0_KERNEL:-stock}
 	PATCHED_XEN=${FO_LAB_PATCHED_XEN:-0}
 	DOM0_MODE=${FO_LAB_DOM0_MODE:-pv}
+	ARCH=${FO_LAB_ARCH:-amd64}
+	local build_dir_set=0
+	[ -z "${FO_BUILD_DIR:-}" ] || build_dir_set=1
 	while [ $# -gt 0 ]; do
 		case $1 in
-		--build-dir) BUILD_DIR=$2; shift 2 ;;
-		--build-dir=*) BUILD_DIR=${1#*=}; shift ;;
+		--build-dir) BUILD_DIR=$2; build_dir_set=1; shift 2 ;;
+		--build-dir=*) BUILD_DIR=${1#*=}; build_dir_set=1; shift ;;
+		--arch) ARCH=$2; shift 2 ;;
+		--arch=*) ARCH=${1#*=}; shift ;;
 		--timeout) TIMEOUT=$2; shift 2 ;;
 		--timeout=*) TIMEOUT=${1#*=}; shift ;;
 		--xen) XEN_FILE=$2; shift 2 ;;
@@ -359,6 +389,20 @@ parse_opts() {
 		*) die "unknown option $1" ;;
 		esac
 	done
+	case $ARCH in
+	amd64) ;;
+	arm64)
+		# The cross-built tree (tests/lab/arm64/cross-build.sh), and the
+		# parts of the lab that exist on arm64 only.
+		[ $build_dir_set = 1 ] || BUILD_DIR=$REPO/build-arm64
+		[ "$DOM0_KERNEL" = stock ] || die "--arch arm64: no --dom0-kernel rt (Debian has no arm64 rt lab here)"
+		[ "$PATCHED_XEN" = 0 ] || die "--arch arm64: the RT series (--patched-xen) is x86-only"
+		[ "$DOM0_MODE" = pv ] || die "--arch arm64: --dom0-mode is x86's (on Arm there is one kind of dom0)"
+		# shellcheck source=arm64/image.sh
+		. "$LAB_SRC/arm64/image.sh"
+		;;
+	*) die "--arch (FO_LAB_ARCH): amd64 or arm64, not '$ARCH'" ;;
+	esac
 	mkdir -p "$BUILD_DIR"
 	BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
 	LAB_DIR=${FO_LAB_DIR:-$BUILD_DIR/lab}
@@ -380,18 +424,41 @@ parse_opts() {
 	pvh) RUN_NAME=$RUN_NAME-pvh ;;
 	*) die "--dom0-mode (FO_LAB_DOM0_MODE): pv or pvh, not '$DOM0_MODE'" ;;
 	esac
+	[ "$ARCH" = amd64 ] || RUN_NAME=$RUN_NAME-$ARCH
+}
+
+# The arm64 parts, all unpacked arm64 .debs (debroot.sh): the sysroot the
+# dom0 image's programs and libraries come from, Xen, and one kernel for
+# dom0 and the domUs at the host's linux-headers-amd64 ABI (fo_switch.ko
+# is cross-built against its arm64 headers).
+prepare_arm64_parts() {
+	command -v qemu-system-aarch64 >/dev/null || die "qemu-system-aarch64 missing (tests/deps.sh: qemu-system-arm)"
+	debroot_arm64_sysroot
+	debroot_arm64_boot
+	KVER=$ARM64_KVER KPKG=linux-image-$ARM64_KVER KPKG_VERSION=$ARM64_KPKG_VERSION KROOT=$ARM64_KROOT
+	DOMU_KVER=$KVER
+	XEN_ROOT=$ARM64_SYSROOT
+	local m
+	for m in $DOM0_MODULES; do
+		find "$(debroot_modules_dir "$KVER")" -name "$m.ko*" | grep -q . ||
+			die "$KPKG $KPKG_VERSION has no module $m"
+	done
 }
 
 prepare_images() {
 	local t0=$SECONDS
-	command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (tests/lab/lab.sh deps)"
-	# The domUs boot a stock kernel whatever dom0 runs: the question an rt
-	# run asks is dom0's, and Debian's rt kernel hangs as a PV guest here.
-	debroot_xen
-	FO_LAB_KERNEL= pick_kernel stock
-	DOMU_KVER=$KVER
-	pick_kernel
-	note "dom0 kernel $KVER ($DOM0_KERNEL) from $KPKG $KPKG_VERSION (image and modules match); domU kernel $DOMU_KVER"
+	if [ "$ARCH" = arm64 ]; then
+		prepare_arm64_parts
+	else
+		command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (tests/lab/lab.sh deps)"
+		# The domUs boot a stock kernel whatever dom0 runs: the question an rt
+		# run asks is dom0's, and Debian's rt kernel hangs as a PV guest here.
+		debroot_xen
+		FO_LAB_KERNEL= pick_kernel stock
+		DOMU_KVER=$KVER
+		pick_kernel
+	fi
+	note "dom0 kernel $KVER ($DOM0_KERNEL, $ARCH) from $KPKG $KPKG_VERSION (image and modules match); domU kernel $DOMU_KVER"
 	ensure_base
 	find_project_bins
 	RUN_DIR=$LAB_DIR/run-$RUN_NAME
@@ -432,6 +499,12 @@ cmd_run() {
 	[ "$PATCHED_XEN" = 1 ] && xen_kind=patched
 	[ "$PATCHED_XEN" != 1 ] && [ -n "$XEN_FILE" ] && xen_kind=file
 	local dom0_args="console=hvc0 earlyprintk=xen rdinit=/init quiet fo.scenario=$SCENARIO fo.timeout=$dom0_timeout fo.dom0_kernel=$DOM0_KERNEL fo.xen=$xen_kind"
+	if [ "$ARCH" = arm64 ]; then
+		# Xen's console on the virt machine's PL011; dom0_mem 512M: Xen on
+		# Arm maps dom0 1:1, and 1024M took ~7 s longer to map under TCG.
+		xen_args="console=dtuart dtuart=/pl011@9000000 dom0_mem=512M,max:512M dom0_max_vcpus=2"
+		dom0_args="console=hvc0 earlycon=xen rdinit=/init quiet fo.scenario=$SCENARIO fo.timeout=$dom0_timeout fo.dom0_kernel=$DOM0_KERNEL fo.xen=$xen_kind"
+	fi
 	# Scenario parameters ride on the same command line (a comma would
 	# end the multiboot module string).
 	case ${FO_LAB_DOM0_ARGS:-} in *,*) die "FO_LAB_DOM0_ARGS must not contain commas" ;; esac
@@ -455,8 +528,12 @@ cmd_run() {
 		xen_args="$xen_args dom0=pvh iommu=1"
 		pvh_qemu="-machine q35 -cpu qemu64,+svm,+npt -device intel-iommu,intremap=on,caching-mode=on"
 	fi
+	local hdr_qemu
+	hdr_qemu=$(scenario_header qemu)
+	# A scenario's "# qemu:" options are x86 machine options (q35, VT-d, NICs).
+	[ "$ARCH" = amd64 ] || { [ -z "$hdr_qemu" ] || note "arm64: ignoring the scenario's x86 QEMU options: $hdr_qemu"; hdr_qemu=""; }
 	# shellcheck disable=SC2207
-	qemu_extra=($pvh_qemu $(scenario_header qemu) ${FO_LAB_QEMU_ARGS:-})
+	qemu_extra=($pvh_qemu $hdr_qemu ${FO_LAB_QEMU_ARGS:-})
 	# One emulated machine per host at a time, across build trees too: two
 	# QEMUs on two cores stretch every timing the scenarios check.
 	local lock=${FO_LAB_LOCK:-/tmp/fo-lab.lock}
@@ -476,7 +553,11 @@ cmd_run() {
 	# patching under multi-threaded TCG), or FO_LAB_TCG_THREAD says.
 	local tcg_thread
 	tcg_thread=${FO_LAB_TCG_THREAD:-$(scenario_header tcg)}
-	tcg_thread=$(echo ${tcg_thread:-multi})
+	# arm64: single by default (the recipe: as fast or faster than multi on
+	# a shared 2-core host, and no cross-CPU TLB maintenance races).
+	local tcg_default=multi
+	[ "$ARCH" = amd64 ] || tcg_default=single
+	tcg_thread=$(echo ${tcg_thread:-$tcg_default})
 	case $tcg_thread in single|multi) ;; *) die "tcg threading (FO_LAB_TCG_THREAD or the scenario's # tcg:) must be single or multi, not '$tcg_thread'" ;; esac
 	[ "$tcg_thread" = multi ] || note "TCG single-threaded (one host thread runs all $smp vCPUs)"
 	local qemu=(qemu-system-x86_64 -accel "tcg,thread=$tcg_thread"
@@ -484,6 +565,17 @@ cmd_run() {
 		-kernel "$XEN_ELF" -append "$xen_args"
 		-initrd "$KROOT/boot/vmlinuz-$KVER $dom0_args,$RUN_DIR/dom0.cpio.gz"
 		"${qemu_extra[@]}")
+	if [ "$ARCH" = arm64 ]; then
+		# No firmware: -kernel loads Xen at EL2 (virtualization=on) and the
+		# guest-loader devices put dom0's kernel and initramfs into /chosen
+		# as multiboot modules, above the DTB QEMU places at RAM + 128 MiB.
+		qemu=(qemu-system-aarch64 -machine virt,virtualization=on,gic-version=3 -cpu cortex-a57
+			-accel "tcg,thread=$tcg_thread" -m 2048 -smp "$smp" -nographic -no-reboot
+			-kernel "$XEN_ELF" -append "$xen_args"
+			-device "guest-loader,addr=0x49000000,kernel=$KROOT/boot/vmlinuz-$KVER,bootargs=$dom0_args"
+			-device "guest-loader,addr=0x4c000000,initrd=$RUN_DIR/dom0.cpio.gz"
+			"${qemu_extra[@]}")
+	fi
 	local attempt
 	for attempt in 1 2; do
 		boot_qemu "$log" "${qemu[@]}"
@@ -598,20 +690,39 @@ check_dom0_kernel() {
 # demo: the README's quick start on a fresh Debian 12 machine: install,
 # build, boot the lab and show the failover drill's timeline.
 cmd_demo() {
-	local build=${FO_BUILD_DIR:-$REPO/build} rc=0
+	local build=${FO_BUILD_DIR:-$REPO/build} rc=0 arch=${FO_LAB_ARCH:-amd64} a log
+	for a in "$@"; do
+		case $a in --arch=*) arch=${a#*=} ;; esac
+	done
+	a=""
+	for log in "$@"; do
+		[ "$a" != --arch ] || arch=$log
+		a=$log
+	done
 	bash "$REPO/tests/deps.sh"
-	note "building failoverd into $build"
-	mkdir -p "$build"
-	cmake -S "$REPO" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build/demo-cmake.log" 2>&1 ||
-		{ cat "$build/demo-cmake.log"; die "cmake failed"; }
-	cmake --build "$build" -j "$(nproc)" > "$build/demo-build.log" 2>&1 ||
-		{ tail -40 "$build/demo-build.log"; die "build failed"; }
+	if [ "$arch" = arm64 ]; then
+		# The same demo on Xen/Arm: the project cross-built for arm64.
+		build=${FO_BUILD_DIR:-$REPO/build-arm64}
+		note "cross-building failoverd for arm64 into $build"
+		mkdir -p "$build"
+		"$LAB_SRC/arm64/cross-build.sh" "$build" > "$build/demo-build.log" 2>&1 ||
+			{ tail -40 "$build/demo-build.log"; die "arm64 cross-build failed"; }
+		log=$build/logs/demo-arm64.log
+	else
+		note "building failoverd into $build"
+		mkdir -p "$build"
+		cmake -S "$REPO" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build/demo-cmake.log" 2>&1 ||
+			{ cat "$build/demo-cmake.log"; die "cmake failed"; }
+		cmake --build "$build" -j "$(nproc)" > "$build/demo-build.log" 2>&1 ||
+			{ tail -40 "$build/demo-build.log"; die "build failed"; }
+		log=$build/logs/demo.log
+	fi
 	( cmd_run demo --build-dir "$build" "$@" ) || rc=$?
 	echo
-	sed -n '/@@DEMO-BEGIN/,/@@DEMO-END/p' "$build/logs/demo.log" | sed '/@@DEMO-/d; s/\r$//'
+	sed -n '/@@DEMO-BEGIN/,/@@DEMO-END/p' "$log" | sed '/@@DEMO-/d; s/\r$//'
 	echo
-	[ $rc = 0 ] && note "demo PASSED (serial log: $build/logs/demo.log)" ||
-		note "demo FAILED (serial log: $build/logs/demo.log)"
+	[ $rc = 0 ] && note "demo PASSED (serial log: $log)" ||
+		note "demo FAILED (serial log: $log)"
 	return $rc
 }
 

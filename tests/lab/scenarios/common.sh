@@ -107,16 +107,19 @@ dom_state() {
 	esac
 }
 
-# gen_domu_cfg NAME [fo.KEY=VALUE ...]: an xl config for a PV lab domU.
+# gen_domu_cfg NAME [fo.KEY=VALUE ...]: an xl config for a lab domU (PV on x86).
 # on_crash=preserve keeps a crashed guest for the daemon and for debugging.
 # XL_EXTRA, when set, is appended verbatim (e.g. "cap = 50").
+# On Arm (lab.sh --arch arm64) every guest is PVH and boots a (gzip'd)
+# Image, not the ELF vmlinux of an x86 PV guest; nothing else differs.
 gen_domu_cfg() {
-	local name=$1
+	local name=$1 type=pv kernel=/boot/vmlinux
 	shift
+	case $(uname -m) in aarch64) type=pvh kernel=/boot/Image.gz ;; esac
 	cat > $LAB/$name.cfg <<EOF
 name = "$name"
-type = "pv"
-kernel = "/boot/vmlinux"
+type = "$type"
+kernel = "$kernel"
 ramdisk = "/boot/domu.cpio.gz"
 extra = "console=hvc0 rdinit=/init quiet fo.period-ms=$FO_PERIOD_MS $*"
 memory = 128
