@@ -147,7 +147,11 @@ while [ $i -lt $N ]; do
 	elif [ "$expect" = switch ]; then
 		fail "chaos $i $kind: no failover from $act within 30 s: $(status_json)"
 	fi
-	# Whatever happened, at most one member runs now.
+	# Whatever happened, at most one member runs once the pair has
+	# settled (a rebuild's new member runs by design until it heartbeats,
+	# then is paused: the observer counts that as warming, not a violation).
+	wait_state p1 'ARMED|DEGRADED|DISARMED' 180 ||
+		fail "chaos $i $kind: p1 did not settle within 180 s: $(status_json)"
 	a=$(dom_state p1-a) b=$(dom_state p1-b)
 	[ "$a" = running ] && [ "$b" = running ] && fail "chaos $i $kind: both members running after the fault settled"
 	faults=$((faults + 1))
