@@ -161,30 +161,6 @@ static uint64_t random_u64(void)
 	return v ? v : 1;
 }
 
-/* xorshift64*: cheap garbage for the hostile modes, not for boot_id. */
-static uint64_t xorshift(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ull;
-}
-
-static bool parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *ret)
-{
-	char *end;
-	unsigned long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return false;
-	*ret = v;
-	return true;
-}
-
 static void sleep_forever(void)
 {
 	for (;;)
@@ -400,7 +376,7 @@ static void garbage_page_loop(uint64_t until_ns)
 	agent_log("hostile: garbage-page");
 	while (!atomic_load(&stop_requested) && (!until_ns || mono_ns() < until_ns)) {
 		for (i = 0; i < FO_HB_PAGE_SIZE / sizeof(uint64_t); i++)
-			w[i] = xorshift(&s);
+			w[i] = foguest__xorshift(&s);
 		foguest__notify(fg);
 		n++;
 		if (mono_ns() >= next_report) {
@@ -430,7 +406,7 @@ static void *key_storm_thread(void *arg)
 	}
 	agent_log("hostile: key-storm");
 	while (atomic_load(&hostile_active) && (!until || mono_ns() < until)) {
-		uint64_t x = xorshift(&s);
+		uint64_t x = foguest__xorshift(&s);
 
 		/* One write in eight is a valid set with a fresh ready, so dom0
 		 * keeps re-binding (rate-limited) in the middle of the noise. */
@@ -444,7 +420,7 @@ static void *key_storm_thread(void *arg)
 		if (x % 5 == 1)
 			snprintf(r, sizeof(r), "%s", bad_ready[(x >> 24) % (sizeof(bad_ready) / sizeof(*bad_ready))]);
 		else
-			snprintf(r, sizeof(r), "%" PRIx64, xorshift(&s));
+			snprintf(r, sizeof(r), "%" PRIx64, foguest__xorshift(&s));
 		/* Plain writes, no transaction: a storm is not polite. */
 		snprintf(path, sizeof(path), "%s%s", base_path, FO_HB_XS_GREF);
 		xs_write(h, XBT_NULL, path, g, (unsigned)strlen(g));
@@ -497,7 +473,7 @@ static void *bad_gref_thread(void *arg)
 			what = "unbound port";
 			break;
 		}
-		snprintf(r, sizeof(r), "%016" PRIx64, xorshift(&s));
+		snprintf(r, sizeof(r), "%016" PRIx64, foguest__xorshift(&s));
 		agent_log("hostile: bad-gref: publishing %s (gref %s port %s)", what, g, p);
 		publish(h, g, p, r);
 		if (!sleep_until(mono_ns() + NS_PER_S))
@@ -575,12 +551,12 @@ static void parse_args(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case O_PERIOD:
-			if (!parse_uint(optarg, 1, 60000, &v))
+			if (!foguest__parse_uint(optarg, 1, 60000, &v))
 				goto bad;
 			opt.period_ms = (unsigned)v;
 			break;
 		case O_RT:
-			if (!parse_uint(optarg, 0, 99, &v))
+			if (!foguest__parse_uint(optarg, 0, 99, &v))
 				goto bad;
 			opt.rt_priority = (int)v;
 			break;
@@ -588,12 +564,12 @@ static void parse_args(int argc, char **argv)
 			opt.health_cmd = optarg;
 			break;
 		case O_HINT:
-			if (!parse_uint(optarg, 10, 3600000, &v))
+			if (!foguest__parse_uint(optarg, 10, 3600000, &v))
 				goto bad;
 			opt.health_interval_ms = (unsigned)v;
 			break;
 		case O_HTMO:
-			if (!parse_uint(optarg, 10, 3600000, &v))
+			if (!foguest__parse_uint(optarg, 10, 3600000, &v))
 				goto bad;
 			opt.health_timeout_ms = (unsigned)v;
 			break;
@@ -609,7 +585,7 @@ static void parse_args(int argc, char **argv)
 			opt.count = 1;
 			break;
 		case O_COUNT:
-			if (!parse_uint(optarg, 1, ULONG_MAX, &v))
+			if (!foguest__parse_uint(optarg, 1, ULONG_MAX, &v))
 				goto bad;
 			opt.count = v;
 			break;
@@ -624,7 +600,7 @@ static void parse_args(int argc, char **argv)
 				goto bad;
 			break;
 		case O_HSEC:
-			if (!parse_uint(optarg, 1, 86400, &v))
+			if (!foguest__parse_uint(optarg, 1, 86400, &v))
 				goto bad;
 			opt.hostile_seconds = (unsigned)v;
 			break;

@@ -133,29 +133,6 @@ static uint64_t random_u64(struct foguest *g)
 	return v ? v : 1;
 }
 
-static uint64_t xorshift(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ull;
-}
-
-static bool parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *ret)
-{
-	char *end;
-	unsigned long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return false;
-	*ret = v;
-	return true;
-}
-
 const char *foguest_role_name(enum foguest_role r)
 {
 	switch (r) {
@@ -599,7 +576,7 @@ static void garbage_region(struct foguest *g)
 
 	/* keep the header's magic so the reader looks at the slots */
 	for (i = 2; i < n; i += 1 + (i >= FO_ST_PAGE_SIZE / 8 ? 7 : 0))
-		w[i] = xorshift(&g->garbage_seed);
+		w[i] = foguest__xorshift(&g->garbage_seed);
 }
 
 int foguest_commit(struct foguest *g, const void *buf, size_t len, uint64_t cycle)
@@ -753,7 +730,7 @@ int foguest_open(const struct foguest_options *opt, struct foguest **ret)
 		goto fail;
 	}
 	domid_s = xs_read(g->xs, XBT_NULL, "domid", NULL);
-	if (!domid_s || !parse_uint(domid_s, 1, DOMID_FIRST_RESERVED - 1, &self)) {
+	if (!domid_s || !foguest__parse_uint(domid_s, 1, DOMID_FIRST_RESERVED - 1, &self)) {
 		r = domid_s ? -EINVAL : -errno;
 		glog(g, "cannot learn our domid from xenstore \"domid\": %s",
 		     domid_s ? "not a number" : strerror(errno));

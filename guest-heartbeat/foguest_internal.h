@@ -7,8 +7,10 @@
 #ifndef FOGUEST_INTERNAL_H
 #define FOGUEST_INTERNAL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "abi/fo_heartbeat.h"
 #include "foguest.h"
@@ -41,5 +43,32 @@ int foguest__publish(struct foguest *g, void *xs_handle, const char *gref, const
 int foguest__beat_flags(struct foguest *g, uint64_t cycle, unsigned flags, uint32_t hb_flags);
 /* A line through the application's logger (options.log / log_prefix). */
 void foguest__log(struct foguest *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Shared by the library and fo-heartbeat (one copy of each). */
+
+/* xorshift64*: cheap garbage for the hostile modes, not for boot_id. */
+static inline uint64_t foguest__xorshift(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ull;
+}
+
+/* A canonical decimal in [min, max] (digits only, no sign or space). */
+static inline bool foguest__parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *ret)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*ret = v;
+	return true;
+}
 
 #endif
