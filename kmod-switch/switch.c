@@ -25,6 +25,7 @@
 #include <xen/interface/sched.h>
 #include <asm/xen/hypercall.h>
 
+#include "fenced_switch.h"
 #include "switch.h"
 
 #ifndef FO_DOMCTL_INTERFACE_VERSION
@@ -46,13 +47,6 @@ unsigned int fo_domctl_interface_version = FO_DOMCTL_INTERFACE_VERSION;
 #define FO_DOMINF_paused   (1u << 3)
 #define FO_DOMINF_shutdownshift 16
 #define FO_DOMINF_shutdownmask  255u
-
-/*
- * How often a failed pause/unpause is retried, as in failoverd's
- * switchover.c: each try is one hypercall (microseconds), more tries would
- * only hide a broken hypervisor.
- */
-#define FO_SWITCH_TRIES 3
 
 struct fo_domctl {
 	u32 cmd;
@@ -140,79 +134,36 @@ int fo_dom_get_state(u32 domid, u32 *ret_state)
 	return 0;
 }
 
-static bool is_dead(u32 state)
-{
-	return state != FO_SWITCH_DOM_RUNNING && state != FO_SWITCH_DOM_PAUSED;
-}
+/* The fenced sequence itself is fenced_switch.c, shared with failoverd. */
+static int op_pause(void *ctx, uint32_t domid) { return fo_dom_pause(domid); }
+static int op_unpause(void *ctx, uint32_t domid) { return fo_dom_unpause(domid); }
+static int op_get_state(void *ctx, uint32_t domid, uint32_t *state) { return fo_dom_get_state(domid, state); }
+static uint64_t op_now_ns(void *ctx) { return ktime_get_ns(); }
 
-/* An unreadable state is not fenced. */
-static bool confirm_fenced(u32 domid, u32 *state)
-{
-	if (fo_dom_get_state(domid, state) < 0)
-		return false;
-	return *state != FO_SWITCH_DOM_RUNNING;
-}
-
-static int fence(u32 domid, u32 *state)
-{
-	int i;
-
-	*state = FO_SWITCH_DOM_RUNNING;
-	for (i = 0; i < FO_SWITCH_TRIES; i++) {
-		/* Whatever pause says (-ESRCH: gone, -EOVERFLOW: paused 255
-		 * times already), the domain's state decides. */
-		fo_dom_pause(domid);
-		if (confirm_fenced(domid, state))
-			return 0;
-	}
-	return -EIO;
-}
+static const struct fo_fenced_ops domctl_ops = {
+	.pause = op_pause,
+	.unpause = op_unpause,
+	.get_state = op_get_state,
+	.now_ns = op_now_ns,
+};
 
 int fo_switch_fenced(struct fo_switch_req *req)
 {
-	u32 st = FO_SWITCH_DOM_GONE;
-	int i, r;
+	struct fo_fenced_outcome out;
+	int r = fo_fenced_switch(&domctl_ops, NULL, req->active, false, req->standby, &out);
 
-	req->result = FO_SWITCH_OK;
+	req->result = out.result;
+	req->active_state = out.from_state;
+	req->standby_state = out.to_state;
 	req->flags = 0;
-	req->standby_state = FO_SWITCH_DOM_PAUSED; /* untouched so far */
-	memset(&req->phases, 0, sizeof(req->phases));
-
-	/* 1. Fence the active. */
-	req->phases.pause_issued_ns = ktime_get_ns();
-	if (fence(req->active, &req->active_state) < 0) {
-		fo_dom_get_state(req->standby, &req->standby_state);
-		req->result = FO_SWITCH_ABORTED;
-		return -EIO;
-	}
-	req->phases.pause_done_ns = ktime_get_ns();
-
-	/* 2. Start the standby, only now that the active cannot run. */
-	req->phases.unpause_issued_ns = ktime_get_ns();
-	for (i = 0; i < FO_SWITCH_TRIES; i++) {
-		r = fo_dom_unpause(req->standby);
-		if (fo_dom_get_state(req->standby, &st) == 0 && st == FO_SWITCH_DOM_RUNNING)
-			break;
-		if (r == -ESRCH || is_dead(st))
-			break; /* retrying cannot bring back a dead domain */
-	}
-	req->standby_state = st;
-	if (st != FO_SWITCH_DOM_RUNNING) {
-		req->result = FO_SWITCH_FAILED;
-		return -EIO;
-	}
-	req->phases.unpause_done_ns = ktime_get_ns();
-
-	/* 3. Something outside us (an operator's `xl unpause`) may have started
-	 * the old active meanwhile: the new active wins, the old one is fenced
-	 * again, and if that fails both are stopped rather than both run. */
-	if (!confirm_fenced(req->active, &req->active_state)) {
+	if (out.why == FO_FENCED_WHY_REFENCED || out.why == FO_FENCED_WHY_BOTH_PAUSED ||
+	    out.why == FO_FENCED_WHY_BOTH_MAY_RUN)
 		req->flags |= FO_SWITCH_F_REFENCED;
-		if (fence(req->active, &req->active_state) < 0) {
-			fence(req->standby, &req->standby_state);
-			req->result = FO_SWITCH_ABORTED;
-			return -EIO;
-		}
-	}
-	return 0;
+	if (out.paused_from)
+		req->flags |= FO_SWITCH_F_PAUSED_ACTIVE;
+	req->phases.pause_issued_ns = out.pause_issued_ns;
+	req->phases.pause_done_ns = out.pause_done_ns;
+	req->phases.unpause_issued_ns = out.unpause_issued_ns;
+	req->phases.unpause_done_ns = out.unpause_done_ns;
+	return r;
 }

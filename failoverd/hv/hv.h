@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "../../guest-heartbeat/abi/fo_heartbeat.h"
+#include "../../kmod-switch/fenced_switch.h"
 
 typedef uint32_t fo_domid_t;
 #define FO_DOMID_INVALID ((fo_domid_t)0x7FF4) /* DOMID_INVALID in Xen */
@@ -222,14 +223,13 @@ struct fo_hv_ops {
 
 	/* Optional (NULL if absent): the whole fenced sequence in one call, by a
 	 * backend that can do it faster than pause + getinfo + unpause + getinfo
-	 * from here (the kernel module). Same contract as fo_switchover_execute():
-	 * `to` is never started unless `from` is confirmed fenced. Fills
-	 * phase_ns[PAUSE_ISSUED..UNPAUSE_DONE] (CLOCK_MONOTONIC) and the states;
-	 * returns 0, -EIO if `from` could not be fenced (standby untouched),
-	 * -EAGAIN if fenced but `to` did not start, other -errno if nothing was
-	 * done (the caller then runs the sequence itself). */
-	int (*switch_fenced)(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uint64_t phase_ns[],
-			     enum fo_dom_state *ret_from_state, enum fo_dom_state *ret_to_state);
+	 * from here (the kernel module, which runs the same fenced_switch.c).
+	 * `to` is never started unless `from` is confirmed fenced. Returns 0
+	 * when the sequence ran, whatever its result (*out says it, with
+	 * CLOCK_MONOTONIC phase stamps); -EBUSY if the module owns the pair;
+	 * other -errno if nothing was done (the caller then runs the sequence
+	 * itself). */
+	int (*switch_fenced)(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, struct fo_fenced_outcome *out);
 	/* Which switch path this backend uses, for status and events ("xenctrl",
 	 * "kernel", "sim"). */
 	const char *(*switch_path)(struct fo_hv *hv);

@@ -58,7 +58,6 @@
 
 #include "../../kmod-switch/uapi/fo_switch.h"
 #include "../core/config.h"
-#include "../core/events.h" /* the FO_PHASE_* switch_fenced fills */
 
 _Static_assert(FO_SWITCH_DOM_RUNNING == (int)FO_DOM_RUNNING && FO_SWITCH_DOM_PAUSED == (int)FO_DOM_PAUSED &&
 		       FO_SWITCH_DOM_CRASHED == (int)FO_DOM_CRASHED &&
@@ -173,11 +172,11 @@ static int kmod_unpause(struct fo_hv *hv, fo_domid_t domid)
  * done, and the caller then runs the sequence through pause/unpause above);
  * EIO means it got somewhere, and the struct says how far.
  */
-static int kmod_switch_fenced(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uint64_t phase_ns[],
-			      enum fo_dom_state *ret_from_state, enum fo_dom_state *ret_to_state)
+static int kmod_switch_fenced(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, struct fo_fenced_outcome *out)
 {
 	struct kmod_hv *k = to_kmod(hv);
 	struct fo_switch_req req = { .active = from, .standby = to };
+	bool refenced;
 	int r;
 
 	if (doomed_has(k, to))
@@ -186,18 +185,32 @@ static int kmod_switch_fenced(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, 
 	if (r < 0 && r != -EIO)
 		return r;
 
-	phase_ns[FO_PHASE_PAUSE_ISSUED] = req.phases.pause_issued_ns;
-	phase_ns[FO_PHASE_PAUSE_DONE] = req.phases.pause_done_ns;
-	phase_ns[FO_PHASE_UNPAUSE_ISSUED] = req.phases.unpause_issued_ns;
-	phase_ns[FO_PHASE_UNPAUSE_DONE] = req.phases.unpause_done_ns;
-	*ret_from_state = state_from_dev(req.active_state);
-	*ret_to_state = state_from_dev(req.standby_state);
-	if (r == 0 && req.result == FO_SWITCH_OK)
-		return 0;
-	/* FAILED: `from` is fenced, `to` did not start. ABORTED: `from` could
-	 * not be confirmed fenced, `to` untouched (or both paused after a
-	 * failed re-fence). */
-	return req.result == FO_SWITCH_FAILED ? -EAGAIN : -EIO;
+	/* The module ran fenced_switch.c: its outcome, through the uapi. */
+	refenced = (req.flags & FO_SWITCH_F_REFENCED) != 0;
+	*out = (struct fo_fenced_outcome){
+		.result = req.result <= FO_SWITCH_FAILED ? req.result : FO_SWITCH_ABORTED,
+		.from_state = state_from_dev(req.active_state),
+		.to_state = state_from_dev(req.standby_state),
+		.paused_from = (req.flags & FO_SWITCH_F_PAUSED_ACTIVE) != 0,
+		.pause_issued_ns = req.phases.pause_issued_ns,
+		.pause_done_ns = req.phases.pause_done_ns,
+		.unpause_issued_ns = req.phases.unpause_issued_ns,
+		.unpause_done_ns = req.phases.unpause_done_ns,
+	};
+	if (r == 0 && out->result != FO_SWITCH_OK)
+		out->result = FO_SWITCH_ABORTED; /* a module that contradicts itself */
+	switch (out->result) {
+	case FO_SWITCH_OK: out->why = refenced ? FO_FENCED_WHY_REFENCED : FO_FENCED_WHY_NONE; break;
+	case FO_SWITCH_FAILED: out->why = FO_FENCED_WHY_NOT_STARTED; break;
+	/* A failed re-fence: the new active's state tells whether the module
+	 * could at least pause it again. */
+	default:
+		out->why = !refenced ? FO_FENCED_WHY_NOT_FENCED
+		: out->to_state == FO_SWITCH_DOM_RUNNING ? FO_FENCED_WHY_BOTH_MAY_RUN
+							 : FO_FENCED_WHY_BOTH_PAUSED;
+		break;
+	}
+	return 0;
 }
 
 static const char *kmod_switch_path(struct fo_hv *hv)

@@ -805,41 +805,70 @@ static enum fo_dom_state sim_state_of(struct fo_hv_sim *s, fo_domid_t domid)
 	return d ? d->state : FO_DOM_GONE;
 }
 
-/* kmod-switch's fo_switch_fenced, step for step, then the event. */
+/* The module's domctls in the model: Xen's counted pauses, not logged as
+ * the daemon's own calls (the module makes them, not failoverd). */
+static int kmod_model_pause(void *ctx, uint32_t domid)
+{
+	struct sim_domain *d = find_dom(ctx, domid);
+
+	if (!d)
+		return -ESRCH;
+	return d->pause_is_noop ? 0 : count_pause(d);
+}
+
+static int kmod_model_unpause(void *ctx, uint32_t domid)
+{
+	struct sim_domain *d = find_dom(ctx, domid);
+	int r;
+
+	if (!d)
+		return -ESRCH;
+	r = count_unpause(d);
+	if (r == 0)
+		check_guards(ctx);
+	return r;
+}
+
+static int kmod_model_get_state(void *ctx, uint32_t domid, uint32_t *state)
+{
+	*state = (uint32_t)sim_state_of(ctx, domid);
+	return 0;
+}
+
+static uint64_t kmod_model_now_ns(void *ctx) { return ((struct fo_hv_sim *)ctx)->clock_ns; }
+
+static const struct fo_fenced_ops kmod_model_ops = {
+	.pause = kmod_model_pause,
+	.unpause = kmod_model_unpause,
+	.get_state = kmod_model_get_state,
+	.now_ns = kmod_model_now_ns,
+};
+
+/* The module's timer fired: the module's own fenced_switch.c, then the event. */
 static void kpair_fire(struct fo_hv_sim *s, struct sim_kpair *k)
 {
 	struct fo_hv_kevent ev = { .pair_id = k->id, .active = k->active, .standby = k->standby,
 				   .last_notify_ns = k->last_notify_ns, .deadline_ns = k->deadline_ns,
 				   .detected_ns = k->deadline_ns, .notifications = k->notifications };
-	struct sim_domain *a = find_dom(s, k->active), *b = find_dom(s, k->standby);
+	struct fo_fenced_outcome o;
 
 	if (s->n_log < FO_SIM_LOG_MAX)
 		s->log[s->n_log++] = (struct fo_sim_call){ .op = FO_SIM_KERNEL_SWITCH, .domid = k->active,
 							   .at_ns = s->clock_ns };
 	k->used = false;
-	ev.pause_issued_ns = s->clock_ns;
-	/* The module's PAUSE and UNPAUSE are the toolstack's, counted. */
-	if (a && !a->pause_is_noop)
-		count_pause(a);
-	ev.active_state = sim_state_of(s, k->active);
-	if (!fo_dom_state_is_fenced(ev.active_state)) {
-		ev.result = FO_HV_KSWITCH_ABORTED;
-		ev.error = -EIO;
-		ev.standby_state = sim_state_of(s, k->standby);
-	} else {
-		ev.pause_done_ns = s->clock_ns;
-		ev.unpause_issued_ns = s->clock_ns;
-		if (b && b->state == FO_DOM_PAUSED && count_unpause(b) == 0)
-			check_guards(s);
-		ev.standby_state = sim_state_of(s, k->standby);
-		if (ev.standby_state == FO_DOM_RUNNING) {
-			ev.unpause_done_ns = s->clock_ns;
-			ev.result = FO_HV_KSWITCH_OK;
-		} else {
-			ev.result = FO_HV_KSWITCH_FAILED;
-			ev.error = -EIO;
-		}
-	}
+	fo_fenced_switch(&kmod_model_ops, s, k->active, false, k->standby, &o);
+	ev.result = o.result == FO_SWITCH_OK	   ? FO_HV_KSWITCH_OK
+		    : o.result == FO_SWITCH_FAILED ? FO_HV_KSWITCH_FAILED
+						   : FO_HV_KSWITCH_ABORTED;
+	ev.error = o.result == FO_SWITCH_OK ? 0 : -EIO;
+	ev.active_state = (enum fo_dom_state)o.from_state;
+	ev.standby_state = (enum fo_dom_state)o.to_state;
+	ev.refenced = o.why == FO_FENCED_WHY_REFENCED || o.why == FO_FENCED_WHY_BOTH_PAUSED ||
+		      o.why == FO_FENCED_WHY_BOTH_MAY_RUN;
+	ev.pause_issued_ns = o.pause_issued_ns;
+	ev.pause_done_ns = o.pause_done_ns;
+	ev.unpause_issued_ns = o.unpause_issued_ns;
+	ev.unpause_done_ns = o.unpause_done_ns;
 	if (s->n_kevents < SIM_MAX_KEVENTS)
 		s->kevents[s->n_kevents++] = ev;
 }
@@ -862,8 +891,7 @@ static void kernel_timers(struct fo_hv_sim *s)
 
 /* The guard on the switch: the real module's SWITCH refuses an armed
  * pair's members; anything else falls back to the caller's sequence. */
-static int sim_switch_fenced(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uint64_t phase_ns[],
-			     enum fo_dom_state *ret_from_state, enum fo_dom_state *ret_to_state)
+static int sim_switch_fenced(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, struct fo_fenced_outcome *out)
 {
 	struct fo_hv_sim *s = sim_of(hv);
 

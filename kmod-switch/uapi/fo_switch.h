@@ -65,6 +65,10 @@ enum fo_switch_result {
 /* fo_switch_req.flags / fo_switch_event.flags (out) */
 #define FO_SWITCH_F_REFENCED (1u << 0) /* old active ran again after the
 					* unpause and was paused once more */
+#define FO_SWITCH_F_PAUSED_ACTIVE (1u << 1) /* the active was running and our
+					     * pause fenced it (not set if it was
+					     * paused already: Xen counts pauses,
+					     * so it is not ours to undo) */
 
 struct fo_switch_phases {
 	__u64 pause_issued_ns;   /* first pause hypercall issued */

@@ -1087,6 +1087,32 @@ static void test_random_walk_kernel(void)
 	      kernel_switches, own_switches);
 }
 
+/* A third party paused the active (`xl pause`): its heartbeat stops and
+ * the module switches. The module runs fenced_switch.c, which pauses only
+ * what runs: the active keeps the third party's one pause and no second
+ * one of the module's, so one `xl unpause` is all it takes to start it
+ * again (before, the module paused it whatever its state: count 2). */
+static void test_kernel_switch_paused_active_not_paused_twice(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+
+	fx_armed(&f);
+	live(&f, 50);
+	CHECK(fo_sim_external_pause(f.hv, f.a) == 0, "third-party pause of the active");
+	for (int i = 0; i < 100 && fo_sim_state(f.hv, f.b) != FO_DOM_RUNNING; i++) {
+		beat_if_running(&f, f.b);
+		advance(&f, 10);
+	}
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && strcmp(e->path, "kernel") == 0 && e->result == FO_RESULT_OK, "the module switched");
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "standby runs");
+	CHECK(fo_sim_pause_count(f.hv, f.a) == 1, "old active paused once (the third party's), count %u",
+	      fo_sim_pause_count(f.hv, f.a));
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 int main(void)
 {
 	RUN(test_handover_on_armed);
@@ -1096,6 +1122,7 @@ int main(void)
 	RUN(test_backstop_reads_late_event);
 	RUN(test_manual_disarm_switch_rearm);
 	RUN(test_drill_heartbeat_loss_by_kernel);
+	RUN(test_kernel_switch_paused_active_not_paused_twice);
 	RUN(test_crash_disarm_then_switch);
 	RUN(test_unhealthy_while_kernel_armed);
 	RUN(test_race_kernel_firing);
