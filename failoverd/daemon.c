@@ -46,6 +46,10 @@ struct fo_daemon {
 	int hv_fds[FO_MAX_HV_FDS];
 	size_t n_hv_fds;
 	bool ready_sent;
+	/* A reload read and validated, applied once no pair it would remove or
+	 * replace is in flight (fo_manager_reload_must_wait). */
+	struct fo_config reload_next;
+	bool reload_pending;
 	char last_status[512];
 	bool quit;
 	int exit_code;
@@ -110,6 +114,8 @@ static int sync_hv_fds(struct fo_daemon *d)
 	return 0;
 }
 
+static void reload_apply(struct fo_daemon *d, bool first_try);
+
 static void daemon_after_dispatch(struct fo_daemon *d)
 {
 	uint64_t next;
@@ -125,6 +131,8 @@ static void daemon_after_dispatch(struct fo_daemon *d)
 	if (d->metrics)
 		fo_metrics_publish(d->metrics, d->mgr); /* stores only: see io/metrics.c */
 	fo_control_complete_drills(d->control);
+	if (d->reload_pending)
+		reload_apply(d, false);
 
 	next = fo_manager_next_deadline(d->mgr);
 	if (next != d->armed_deadline) {
@@ -163,6 +171,38 @@ static void on_watchdog(void *ctx, int fd, uint32_t events)
 	fo_notify_watchdog();
 }
 
+/* Apply d->reload_next now, or leave it pending (said once) while a pair it
+ * would remove or replace finishes what it is doing. */
+static void reload_apply(struct fo_daemon *d, bool first_try)
+{
+	const struct fo_config *next = &d->reload_next;
+	char why[256];
+
+	if (fo_manager_reload_must_wait(d->mgr, next, why, sizeof(why))) {
+		if (first_try)
+			fo_notice("reload deferred until it is safe: %s", why);
+		return;
+	}
+	d->reload_pending = false;
+	if (strcmp(next->daemon.control_socket, d->cfg.daemon.control_socket) != 0 ||
+	    strcmp(next->daemon.control_group, d->cfg.daemon.control_group) != 0 ||
+	    strcmp(next->daemon.control_admin_group, d->cfg.daemon.control_admin_group) != 0 ||
+	    next->daemon.cpu != d->cfg.daemon.cpu || next->daemon.rt_priority != d->cfg.daemon.rt_priority ||
+	    next->daemon.kernel_fast_path != d->cfg.daemon.kernel_fast_path)
+		fo_warn("reload: daemon.control_socket, daemon.control_group, daemon.control_admin_group, daemon.cpu, "
+			"daemon.rt_priority and daemon.kernel_fast_path apply at the next restart");
+	if (next->daemon.dom0_vcpu_pcpu != d->cfg.daemon.dom0_vcpu_pcpu || next->n_cpupools != d->cfg.n_cpupools ||
+	    memcmp(next->cpupools, d->cfg.cpupools, sizeof(next->cpupools[0]) * next->n_cpupools) != 0)
+		fo_warn("reload: cpupools and daemon.dom0_vcpu_pcpu are set up at the next restart; until then "
+			"the running layout is reported as drift");
+	if (strcmp(next->daemon.metrics_listen, d->cfg.daemon.metrics_listen) != 0)
+		fo_warn("reload: daemon.metrics_listen applies at the next restart");
+	fo_log_set_level(next->daemon.log_level);
+	fo_manager_reload(d->mgr, next);
+	d->cfg = *next;
+	fo_info("reloaded %s: %zu pair(s)%s", d->opt.config_path, next->n_pairs, first_try ? "" : " (deferred reload)");
+}
+
 static void reload(struct fo_daemon *d)
 {
 	struct fo_config next;
@@ -170,31 +210,21 @@ static void reload(struct fo_daemon *d)
 	int r;
 
 	fo_notify_reloading();
+	/* A newer file replaces a reload still waiting: the operator's latest
+	 * config is the one that applies. */
 	r = fo_config_load(d->opt.config_path, &next, err, sizeof(err));
 	if (r < 0) {
 		char prefix[FO_PATH_MAX + 3];
-		fo_err("reload rejected, still running on the old config: %s%s",
+		fo_err("reload rejected, still running on the old config%s: %s%s",
+		       d->reload_pending ? " (and a deferred reload still waits)" : "",
 		       fo_config_error_prefix(d->opt.config_path, err, prefix, sizeof(prefix)), err);
 		fo_notify_ready(d->last_status);
 		return;
 	}
-	if (strcmp(next.daemon.control_socket, d->cfg.daemon.control_socket) != 0 ||
-	    strcmp(next.daemon.control_group, d->cfg.daemon.control_group) != 0 ||
-	    strcmp(next.daemon.control_admin_group, d->cfg.daemon.control_admin_group) != 0 ||
-	    next.daemon.cpu != d->cfg.daemon.cpu || next.daemon.rt_priority != d->cfg.daemon.rt_priority ||
-	    next.daemon.kernel_fast_path != d->cfg.daemon.kernel_fast_path)
-		fo_warn("reload: daemon.control_socket, daemon.control_group, daemon.control_admin_group, daemon.cpu, "
-			"daemon.rt_priority and daemon.kernel_fast_path apply at the next restart");
-	if (next.daemon.dom0_vcpu_pcpu != d->cfg.daemon.dom0_vcpu_pcpu || next.n_cpupools != d->cfg.n_cpupools ||
-	    memcmp(next.cpupools, d->cfg.cpupools, sizeof(next.cpupools[0]) * next.n_cpupools) != 0)
-		fo_warn("reload: cpupools and daemon.dom0_vcpu_pcpu are set up at the next restart; until then "
-			"the running layout is reported as drift");
-	if (strcmp(next.daemon.metrics_listen, d->cfg.daemon.metrics_listen) != 0)
-		fo_warn("reload: daemon.metrics_listen applies at the next restart");
-	fo_log_set_level(next.daemon.log_level);
-	fo_manager_reload(d->mgr, &next);
-	d->cfg = next;
-	fo_info("reloaded %s: %zu pair(s)", d->opt.config_path, next.n_pairs);
+	d->reload_next = next;
+	d->reload_pending = true;
+	reload_apply(d, true);
+	/* systemd's reload ends here either way: a deferred one is logged. */
 	fo_notify_ready(d->last_status);
 }
 

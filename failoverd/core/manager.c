@@ -471,6 +471,33 @@ static bool same_members(const struct fo_pair_config *a, const struct fo_pair_co
 	return strcmp(a->active, b->active) == 0 && strcmp(a->standby, b->standby) == 0;
 }
 
+static const struct fo_pair_config *config_pair(const struct fo_config *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->n_pairs; i++)
+		if (strcmp(cfg->pairs[i].name, name) == 0)
+			return &cfg->pairs[i];
+	return NULL;
+}
+
+bool fo_manager_reload_must_wait(const struct fo_manager *m, const struct fo_config *cfg, char *why, size_t len)
+{
+	for (size_t i = 0; i < m->n_pairs; i++) {
+		const struct fo_pair *p = &m->pairs[i];
+		const struct fo_pair_config *pc = config_pair(cfg, p->cfg.name);
+		const char *doing = p->drill_active		     ? "running a drill"
+				    : p->state == FO_PAIR_SWITCHING  ? "switching (waiting for the new active's first heartbeat)"
+				    : p->state == FO_PAIR_REBUILDING ? "rebuilding a member"
+								     : NULL;
+
+		if (doing && !(pc && same_members(&p->cfg, pc))) {
+			snprintf(why, len, "pair %s, which the new config %s, is %s", p->cfg.name,
+				 pc ? "gives other members" : "removes", doing);
+			return true;
+		}
+	}
+	return false;
+}
+
 void fo_manager_reload(struct fo_manager *m, const struct fo_config *cfg)
 {
 	/* Build the new pair table beside the old one, moving live pairs over so

@@ -55,6 +55,15 @@ void fo_manager_publish_events(struct fo_manager *m, fo_event_sink sink, void *c
  * are forgotten (their domains left as they are), changed ones updated (or
  * re-armed if their members changed). */
 void fo_manager_reload(struct fo_manager *m, const struct fo_config *cfg);
+/* Must a reload to `cfg` wait? Yes while a pair it would remove or replace
+ * is in flight: a switch awaiting its new active's first heartbeat (its
+ * event not yet published), a rebuild (its new domain would be started
+ * beside an active nobody watches any more) or a drill (its client waits).
+ * Pairs kept with the same members move over with their state and never
+ * hold a reload back. Each of those ends by itself (a heartbeat or a
+ * bounded grace, rebuild and drill timeout), so the wait is bounded.
+ * On true, `why` names the pair and what it is doing. */
+bool fo_manager_reload_must_wait(const struct fo_manager *m, const struct fo_config *cfg, char *why, size_t len);
 
 const struct fo_config *fo_manager_config(const struct fo_manager *m);
 size_t fo_manager_pair_count(const struct fo_manager *m);

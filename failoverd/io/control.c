@@ -43,7 +43,9 @@ struct fo_client {
 	char *out;
 	size_t out_len;
 	bool follow;         /* events --follow */
-	int drill_pair;      /* index of the pair whose drill it waits for, -1 = none */
+	/* The pair whose drill it waits for ("" = none), by name: a reload may
+	 * move the pair to another index meanwhile. */
+	char drill_pair[FO_NAME_MAX + 1];
 	bool closing;        /* close once `out` is flushed; read nothing more */
 	bool root;           /* SO_PEERCRED uid 0 */
 	bool admin;          /* root or in control_admin_group: may change things */
@@ -734,7 +736,7 @@ static cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const c
 		if (fo_pair_request_drill(p, req.fault, err, sizeof(err)) < 0)
 			return error_reply("drill: %s", err);
 		if (cl) {
-			cl->drill_pair = (int)(p - fo_manager_pair(c->mgr, 0));
+			snprintf(cl->drill_pair, sizeof(cl->drill_pair), "%s", p->cfg.name);
 			return NULL;
 		}
 		reply = ok_reply();
@@ -913,7 +915,7 @@ static void on_tick(void *ctx, int fd, uint32_t events)
 			continue;
 		any = true;
 		/* Followers and drill waiters are quiet by design. */
-		if (cl->follow || cl->drill_pair >= 0 || cl->closing || now - cl->since_ns < c->idle_ns)
+		if (cl->follow || cl->drill_pair[0] || cl->closing || now - cl->since_ns < c->idle_ns)
 			continue;
 		c->stats.idle_closed++;
 		snprintf(msg, sizeof(msg), "closing an idle connection: no complete request in %" PRIu64 " ms",
@@ -992,7 +994,7 @@ static struct fo_client *take_slot(struct fo_control *c, bool root)
 		if (cl->fd < 0) {
 			n_free++;
 			free_slot = free_slot ? free_slot : cl;
-		} else if (!cl->follow && cl->drill_pair < 0 && (!oldest || cl->since_ns < oldest->since_ns)) {
+		} else if (!cl->follow && !cl->drill_pair[0] && (!oldest || cl->since_ns < oldest->since_ns)) {
 			oldest = cl;
 		}
 	}
@@ -1025,7 +1027,7 @@ static void admit(struct fo_control *c, int cfd)
 	memset(cl, 0, sizeof(*cl));
 	cl->fd = -1;
 	cl->out = malloc(FO_CONTROL_OUT_MAX);
-	cl->drill_pair = -1;
+	cl->drill_pair[0] = '\0';
 	cl->root = cred.uid == 0;
 	cl->admin = cl->root || (c->have_admin_gid && peer_in_group(cfd, cred.gid, c->admin_gid));
 	cl->since_ns = mono_ns();
@@ -1090,9 +1092,9 @@ void fo_control_complete_drills(struct fo_control *c)
 		for (int k = 0; k < FO_CONTROL_MAX_CLIENTS; k++) {
 			struct fo_client *cl = &c->clients[k];
 			cJSON *reply;
-			if (cl->fd < 0 || cl->drill_pair != (int)i)
+			if (cl->fd < 0 || strcmp(cl->drill_pair, p->cfg.name) != 0)
 				continue;
-			cl->drill_pair = -1;
+			cl->drill_pair[0] = '\0';
 			cl->since_ns = mono_ns();
 			if (e) {
 				reply = ok_reply();

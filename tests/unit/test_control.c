@@ -449,6 +449,54 @@ static void test_arm_while_switching(void)
 	teardown(&f);
 }
 
+/* A client waiting for a drill is found by the pair's name, not its index:
+ * a reload that adds a pair before it moves it (issue #16: the waiter was
+ * keyed by index and never got its reply). A pair kept with the same
+ * members does not hold a reload back, even mid-drill. */
+static void test_drill_waiter_survives_reload(void)
+{
+	const char *req = "{\"cmd\":\"drill\",\"pair\":\"brake\",\"fault\":\"heartbeat-loss\"}\n";
+	struct fo_config cfg;
+	struct fo_pair *p;
+	struct fx f;
+	char buf[65536] = "", why[256] = "";
+	int fd;
+
+	setup(&f);
+	fd = connect_to(f.path);
+	CHECK(fd >= 0 && send(fd, req, strlen(req), 0) == (ssize_t)strlen(req), "drill request sent");
+	for (int i = 0; i < 20 && !fo_manager_pair(f.mgr, 0)->drill_active; i++)
+		fo_loop_run_once_timeout(f.loop, 10);
+	CHECK(fo_manager_pair(f.mgr, 0)->drill_active, "drill started: %s", fo_manager_pair(f.mgr, 0)->reason);
+
+	cfg = f.cfg;
+	cfg.n_pairs = 2;
+	cfg.pairs[1] = cfg.pairs[0];
+	snprintf(cfg.pairs[0].name, sizeof(cfg.pairs[0].name), "pump");
+	snprintf(cfg.pairs[0].active, sizeof(cfg.pairs[0].active), "pump-a");
+	snprintf(cfg.pairs[0].standby, sizeof(cfg.pairs[0].standby), "pump-b");
+	CHECK(!fo_manager_reload_must_wait(f.mgr, &cfg, why, sizeof(why)), "kept pair mid-drill: no wait (%s)", why);
+	fo_manager_reload(f.mgr, &cfg);
+	p = fo_manager_find_pair(f.mgr, "brake");
+	CHECK(p && p == fo_manager_pair(f.mgr, 1) && p->drill_active, "brake moved to index 1, still drilling");
+
+	/* The drill stops brake-a's heartbeat; brake-b takes over and beats. */
+	for (int i = 0; i < 100 && !strchr(buf, '\n'); i++) {
+		fo_sim_advance(f.hv, 10000000);
+		fo_manager_run_due(f.mgr); /* the daemon's deadline timer */
+		if (fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING)
+			fo_sim_heartbeat(f.hv, f.b);
+		fo_control_complete_drills(f.ctl);
+		fo_loop_run_once_timeout(f.loop, 0);
+		ssize_t k = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+		if (k > 0)
+			buf[k] = '\0';
+	}
+	CHECK(strstr(buf, "\"ok\":true") && strstr(buf, "\"event\""), "the drill's client got its event: %s", buf);
+	close(fd);
+	teardown(&f);
+}
+
 static int rt_fd_ready;
 static int rt_replies_seen = -1;
 static int rt_client_fd;
@@ -780,6 +828,7 @@ int main(void)
 	RUN(test_hostile_requests);
 	RUN(test_parse_request);
 	RUN(test_arm_while_switching);
+	RUN(test_drill_waiter_survives_reload);
 	RUN(test_fair_share);
 	RUN(test_endless_line);
 	RUN(test_idle_and_slots);

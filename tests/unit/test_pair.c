@@ -696,6 +696,65 @@ static void test_policies(void)
 	fx_free(&f);
 }
 
+/* A reload that would remove or replace a pair in flight waits (issue #16:
+ * a removed SWITCHING pair's event was never published; a replaced
+ * REBUILDING pair's new domain was started beside an active nobody
+ * watched). Once the pair settles, the same reload goes through and the
+ * switch's event has been published. */
+static void test_reload_waits_for_in_flight(void)
+{
+	struct fo_config cfg, gone, other;
+	const struct fo_event_ring *r;
+	struct fx f;
+	char why[256] = "";
+
+	sim_base_config(&cfg);
+	gone = cfg;
+	gone.n_pairs = 0;
+	other = cfg;
+	snprintf(other.pairs[0].standby, sizeof(other.pairs[0].standby), "brake-c");
+
+	/* SWITCHING: waiting for the new active's first heartbeat. */
+	fx_armed(&f);
+	fo_pair_request_switchover(f.p, NULL, 0);
+	CHECK(f.p->state == FO_PAIR_SWITCHING, "switching: %s", fo_pair_state_name(f.p->state));
+	CHECK(fo_manager_reload_must_wait(f.mgr, &gone, why, sizeof(why)) && strstr(why, "brake") &&
+		      strstr(why, "removes") && strstr(why, "switching"),
+	      "removing a switching pair waits: %s", why);
+	CHECK(fo_manager_reload_must_wait(f.mgr, &other, why, sizeof(why)) && strstr(why, "other members"),
+	      "replacing it too: %s", why);
+	CHECK(!fo_manager_reload_must_wait(f.mgr, &cfg, why, sizeof(why)), "keeping it does not wait");
+	fo_sim_heartbeat(f.hv, f.b);
+	fo_sim_heartbeat(f.hv, f.b);
+	CHECK(f.p->state == FO_PAIR_ARMED, "settled: %s", fo_pair_state_name(f.p->state));
+	CHECK(!fo_manager_reload_must_wait(f.mgr, &gone, why, sizeof(why)), "settled: the reload may go");
+	r = fo_manager_events(f.mgr);
+	for (size_t i = 0; i < fo_event_ring_count(r); i++)
+		CHECK(!fo_event_ring_get(r, i)->pending, "event %zu complete before the pair goes", i);
+	fo_manager_reload(f.mgr, &gone);
+	CHECK(fo_manager_pair_count(f.mgr) == 0, "removed once settled");
+	fx_free(&f);
+
+	/* REBUILDING: the failed member is being re-created. */
+	cfg.pairs[0].on_failover = FO_ON_FAILOVER_REBUILD;
+	fx_setup_cfg(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING);
+	prove(&f, f.b);
+	advance(&f, 60);
+	fo_sim_heartbeat(f.hv, f.b);
+	CHECK(f.p->state == FO_PAIR_REBUILDING, "rebuilding: %s", f.p->reason);
+	other.pairs[0].on_failover = FO_ON_FAILOVER_REBUILD;
+	CHECK(fo_manager_reload_must_wait(f.mgr, &other, why, sizeof(why)) && strstr(why, "rebuilding"),
+	      "replacing a rebuilding pair waits: %s", why);
+	fx_free(&f);
+
+	/* A drill in progress. */
+	fx_armed(&f);
+	CHECK(fo_pair_request_drill(f.p, FO_DRILL_HANG, why, sizeof(why)) == 0, "drill: %s", why);
+	CHECK(fo_manager_reload_must_wait(f.mgr, &gone, why, sizeof(why)) && strstr(why, "drill"),
+	      "removing a drilling pair waits: %s", why);
+	fx_free(&f);
+}
+
 static void test_reload(void)
 {
 	struct fx f;
@@ -806,6 +865,7 @@ int main(void)
 	RUN(test_drill_command_not_written);
 	RUN(test_policies);
 	RUN(test_reload);
+	RUN(test_reload_waits_for_in_flight);
 	RUN(test_invariant_random);
 	return check_summary("test_pair");
 }
