@@ -997,6 +997,31 @@ static void wait_for_standby(struct fo_pair *p, const char *what)
 	become(p, FO_PAIR_ARMING, "standby %s %s", s->name, what);
 }
 
+/*
+ * ARMING, one member has no domain and the other runs: with
+ * on_failover=rebuild, re-create the missing one now. A rebuild is two
+ * steps (destroy the failed member, create it again); a daemon killed
+ * between them finds the member gone after its restart, and without this
+ * the pair would wait for it for ever, with no standby, until an operator
+ * created it (seen in the chaos campaign). Other policies wait: the
+ * domain is someone else's to create.
+ */
+static bool resume_rebuild(struct fo_pair *p, int missing)
+{
+	struct fo_member *o = &p->m[!missing];
+
+	if (p->cfg.on_failover != FO_ON_FAILOVER_REBUILD || o->domid == FO_DOMID_INVALID ||
+	    o->state != FO_DOM_RUNNING)
+		return false;
+	p->active = !missing;
+	arm_active_deadline(p);
+	publish_roles(p);
+	record(p, FO_EV_INFO, FO_RESULT_INFO, "%s has no domain and %s runs: rebuilding %s (on_failover=rebuild)",
+	       p->m[missing].name, o->name, p->m[missing].name);
+	start_rebuild(p, missing);
+	return true;
+}
+
 /* ARMING: decide from what the hypervisor says. Never unpauses. */
 static void arming_evaluate(struct fo_pair *p)
 {
@@ -1008,6 +1033,8 @@ static void arming_evaluate(struct fo_pair *p)
 	refresh_member(p, &m[1]);
 	for (int i = 0; i < 2; i++)
 		if (m[i].domid == FO_DOMID_INVALID) {
+			if (resume_rebuild(p, i))
+				return;
 			become(p, FO_PAIR_ARMING, "waiting for domain %s to exist", m[i].name);
 			return;
 		}

@@ -755,6 +755,39 @@ static void test_reload_waits_for_in_flight(void)
 	fx_free(&f);
 }
 
+/* A daemon killed between a rebuild's two steps (destroy the failed member,
+ * create it again) restarts with the member gone: with on_failover=rebuild
+ * it re-creates it and arms, instead of waiting for ever (chaos campaign,
+ * 2026-11-25). Another policy waits for the domain, as before. */
+static void test_restart_resumes_rebuild(void)
+{
+	struct fo_config cfg;
+	struct fx f;
+	fo_domid_t rebuilt;
+
+	sim_base_config(&cfg);
+	cfg.pairs[0].on_failover = FO_ON_FAILOVER_REBUILD;
+	fx_setup_cfg(&f, &cfg, FO_DOM_GONE, FO_DOM_RUNNING);
+	CHECK(f.p->state == FO_PAIR_REBUILDING, "rebuilding the missing member: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(f.p->active == 1, "the running member is the active");
+	CHECK(count_calls(&f, FO_SIM_CREATE, FO_SIM_ANY_DOMAIN) == 1, "created once");
+	rebuilt = f.p->m[0].domid;
+	CHECK(rebuilt != FO_DOMID_INVALID, "the re-created member was found");
+	fo_sim_heartbeat(f.hv, f.b);
+	fo_sim_heartbeat(f.hv, rebuilt);
+	fo_sim_heartbeat(f.hv, rebuilt);
+	CHECK(f.p->state == FO_PAIR_ARMED && fo_sim_state(f.hv, rebuilt) == FO_DOM_PAUSED,
+	      "armed with the rebuilt standby paused: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	fx_free(&f);
+
+	cfg.pairs[0].on_failover = FO_ON_FAILOVER_KEEP_PAUSED;
+	fx_setup_cfg(&f, &cfg, FO_DOM_GONE, FO_DOM_RUNNING);
+	CHECK(f.p->state == FO_PAIR_ARMING && strstr(f.p->reason, "to exist"), "keep-paused waits: %s", f.p->reason);
+	CHECK(count_calls(&f, FO_SIM_CREATE, FO_SIM_ANY_DOMAIN) == 0, "nothing created");
+	fx_free(&f);
+}
+
 static void test_reload(void)
 {
 	struct fx f;
@@ -865,6 +898,7 @@ int main(void)
 	RUN(test_drill_command_not_written);
 	RUN(test_policies);
 	RUN(test_reload);
+	RUN(test_restart_resumes_rebuild);
 	RUN(test_reload_waits_for_in_flight);
 	RUN(test_invariant_random);
 	return check_summary("test_pair");
