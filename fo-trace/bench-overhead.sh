@@ -5,7 +5,7 @@
 # drives manual switchovers with tests/bench's bench-ctl in alternating
 # blocks without / with fo-trace attached, then overhead_analyze.py compares
 # the daemon's own phase times and writes
-# tests/bench/results/<date>-<label>.{json,md} beside the benchmark results.
+# bench/results/<date>-<label>.{json,md} beside the benchmark results.
 #
 #   fo-trace/bench-overhead.sh [--build-dir DIR] [--n N] [--blocks B] [--conds C+C+..] [--label L]
 #                              [--out DIR] [--from-log LOG] [--smoke]
@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 if [ -z "$OUT" ]; then
-	if [ ${#SMOKE[@]} = 0 ]; then OUT=$REPO/tests/bench/results; else OUT=$BUILD/bench-results; fi
+	if [ ${#SMOKE[@]} = 0 ]; then OUT=$REPO/bench/results; else OUT=$BUILD/bench-results; fi
 fi
 if [ -z "$LOG" ]; then
 	for b in "$BUILD/fo-trace/fo-trace" "$BUILD/tests/bench/bench-ctl"; do

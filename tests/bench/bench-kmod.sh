@@ -11,13 +11,13 @@
 #       --n N            switches per path and condition (default 100)
 #       --nfault M       heartbeat losses per mode and condition (default 30)
 #       --conds LIST     ':'-separated of idle, cpu, io (default idle:cpu:io)
-#       --label L        results go to tests/bench/results/<date>-<label>/ (default kmod)
+#       --label L        results go to bench/results/<date>-<label>/ (default kmod)
 #       --worker-cpu C   the module's worker_cpu (default: the CPU failoverd is measured on;
 #                        "first": the module's own default, the first online CPU)
 #       --smoke          N=6, nfault=3, idle only, results under <build>/bench-results,
 #                        fail unless every path gave samples (ctest xen_bench_kmod_smoke)
 #       --build-dir DIR  the CMake build tree (default $FO_BUILD_DIR or <repo>/build)
-#       --out DIR        results directory (default tests/bench/results/<date>-<label>)
+#       --out DIR        results directory (default bench/results/<date>-<label>)
 #       --timeout S      wall-clock limit for the boot (default: computed)
 #       --from-log LOG   do not boot: analyse the serial log of an earlier run
 #       -v               stream the serial console
@@ -71,7 +71,7 @@ if [ $SMOKE = 1 ]; then
 	LABEL=kmod-smoke
 	OUT=${OUT:-$BUILD_DIR/bench-results/kmod-smoke}
 fi
-OUT=${OUT:-$BENCH_SRC/results/$(date +%Y-%m-%d)-$LABEL}
+OUT=${OUT:-$BENCH_SRC/../../bench/results/$(date +%Y-%m-%d)-$LABEL}
 mkdir -p "$OUT"
 
 LOG=$BUILD_DIR/logs/bench-kmod.log

@@ -8,12 +8,12 @@
 #   tests/bench/bench.sh [--n N] [--label L] [--smoke] [OPTIONS]
 #       --n N            switches per path and condition (default 200)
 #       --nfault M       heartbeat-loss rounds per pair and condition (default 50)
-#       --label L        results go to tests/bench/results/<date>-<label>.* (default "full")
+#       --label L        results go to bench/results/<date>-<label>.* (default "full")
 #       --conds LIST     conditions, ':'-separated, of idle, cpu, io (default idle:cpu:io)
 #       --smoke          N=20, nfault=10, idle only, results under <build>/bench-results,
 #                        and fail unless the JSON holds samples and a summary (ctest xen_bench_smoke)
 #       --build-dir DIR  the CMake build tree (default $FO_BUILD_DIR or <repo>/build); built if needed
-#       --out DIR        where the results go (default tests/bench/results)
+#       --out DIR        where the results go (default bench/results)
 #       --max-s S        cap on each path and condition, seconds (default 300)
 #       --dom0-weight W  experiment: Domain-0's credit2 weight during the run (default Xen's 256)
 #       --pin            experiment: dom0 vCPU i on pCPU i, the domUs only on the other pCPU(s)
@@ -94,7 +94,7 @@ case $DOM0_KERNEL in stock|rt) ;; *) die "--dom0-kernel: stock or rt" ;; esac
 mkdir -p "$BUILD_DIR"
 BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
 if [ -z "$OUT" ]; then
-	[ $SMOKE = 1 ] && OUT=$BUILD_DIR/bench-results || OUT=$BENCH_SRC/results
+	[ $SMOKE = 1 ] && OUT=$BUILD_DIR/bench-results || OUT=$BENCH_SRC/../../bench/results
 fi
 mkdir -p "$OUT"
 

@@ -11,7 +11,7 @@
 #                          [--rounds R] [--build-dir DIR] [--out DIR] [--notes FILE]
 #
 # Defaults: --n 100 --nfault 60 --max-s 60 --conds idle:cpu:io --rounds 1,
-# --out tests/bench/results/<date>-rt-dom0. Each run's own files
+# --out bench/results/<date>-rt-dom0. Each run's own files
 # (<date>-<kernel>-rN.{json,md,png}) and the comparison (README.md,
 # compare.json, rt-dom0-*.png) go there. --max-s caps each path and
 # condition; only `xl` (~0.2-0.6 s per command) reaches it.
@@ -23,7 +23,7 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 
 N=100 NFAULT=60 MAXS=60 CONDS=idle:cpu:io ROUNDS=1 NOTES=""
 BUILD_DIR=${FO_BUILD_DIR:-$REPO/build}
-OUT=$BENCH_SRC/results/$(date +%F)-rt-dom0
+OUT=$BENCH_SRC/../../bench/results/$(date +%F)-rt-dom0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--n) N=$2; shift 2 ;;
