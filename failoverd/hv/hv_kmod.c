@@ -57,7 +57,7 @@
 #include "../core/log.h"
 
 #include "../../kmod-switch/uapi/fo_switch.h"
-#include "../core/config.h"
+#include "core/config/config.h"
 #include "../core/events.h" /* the FO_PHASE_* switch_fenced fills */
 
 _Static_assert(FO_SWITCH_DOM_RUNNING == (int)FO_DOM_RUNNING && FO_SWITCH_DOM_PAUSED == (int)FO_DOM_PAUSED &&

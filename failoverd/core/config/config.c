@@ -15,7 +15,7 @@
  * otherwise silently fall back to its default, which for a failover daemon
  * means a policy nobody chose.
  */
-#include "config.h"
+#include "core/config/config.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -31,7 +31,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "text.h"
+#include "core/text.h"
 
 #define CONFIG_FILE_MAX  (1024 * 1024)
 /* Longest key path we build: "pairs[31].pin.standby_pcpus[63]", plus an

@@ -15,12 +15,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../hv/hv.h"
-#include "config.h"
-#include "events.h"
-#include "log.h"
-#include "monitor.h"
-#include "verdict.h"
+#include "hv/hv.h"
+#include "core/config/config.h"
+#include "core/events.h"
+#include "core/log.h"
+#include "core/monitor.h"
+#include "core/verdict.h"
 
 enum fo_pair_state {
 	FO_PAIR_ARMING = 0, /* finding members, waiting for the standby's first heartbeat */

@@ -72,15 +72,15 @@
  *     (PAIRINFO by the pair's id, a hash of its name) and adopts an armed
  *     pair's roles from it; the module never unpauses anything for us.
  */
-#include "pair.h"
+#include "core/pair/pair.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "placement.h"
-#include "switchover.h"
+#include "core/placement.h"
+#include "core/switchover.h"
 
 /* How long a freshly booted standby may take to heartbeat for the first time
  * before arming gives up on it. A PV guest boots in seconds natively; under
