@@ -388,17 +388,11 @@ int fo_config_parse(const char *json_text, struct fo_config *ret, char *err, siz
 		goto out;
 	root = cJSON_ParseWithOpts(json_text, &end, true);
 	if (!root) {
-		unsigned line = 1, col = 1;
-		const char *s = NULL;
+		unsigned line, col;
 
 		if (!end || end < json_text)
 			end = json_text;
-		for (s = json_text; s < end && *s; s++) {
-			if (*s == '\n')
-				line++, col = 1;
-			else
-				col++;
-		}
+		text_position(json_text, (size_t)(end - json_text), &line, &col);
 		rc = fail(&p, "", "not valid JSON near line %u, column %u", line, col);
 		goto out;
 	}

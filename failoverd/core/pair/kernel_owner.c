@@ -302,15 +302,8 @@ void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int a
 	p->kernel_firing = false;
 	p->active = ai;
 
-	e = fo_event_ring_claim(p->env->ring, det);
-	e->kind = drill ? FO_EV_DRILL : FO_EV_SWITCHOVER;
-	e->fault = FO_FAULT_HEARTBEAT_TIMEOUT; /* the only thing the module reacts to */
-	e->deadline_ms = p->cfg.deadline_ms;
-	e->budget_ms = p->cfg.timeout_ms + p->cfg.period_ms + p->cfg.deadline_ms;
-	e->pending = true;
-	memcpy(e->pair, p->cfg.name, sizeof(e->pair));
-	memcpy(e->from, p->m[ai].name, sizeof(e->from));
-	memcpy(e->to, p->m[!ai].name, sizeof(e->to));
+	/* A heartbeat timeout: the only thing the module reacts to. */
+	e = claim_switch_event(p, det, FO_FAULT_HEARTBEAT_TIMEOUT, drill, &p->m[ai], &p->m[!ai]);
 	/* The module detects and decides in one step (its hrtimer); its times
 	 * are CLOCK_MONOTONIC like ours. */
 	e->phase_ns[FO_PHASE_FAULT] = drill ? p->drill_inject_ns : ev->deadline_ns && ev->deadline_ns <= det ? ev->deadline_ns : det;

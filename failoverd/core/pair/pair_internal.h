@@ -67,6 +67,8 @@ void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int a
 bool kernel_adopt_on_arming(struct fo_pair *p);
 
 /* switch.c */
+struct fo_event *claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enum fo_fault fault, bool drill,
+				    const struct fo_member *from, const struct fo_member *to);
 int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t detected_ns);
 int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_outcome *outp, enum fo_fault fault,
 		 bool drill);

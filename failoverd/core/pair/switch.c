@@ -17,6 +17,25 @@ struct fo_event *pending_switch_event(struct fo_pair *p)
 	return e && e->pending ? e : NULL;
 }
 
+/* The event of a switch from `from` to `to`, ours or the module's, claimed
+ * from the preallocated ring: on the real-time path, nothing is allocated
+ * or logged. The caller fills in the phases. */
+struct fo_event *claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enum fo_fault fault, bool drill,
+				    const struct fo_member *from, const struct fo_member *to)
+{
+	struct fo_event *e = fo_event_ring_claim(p->env->ring, detected_ns);
+
+	e->kind = drill ? FO_EV_DRILL : FO_EV_SWITCHOVER;
+	e->fault = fault;
+	e->deadline_ms = p->cfg.deadline_ms;
+	e->budget_ms = p->cfg.timeout_ms + p->cfg.period_ms + p->cfg.deadline_ms;
+	e->pending = true;
+	memcpy(e->pair, p->cfg.name, sizeof(e->pair));
+	memcpy(e->from, from->name, sizeof(e->from));
+	memcpy(e->to, to->name, sizeof(e->to));
+	return e;
+}
+
 /* The switch is over: the new active heartbeated (or did not, in time). */
 void finish_switch(struct fo_pair *p, bool heartbeated)
 {
@@ -85,15 +104,7 @@ int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, 
 		return -EBUSY;
 	}
 
-	e = fo_event_ring_claim(p->env->ring, detected_ns);
-	e->kind = drill ? FO_EV_DRILL : FO_EV_SWITCHOVER;
-	e->fault = fault;
-	e->deadline_ms = p->cfg.deadline_ms;
-	e->budget_ms = p->cfg.timeout_ms + p->cfg.period_ms + p->cfg.deadline_ms;
-	e->pending = true;
-	memcpy(e->pair, p->cfg.name, sizeof(e->pair));
-	memcpy(e->from, from->name, sizeof(e->from));
-	memcpy(e->to, to->name, sizeof(e->to));
+	e = claim_switch_event(p, detected_ns, fault, drill, from, to);
 	e->phase_ns[FO_PHASE_FAULT] = drill ? p->drill_inject_ns : fault_ns;
 	e->phase_ns[FO_PHASE_DETECTED] = detected_ns;
 	e->phase_ns[FO_PHASE_DECIDED] = now_ns(p);
