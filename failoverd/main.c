@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/config.h"
+#include "core/config/config.h"
 #include "daemon.h"
 
 #define FO_DEFAULT_CONFIG "/etc/failoverd/failoverd.json"

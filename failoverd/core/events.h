@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "core/config/config.h"
 
 enum fo_event_kind {
 	FO_EV_SWITCHOVER = 0, /* automatic failover or manual switchover */

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "core/config/config.h"
 
 void fo_log_set_level(enum fo_log_level level);
 enum fo_log_level fo_log_get_level(void);

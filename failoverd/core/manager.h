@@ -12,9 +12,9 @@
 #include <stdint.h>
 
 #include "../hv/hv.h"
-#include "config.h"
+#include "core/config/config.h"
 #include "events.h"
-#include "pair.h"
+#include "core/pair/pair.h"
 
 struct fo_manager;
 

@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "../hv/hv.h"
-#include "config.h"
+#include "core/config/config.h"
 
 /* Does this pair ask for any placement of its members? */
 bool fo_placement_pair_wants(const struct fo_pair_config *pc);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * text.h - untrusted text: how it is echoed back, and the checks the JSON
- * parser (cJSON) does not make. Used by the config (core/config.c) and the
+ * parser (cJSON) does not make. Used by the config parser (core/config/) and the
  * control socket (io/control.c), so both judge a document the same way.
  */
 #ifndef FO_TEXT_H

@@ -3,7 +3,7 @@
  * verdict.c - the verdict table and its file (see verdict.h).
  *
  * The file is text, one record a line, fields separated by one space
- * (domain and pair names contain no whitespace: config.c refuses it):
+ * (domain and pair names contain no whitespace: core/config/ refuses it):
  *
  *   failoverd-verdicts 1
  *   failed PAIR MEMBER DOMID HANDLE|- WHY UNIX-SECONDS

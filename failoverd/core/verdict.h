@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "../hv/hv.h"
-#include "config.h"
+#include "core/config/config.h"
 
 enum fo_verdict_kind {
 	FO_VERDICT_NONE = 0, /* free slot */

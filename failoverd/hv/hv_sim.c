@@ -9,7 +9,7 @@
  */
 #include "hv_sim.h"
 
-#include "../core/config.h"
+#include "core/config/config.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -96,7 +96,7 @@
 #include <libxl_utils.h>
 #include <libxlutil.h>
 
-#include "../core/config.h"
+#include "core/config/config.h"
 #include "../core/log.h"
 #include "agent_keys.h"
 #include "proc_helper.h"

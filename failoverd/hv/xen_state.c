@@ -40,7 +40,7 @@
 #include <xenstore.h>
 
 #include "../../guest-heartbeat/abi/fo_state.h"
-#include "../core/config.h"
+#include "core/config/config.h"
 #include "../core/log.h"
 
 #define RELAY_MEMBERS     (FO_MAX_PAIRS * 2)

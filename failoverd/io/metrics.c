@@ -46,10 +46,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/config.h"
+#include "core/config/config.h"
 #include "../core/log.h"
 #include "../core/manager.h"
-#include "../core/pair.h"
+#include "core/pair/pair.h"
 
 #ifndef FO_VERSION
 #define FO_VERSION "unknown"

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* libFuzzer: the config parser (core/config.c) on arbitrary bytes. Every
+/* libFuzzer: the config parser (core/config/) on arbitrary bytes. Every
  * input must end in a parsed config or a named error, never a crash,
  * a leak or undefined behaviour (ASan + UBSan). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/config.h"
+#include "core/config/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

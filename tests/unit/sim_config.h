@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/config.h"
+#include "core/config/config.h"
 
 static inline void sim_base_config(struct fo_config *cfg)
 {

@@ -7,7 +7,7 @@
  *
  * Run from tests/unit (ctest sets WORKING_DIRECTORY).
  */
-#include "core/config.h"
+#include "core/config/config.h"
 
 #include <dirent.h>
 #include <errno.h>

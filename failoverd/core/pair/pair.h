@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pair.h - one active/standby pair and its state machine (drawn in pair.c).
+ * pair.h - one active/standby pair and its state machine (drawn in core/pair/pair.c).
  *
  * A pair is driven by four inputs, all delivered by the manager:
  *   fo_pair_on_heartbeat()  a member's page copy after an event-channel notify
@@ -15,12 +15,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../hv/hv.h"
-#include "config.h"
-#include "events.h"
-#include "log.h"
-#include "monitor.h"
-#include "verdict.h"
+#include "hv/hv.h"
+#include "core/config/config.h"
+#include "core/events.h"
+#include "core/log.h"
+#include "core/monitor.h"
+#include "core/verdict.h"
 
 enum fo_pair_state {
 	FO_PAIR_ARMING = 0, /* finding members, waiting for the standby's first heartbeat */
@@ -123,7 +123,7 @@ struct fo_pair {
 	uint64_t kernel_retry_ns;  /* a failed ARM is retried no earlier than this */
 	uint64_t kernel_switches;  /* switches the module did for this pair */
 	bool kevent_stored;        /* an event read while ARMING, applied once members are known */
-	/* The stuck-sequence check (pair.c kernel_backstop): its first look
+	/* The stuck-sequence check (kernel_owner.c, kernel_backstop): its first look
 	 * saw the module hear notifications while the sequence did not move. */
 	struct {
 		bool looked;

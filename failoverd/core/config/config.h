@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * config.h - failoverd's configuration as a plain validated struct.
- * config.c is the only file that sees cJSON. Every error names the key path
+ * core/config/ is the only place that sees cJSON. Every error names the key path
  * ("pairs[1].heartbeat.timeout_ms: must be >= 2 * period_ms (20)").
  */
 #ifndef FO_CONFIG_H

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config_internal.h - what the files of the config parser (core/config/)
+ * share and nobody else uses: the parser's error slot, the limits of values,
+ * the typed readers, the sections' entry points and the names of enum
+ * values. Grouped by the file that defines them (their comments are there).
+ * The interface is config.h; only this folder sees cJSON.
+ */
+#ifndef FO_CONFIG_INTERNAL_H
+#define FO_CONFIG_INTERNAL_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/config/config.h"
+#include "core/text.h"
+
+/* Longest key path we build: "pairs[31].pin.standby_pcpus[63]", plus an
+ * unknown key of up to 64 shown bytes, each possibly written as \xNN. */
+#define KEYPATH_MAX      (96 + FO_SHOWN_BUF)
+/* An hour: any longer heartbeat or deadline is a typo, not a policy. */
+#define MS_MAX           3600000L
+#define PERIOD_MS_MAX    60000L
+/* sched_setaffinity()'s cpu_set_t and Xen's cpumaps: CPU_SETSIZE. */
+#define CPU_MAX          1023L
+
+/* Xen's default pool: it holds dom0 and every pCPU nobody moved; failoverd
+ * only ever takes pCPUs out of it, never configures it. */
+#define POOL0_NAME "Pool-0"
+
+struct parser {
+	char *err;
+	size_t errlen;
+};
+
+/* reader.c */
+int fail(struct parser *p, const char *keypath, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const char *shown(const char *s, char buf[FO_SHOWN_BUF]);
+void keypath_join(char out[KEYPATH_MAX], const char *parent, const char *key);
+void keypath_index(char out[KEYPATH_MAX], const char *parent, int index);
+const char *type_name(const cJSON *item);
+int check_object(struct parser *p, const cJSON *obj, const char *keypath, const char *const *allowed);
+const cJSON *member(const cJSON *obj, const char *key);
+int require(struct parser *p, const cJSON *obj, const char *keypath, const char *key);
+int read_int(struct parser *p, const cJSON *obj, const char *keypath, const char *key, long min, long max,
+	     long *ret);
+int read_bool(struct parser *p, const cJSON *obj, const char *keypath, const char *key, bool *ret);
+int read_string(struct parser *p, const cJSON *obj, const char *keypath, const char *key, const char **ret);
+int read_enum(struct parser *p, const cJSON *obj, const char *keypath, const char *key, const char *const *names,
+	      int *ret);
+bool is_space(char c);
+int check_pair_name(struct parser *p, const char *kp, const char *s);
+int read_checked_name(struct parser *p, const cJSON *obj, const char *kp, const char *key,
+		      int (*check)(struct parser *, const char *, const char *), char *dst, size_t dstlen);
+int check_abs_path(struct parser *p, const char *kp, const char *s, size_t max);
+int parse_pcpu_list(struct parser *p, const cJSON *obj, const char *kp, const char *key, int *ret_cpus,
+		    size_t *ret_n);
+
+/* pairs.c */
+int parse_pair(struct parser *p, const cJSON *obj, const char *kp, struct fo_pair_config *pc);
+int check_against_earlier_pairs(struct parser *p, const struct fo_config *c, size_t i, const char *kp);
+
+/* placement_check.c */
+int check_placement(struct parser *p, const struct fo_config *c);
+
+/* describe.c: indexed by the enum value, NULL terminated (read_enum) */
+extern const char *const on_failover_names[];
+extern const char *const failback_names[];
+extern const char *const log_level_names[];
+extern const char *const kernel_fast_path_names[];
+extern const char *const sched_names[];
+
+#endif

@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kernel_owner.c - handing a pair to the kernel module (kmod-switch) and
+ * taking it back: one owner per pair, the module or us.
+ *
+ * Kernel-armed mode (the backend has kernel_arm: kmod-switch is loaded). One
+ * owner per pair: an ARMED pair is also ARMed in the module, which then
+ * alone switches it on heartbeat loss (from a kernel thread, no wake-up of
+ * ours). We keep watching: domain state, the page (the backend polls it for
+ * us, the module holds the event channel), and the module's events, which
+ * we record as our own switch (kernel phase timestamps, path "kernel") and
+ * follow with the usual post-switch logic (grace, first heartbeat,
+ * on_failover, re-ARM with roles swapped once ARMED again).
+ *
+ *   - Our own switches (domain crashed/destroyed, unhealthy, manual, drills)
+ *     first take the pair back: DISARM. EALREADY / ENOENT-with-an-event mean
+ *     the module switched (or is switching) first: we do nothing and adopt
+ *     its event. Only after a DISARM that succeeded do we pause/unpause.
+ *     The module refuses unpause and SWITCH of an armed pair's members
+ *     (EBUSY), so a stale view of ours can never start a second member.
+ *   - Our heartbeat deadline becomes a look at the module (timeout +
+ *     period after the last progress we saw, when a silent agent has long
+ *     been switched by the module): we ask it (PAIRINFO). Firing/just
+ *     switched: wait for its event. Its deadline long past and not firing:
+ *     take it back and switch. Still hearing notifications while the
+ *     page's sequence does not move (a stuck agent, something only we can
+ *     see): look again one period later, and if it notified again and a
+ *     page we read since still shows no progress, take it back and switch
+ *     (fault heartbeat-stuck, about timeout + 2 periods). Not at the first
+ *     look: the page is only polled once a period, so progress the agent
+ *     notified may not have been read yet.
+ *   - Leaving ARMED for DEGRADED / DISARMED / REBUILDING disarms it there.
+ *   - Daemon stop or crash leaves it armed: the module keeps protecting the
+ *     pair while we restart. A restarted daemon first reads the events
+ *     queued meanwhile (before arming anything), then asks the module
+ *     (PAIRINFO by the pair's id, a hash of its name) and adopts an armed
+ *     pair's roles from it; the module never unpauses anything for us.
+ */
+#include "core/pair/pair_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A failed kernel ARM is retried no more often than this. */
+#define FO_KERNEL_RETRY_NS (1000ull * 1000000ull)
+
+uint32_t fo_pair_kernel_id(const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = (h ^ *c) * 16777619u;
+	return h;
+}
+
+/* ARMED and the module can have it: hand it over. Failures leave the pair
+ * ours (we switch it ourselves, as without the module) and are retried. */
+void kernel_try_arm(struct fo_pair *p)
+{
+	struct fo_hv *hv = p->env->hv;
+	struct fo_member *a = fo_pair_active(p), *s = fo_pair_standby(p);
+	uint64_t now = now_ns(p);
+	int r;
+
+	if (!p->kernel_ok || p->kernel_armed || p->state != FO_PAIR_ARMED || now < p->kernel_retry_ns)
+		return;
+	if (a->domid == FO_DOMID_INVALID || s->domid == FO_DOMID_INVALID)
+		return;
+	r = hv->ops->kernel_arm(hv, p->kernel_id, a->domid, s->domid, p->cfg.timeout_ms, p->cfg.period_ms);
+	if (r == 0) {
+		p->kernel_armed = true;
+		p->kernel_firing = false;
+		arm_active_deadline(p); /* now the backstop */
+		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		       "armed in the kernel module (pair id %u): it switches %s -> %s on heartbeat loss", p->kernel_id,
+		       a->name, s->name);
+		return;
+	}
+	p->kernel_retry_ns = now + FO_KERNEL_RETRY_NS;
+	/* -ENOENT: the active's agent is not attached yet (no port to hand
+	 * over); its attach retries at once (fo_pair_on_agent), a heartbeat
+	 * after the delay. Anything else is worth a line. */
+	if (r != -ENOENT && fo_ratelimit_ok(&a->garbage_rl, now))
+		fo_warn("pair %s: cannot arm in the kernel module (pair id %u, dom%u -> dom%u): %s; failoverd switches it itself",
+			p->cfg.name, p->kernel_id, a->domid, s->domid, strerror(-r));
+}
+
+/* Take the pair back from the module. */
+void kernel_release(struct fo_pair *p)
+{
+	struct fo_hv *hv = p->env->hv;
+	int r = hv->ops->kernel_disarm(hv, p->kernel_id);
+
+	if (r == -EALREADY) {
+		p->kernel_firing = true; /* its event follows and is adopted */
+		return;
+	}
+	if (r < 0 && r != -ENOENT)
+		fo_err("pair %s: cannot disarm it in the kernel module: %s", p->cfg.name, strerror(-r));
+	/* ENOENT: it fired (its event, if any, is read from the loop and
+	 * adopted in whatever state we are in) or was disarmed by hand. */
+	p->kernel_armed = false;
+	p->kernel_firing = false;
+	arm_active_deadline_if_armed(p);
+}
+
+bool fo_pair_kernel_holds(const struct fo_pair *p, const struct fo_hv_karm *k)
+{
+	int ai = fo_pair_member_by_domid(p, k->active), si = fo_pair_member_by_domid(p, k->standby);
+
+	return p->kernel_ok && p->kernel_armed && k->pair_id == p->kernel_id && ai >= 0 && si >= 0 && ai != si;
+}
+
+void fo_pair_kernel_foreign(struct fo_pair *p, const struct fo_hv_karm *k)
+{
+	struct fo_hv *hv = p->env->hv;
+	bool was_ours = p->kernel_armed;
+	int r;
+
+	if (k->firing) {
+		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		       "the kernel module is switching dom%u -> dom%u under this pair's id %u; its event follows",
+		       k->active, k->standby, k->pair_id);
+		return;
+	}
+	r = hv->ops->kernel_disarm(hv, k->pair_id);
+	record(p, FO_EV_INFO, FO_RESULT_INFO,
+	       "the kernel module had this pair's id %u armed with dom%u -> dom%u, which failoverd did not arm (pair %s): %s",
+	       k->pair_id, k->active, k->standby, fo_pair_state_name(p->state),
+	       r == 0 ? "disarmed there, both left as they are" :
+	       r == -EALREADY ? "it is switching; its event follows" :
+	       r == -ENOENT ? "gone already" : strerror(-r));
+	if (r == 0 || r == -ENOENT) {
+		p->kernel_armed = p->kernel_firing = false;
+		if (was_ours)
+			arm_active_deadline_if_armed(p); /* ours again until re-armed */
+		p->kernel_retry_ns = 0;
+		kernel_try_arm(p);
+	}
+}
+
+void fo_pair_kernel_release(struct fo_pair *p)
+{
+	if (p->kernel_armed && !p->kernel_firing)
+		kernel_release(p);
+}
+
+/*
+ * Before a switch of our own: 0 if the pair is ours (never was the
+ * module's, or DISARM succeeded, or the module lost it without switching);
+ * -EALREADY if the module switched or is switching it (its event has been
+ * or will be adopted: do nothing); another -errno if the module would not
+ * say (it keeps the pair).
+ */
+int take_from_kernel(struct fo_pair *p)
+{
+	struct fo_hv *hv = p->env->hv;
+	uint64_t seen = p->kernel_switches;
+	int r;
+
+	if (!p->kernel_armed)
+		return 0;
+	if (p->kernel_firing)
+		return -EALREADY;
+	r = hv->ops->kernel_disarm(hv, p->kernel_id);
+	if (r == 0) {
+		p->kernel_armed = false;
+		return 0;
+	}
+	if (r == -EALREADY) {
+		p->kernel_firing = true;
+		return -EALREADY;
+	}
+	if (r != -ENOENT)
+		return r;
+	/* Not armed any more: it fired, and its event may be queued. Read it
+	 * now; adopting it changes our state. (The module queues the event a
+	 * moment after it forgets the pair: if it is not there yet, our own
+	 * switch below goes the same way, A -> B, and changes nothing; the
+	 * late event is then recognised as already done.) */
+	hv->ops->kernel_poll_events(hv);
+	if (p->kernel_switches != seen)
+		return -EALREADY;
+	p->kernel_armed = false;
+	p->kernel_firing = false;
+	return 0;
+}
+
+/*
+ * Our heartbeat deadline passed while the module has the pair (`due`: when
+ * it was due). Returns the fault to switch for ourselves, with its time in
+ * *fault_ns (the module gave the pair up, cannot see the fault, or does not
+ * act on it), or FO_FAULT_NONE if the module is on it or we look again
+ * (a new deadline is set).
+ */
+enum fo_fault kernel_backstop(struct fo_pair *p, uint64_t now, uint64_t due, uint64_t *fault_ns)
+{
+	struct fo_hv *hv = p->env->hv;
+	struct fo_member *a = fo_pair_active(p);
+	uint64_t seen = p->kernel_switches, period = MS(p->cfg.period_ms);
+	/* A second look only counts for the same active with no progress
+	 * since the first (progress sets a new deadline anyway). */
+	bool second = p->kstuck.looked && p->kstuck.member == p->active && p->kstuck.beats == a->hb.beats;
+	struct fo_hv_karm k;
+	int r;
+
+	*fault_ns = due && due <= now ? due : now;
+	p->kstuck.looked = false;
+	if (p->kernel_firing) {
+		set_deadline(a, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
+		return FO_FAULT_NONE;
+	}
+	r = hv->ops->kernel_adopt(hv, p->kernel_id, p->cfg.period_ms, &k);
+	if (r == -ENOENT) {
+		hv->ops->kernel_poll_events(hv);
+		if (p->kernel_switches != seen)
+			return FO_FAULT_NONE; /* adopted its switch */
+		p->kernel_armed = false;
+		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		       "the kernel module no longer has the pair armed (disarmed outside failoverd); failoverd switches it");
+		return FO_FAULT_HEARTBEAT_TIMEOUT;
+	}
+	if (r < 0) {
+		record(p, FO_EV_INFO, FO_RESULT_INFO, "cannot ask the kernel module about the pair: %s; it stays armed there",
+		       strerror(-r));
+		set_deadline(a, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
+		return FO_FAULT_NONE;
+	}
+	if (k.firing) {
+		p->kernel_firing = true;
+		set_deadline(a, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
+		return FO_FAULT_NONE;
+	}
+	if (now < k.deadline_ns) {
+		/* The module hears the agent notify within timeout_ms, so it
+		 * will not act, but the sequence on the page has not moved for
+		 * timeout + period: a fault only we can see. */
+		if (!second) {
+			/* Not yet: progress the agent notified just now may sit
+			 * in the page until the next poll. One period later,
+			 * with a page read after this look, it cannot. */
+			p->kstuck.looked = true;
+			p->kstuck.member = p->active;
+			p->kstuck.beats = a->hb.beats;
+			p->kstuck.notifications = k.notifications;
+			p->kstuck.at_ns = now;
+			/* The fault: timeout_ms without progress, one period
+			 * before this deadline (hb_timeout_ns). */
+			p->kstuck.fault_ns = *fault_ns > period ? *fault_ns - period : *fault_ns;
+			set_deadline(a, FO_DL_HEARTBEAT, now + period);
+			return FO_FAULT_NONE;
+		}
+		*fault_ns = p->kstuck.fault_ns;
+		if (k.notifications > p->kstuck.notifications && a->last_read_ns > p->kstuck.at_ns) {
+			record(p, FO_EV_INFO, FO_RESULT_INFO,
+			       "active %s notified the kernel module %llu times in %llu ms but its heartbeat sequence stays at %llu; failoverd takes the pair back (unless the module is switching it already)",
+			       a->name, (unsigned long long)(k.notifications - p->kstuck.notifications),
+			       (unsigned long long)((now - p->kstuck.at_ns) / 1000000ull), (unsigned long long)a->hb.sequence);
+			return FO_FAULT_HEARTBEAT_STUCK;
+		}
+		if (k.notifications > p->kstuck.notifications && now >= p->kstuck.at_ns + MS(p->cfg.timeout_ms / 2)) {
+			/* Notifying, and no page of it has reached us for half a
+			 * timeout: we cannot see progress it might make, and it
+			 * made none we could see. As before this check existed. */
+			record(p, FO_EV_INFO, FO_RESULT_INFO,
+			       "active %s notifies the kernel module but its heartbeat sequence does not move (no page read for %llu ms); failoverd takes the pair back",
+			       a->name, (unsigned long long)((now - a->last_read_ns) / 1000000ull));
+			return FO_FAULT_HEARTBEAT_STUCK;
+		}
+		/* No new notification (the agent may be going quiet: then the
+		 * module fires at its deadline) or no page read yet: look
+		 * again, keeping the first look. */
+		p->kstuck.looked = true;
+		set_deadline(a, FO_DL_HEARTBEAT, now + period);
+		return FO_FAULT_NONE;
+	}
+	if (now < k.deadline_ns + MS(p->cfg.timeout_ms)) {
+		set_deadline(a, FO_DL_HEARTBEAT, k.deadline_ns + MS(p->cfg.timeout_ms));
+		return FO_FAULT_NONE;
+	}
+	record(p, FO_EV_INFO, FO_RESULT_INFO,
+	       "the kernel module has not switched %llu ms after its deadline; failoverd takes the pair back",
+	       (unsigned long long)((now - k.deadline_ns) / 1000000ull));
+	return FO_FAULT_HEARTBEAT_TIMEOUT;
+}
+
+/* Record the module's switch as ours and go on from there. m[ai] was the
+ * active, m[si] the standby. */
+void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int ai)
+{
+	struct fo_event *old = (struct fo_event *)fo_event_ring_find(p->env->ring, p->switch_event_id);
+	bool drill = p->drill_active && p->drill_event_id == 0;
+	struct fo_switch_outcome out = { .from_state = ev->active_state, .to_state = ev->standby_state };
+	uint64_t det = ev->detected_ns ? ev->detected_ns : now_ns(p);
+	struct fo_event *e;
+
+	if (old && old->pending)
+		old->pending = false;
+	p->switch_event_id = 0;
+	p->kernel_armed = false;
+	p->kernel_firing = false;
+	p->active = ai;
+
+	/* A heartbeat timeout: the only thing the module reacts to. */
+	e = claim_switch_event(p, det, FO_FAULT_HEARTBEAT_TIMEOUT, drill, &p->m[ai], &p->m[!ai]);
+	/* The module detects and decides in one step (its hrtimer); its times
+	 * are CLOCK_MONOTONIC like ours. */
+	e->phase_ns[FO_PHASE_FAULT] = drill ? p->drill_inject_ns : ev->deadline_ns && ev->deadline_ns <= det ? ev->deadline_ns : det;
+	e->phase_ns[FO_PHASE_DETECTED] = det;
+	e->phase_ns[FO_PHASE_DECIDED] = det;
+	e->phase_ns[FO_PHASE_PAUSE_ISSUED] = ev->pause_issued_ns;
+	e->phase_ns[FO_PHASE_PAUSE_DONE] = ev->pause_done_ns;
+	e->phase_ns[FO_PHASE_UNPAUSE_ISSUED] = ev->unpause_issued_ns;
+	e->phase_ns[FO_PHASE_UNPAUSE_DONE] = ev->unpause_done_ns;
+	snprintf(e->path, sizeof(e->path), "kernel");
+	snprintf(e->message, sizeof(e->message),
+		 "switched by the kernel module: no notification for %llu ms (%llu while armed)%s",
+		 (unsigned long long)((det - ev->last_notify_ns) / 1000000ull),
+		 (unsigned long long)ev->notifications, ev->refenced ? "; old active ran again and was paused again" : "");
+	switch (ev->result) {
+	case FO_HV_KSWITCH_OK:
+		out.result = FO_RESULT_OK;
+		break;
+	case FO_HV_KSWITCH_FAILED:
+		out.result = FO_RESULT_FAILED;
+		out.why = "standby could not be started";
+		break;
+	default:
+		out.result = FO_RESULT_ABORTED;
+		out.why = "could not confirm the active is paused; standby left paused";
+		break;
+	}
+	p->state = FO_PAIR_SWITCHING;
+	after_switch(p, e, &out, FO_FAULT_HEARTBEAT_TIMEOUT, drill);
+}
+
+void fo_pair_on_kernel_event(struct fo_pair *p, const struct fo_hv_kevent *ev)
+{
+	int ai = fo_pair_member_by_domid(p, ev->active), si = fo_pair_member_by_domid(p, ev->standby);
+
+	if (p->state == FO_PAIR_ARMING && (ai < 0 || si < 0 || p->m[0].domid == FO_DOMID_INVALID ||
+					   p->m[1].domid == FO_DOMID_INVALID)) {
+		/* Read before our members are known (a restart reads what the
+		 * module queued before arming anything): applied by arming. */
+		p->kevent = *ev;
+		p->kevent_stored = true;
+		return;
+	}
+	if (ai < 0 || si < 0 || ai == si) {
+		fo_warn("pair %s: the kernel module reports a switch dom%u -> dom%u under its id %u, but those are not its members; ignored",
+			p->cfg.name, ev->active, ev->standby, ev->pair_id);
+		return;
+	}
+	p->kernel_switches++;
+	if (p->active == si) {
+		/* We already have m[si] as the active: our own switch went the
+		 * same way (DISARM said ENOENT before the event was queued) or
+		 * arming adopted the outcome. m[ai] failed all the same. */
+		mark_failed(p, &p->m[ai], fo_fault_name(FO_FAULT_HEARTBEAT_TIMEOUT));
+		persist(p);
+		if (p->kernel_firing && !p->kernel_armed)
+			p->kernel_firing = false;
+		record(p, FO_EV_INFO, FO_RESULT_INFO, "the kernel module switched %s -> %s as well (already done)",
+		       p->m[ai].name, p->m[si].name);
+		if (p->state == FO_PAIR_ARMED) {
+			if (p->cfg.on_failover == FO_ON_FAILOVER_REBUILD)
+				start_rebuild(p, ai);
+			else
+				become(p, FO_PAIR_DEGRADED, "no standby: %s failed (the kernel module switched away from it)",
+				       p->m[ai].name);
+		}
+		return;
+	}
+	if (p->state == FO_PAIR_ARMING) {
+		p->kevent = *ev;
+		p->kevent_stored = true;
+		arming_evaluate(p);
+		return;
+	}
+	kernel_adopt_switch(p, ev, ai);
+}
+
+/*
+ * ARMING with the module loaded: does the module have this pair armed (a
+ * daemon before us armed it)? Then its roles are the truth. Returns true if
+ * arming is decided here.
+ */
+bool kernel_adopt_on_arming(struct fo_pair *p)
+{
+	struct fo_hv *hv = p->env->hv;
+	struct fo_hv_karm k;
+	struct fo_member *a, *s;
+	int ai, si, r;
+
+	r = hv->ops->kernel_adopt(hv, p->kernel_id, p->cfg.period_ms, &k);
+	if (r < 0) {
+		if (r != -ENOENT)
+			fo_warn("pair %s: cannot ask the kernel module about it: %s", p->cfg.name, strerror(-r));
+		p->kernel_armed = p->kernel_firing = false;
+		return false;
+	}
+	ai = fo_pair_member_by_domid(p, k.active);
+	si = fo_pair_member_by_domid(p, k.standby);
+	p->kernel_armed = true;
+	p->kernel_firing = false;
+	if (ai < 0 || si < 0 || ai == si) {
+		/* Our pair id, other domains: what an earlier config of this
+		 * name had. Ours is the config now: disarm theirs (the module
+		 * leaves both domains paused or running as they are); arming
+		 * goes on from Xen's state and ARMs ours once ARMED. */
+		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		       "the kernel module had this pair's id %u armed with dom%u -> dom%u, not its members: disarmed there (both left as they are); re-armed with its own members once ARMED",
+		       p->kernel_id, k.active, k.standby);
+		kernel_release(p);
+		p->kernel_armed = p->kernel_firing = false;
+		return false;
+	}
+	p->active = ai;
+	a = &p->m[ai];
+	s = &p->m[si];
+	if (k.firing) {
+		p->kernel_firing = true;
+		become(p, FO_PAIR_ARMING, "the kernel module is switching %s -> %s; waiting for its event", a->name, s->name);
+		return true;
+	}
+	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_RUNNING) {
+		/* Never both: PAUSE is allowed on an armed pair. */
+		if (!fence_member(p, s)) {
+			become(p, FO_PAIR_DEGRADED, "could not pause standby %s", s->name);
+			return true;
+		}
+	}
+	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_PAUSED) {
+		const struct fo_verdict *v = member_verdict(p, s);
+
+		if (v) {
+			/* Never armed with a failed standby: DEGRADED takes
+			 * it back from the module (become). */
+			refuse_standby(p, s, v);
+			arm_active_deadline(p);
+			return true;
+		}
+		s->usable = true;
+		become_armed(p, "adopted from the kernel module, which has it armed");
+		return true;
+	}
+	/* The module's active is not running: it will switch when its deadline
+	 * passes (a paused domain does not notify). Take the pair back and
+	 * decide from Xen's state, as any restart does. */
+	r = take_from_kernel(p);
+	if (r == -EALREADY) {
+		if (p->state == FO_PAIR_ARMING && p->kernel_firing)
+			become(p, FO_PAIR_ARMING, "the kernel module is switching %s -> %s; waiting for its event",
+			       a->name, s->name);
+		return true;
+	}
+	p->kernel_armed = p->kernel_firing = false;
+	return false;
+}

@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pair.c - the pair state machine.
+ *
+ *                 start / `arm`
+ *                      |
+ *                      v
+ *    +---------------ARMING----------------------------+
+ *    | both found, one running + one paused (adopt)    |  standby never heartbeats,
+ *    | or both running and the standby heartbeated     |  a member missing/dead,
+ *    | -> standby fenced (paused, confirmed)           |  both paused
+ *    v                                                 v
+ *  ARMED --- fault on active -------------------> SWITCHING        DEGRADED
+ *    ^  \--- `switchover` / drill --------------->  |  |  |           ^  ^
+ *    |                                              |  |  |           |  |
+ *    |   new active's first heartbeat, old active   |  |  |           |  |
+ *    +------ was healthy (manual switchover) -------+  |  |           |  |
+ *    |                                                 |  +-----------+  |
+ *    |   new active's first heartbeat, old active      | fence failed (standby untouched),
+ *    |   failed, on_failover=rebuild                   | standby did not start, no heartbeat
+ *    |                       v                         | within grace, old active failed and
+ *    +-------------- REBUILDING <----------------------+ is kept paused / destroyed
+ *        rebuilt member heartbeated, then fenced          (-> DEGRADED: "no standby")
+ *
+ *  `disarm` from any state -> DISARMED (watched, never switched automatically);
+ *  `arm` from DISARMED or DEGRADED -> ARMING.
+ *
+ * Invariant, in every state: two members of a pair never run at once. The
+ * only way a member starts running through us is fo_switchover_execute(),
+ * which unpauses only after the other is confirmed fenced. If we ever see
+ * both running (an operator's `xl unpause`), the standby is fenced at once.
+ * The one exception we accept is the first boot of a pair in ARMING: the
+ * standby must run until it has heartbeated once (warm standby), then it is
+ * paused; it never becomes active before that.
+ *
+ * The rest of the pair lives beside this file, one concern each:
+ *   arming.c        ARMING: roles from what the hypervisor says (adoption)
+ *   kernel_owner.c  one owner per pair: handing it to kmod-switch and back
+ *   switch.c        a switch around fo_switchover_execute(): its event,
+ *                   the failed member's verdict, the end of SWITCHING
+ *   policy.c        on_failover: what becomes of the failed member (rebuild)
+ *   members.c       the two domains: found by name, watched, placed, told
+ *                   their roles
+ *   verdicts.c      a failed member is never trusted again
+ *   audit.c         the fence audit: a standby running behind our back
+ *   drill.c         drills: an injected fault, judged like a real one
+ * Here: the transitions, the switch's entry points and the inputs of pair.h.
+ */
+#include "core/pair/pair_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *fo_pair_state_name(enum fo_pair_state s)
+{
+	static const char *const names[] = { "ARMING", "ARMED", "SWITCHING", "DEGRADED", "DISARMED", "REBUILDING" };
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+int fo_pair_member_by_domid(const struct fo_pair *p, fo_domid_t domid)
+{
+	for (int i = 0; i < 2; i++)
+		if (p->m[i].domid == domid && domid != FO_DOMID_INVALID)
+			return i;
+	return -1;
+}
+
+struct fo_event *record(struct fo_pair *p, enum fo_event_kind kind, enum fo_event_result result,
+			const char *fmt, ...)
+{
+	struct fo_event *e = fo_event_ring_claim(p->env->ring, now_ns(p));
+	va_list ap;
+
+	e->kind = kind;
+	e->result = result;
+	e->deadline_ms = p->cfg.deadline_ms;
+	snprintf(e->pair, sizeof(e->pair), "%s", p->cfg.name);
+	snprintf(e->from, sizeof(e->from), "%s", fo_pair_active(p)->name);
+	snprintf(e->to, sizeof(e->to), "%s", fo_pair_standby(p)->name);
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	return e;
+}
+
+/* Enter a state, with the reason shown by `status`, and keep an event for
+ * the states an operator must know about. */
+void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...)
+{
+	enum fo_pair_state old = p->state;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->reason, sizeof(p->reason), fmt, ap);
+	va_end(ap);
+	p->state = s;
+	if (s != FO_PAIR_ARMING)
+		p->started_blind = false; /* decided: from here on we watch */
+	/* The module must not switch a pair we consider unprotected. */
+	if (p->kernel_armed && (s == FO_PAIR_DEGRADED || s == FO_PAIR_DISARMED || s == FO_PAIR_REBUILDING))
+		kernel_release(p);
+	if (old == s && s != FO_PAIR_DEGRADED)
+		return;
+	switch (s) {
+	case FO_PAIR_ARMED:
+		record(p, FO_EV_ARMED, FO_RESULT_INFO, "active %s, standby %s%s%s", fo_pair_active(p)->name,
+		       fo_pair_standby(p)->name, p->reason[0] ? ": " : "", p->reason);
+		break;
+	case FO_PAIR_DEGRADED:
+		record(p, FO_EV_DEGRADED, FO_RESULT_INFO, "%s", p->reason);
+		break;
+	case FO_PAIR_DISARMED:
+		record(p, FO_EV_DISARMED, FO_RESULT_INFO, "%s", p->reason);
+		break;
+	default:
+		break;
+	}
+}
+
+/* How long after its last progress the active's deadline fires. While the
+ * module has the pair, it is the module that reacts at timeout_ms; ours is
+ * one period later, so that a heartbeat loss finds the module already
+ * switching (its deadline counts from the notification, ours from our
+ * read of the page, which is never earlier), not a race with it; what we
+ * do then is kernel_backstop(). */
+static uint64_t hb_timeout_ns(const struct fo_pair *p)
+{
+	uint64_t t = MS(p->cfg.timeout_ms);
+
+	return p->kernel_armed ? t + MS(p->cfg.period_ms) : t;
+}
+
+/* The active must heartbeat within timeout_ms of its last progress (or of
+ * now, if it has not heartbeated since we started watching it). */
+void arm_active_deadline(struct fo_pair *p)
+{
+	struct fo_member *a = fo_pair_active(p);
+	uint64_t now = now_ns(p);
+	uint64_t t = hb_timeout_ns(p);
+	uint64_t at = now + (t > MS(p->cfg.grace_ms) ? t : MS(p->cfg.grace_ms));
+
+	p->kstuck.looked = false; /* a new deadline: the stuck check starts over */
+	if (a->hb.progressed && a->hb.last_progress_ns + t > now)
+		at = a->hb.last_progress_ns + t;
+	set_deadline(a, FO_DL_HEARTBEAT, at);
+}
+
+/* The deadline follows who owns the pair (hb_timeout_ns). */
+void arm_active_deadline_if_armed(struct fo_pair *p)
+{
+	if (p->state == FO_PAIR_ARMED)
+		arm_active_deadline(p);
+}
+
+void become_armed(struct fo_pair *p, const char *how)
+{
+	/* Verified at arm time; a drift is reported, never a reason to leave
+	 * the pair unprotected. */
+	fo_pair_check_placement(p);
+	p->m[0].fresh = p->m[1].fresh = false;
+	set_deadline(fo_pair_standby(p), FO_DL_NONE, 0);
+	arm_active_deadline(p);
+	become(p, FO_PAIR_ARMED, "%s", how);
+	mark_active(p);
+	persist(p);
+	publish_roles(p);
+	kernel_try_arm(p);
+}
+
+/* Fence a member outside a switchover (arming, a standby started behind our
+ * back). Returns true if it is confirmed fenced. A failure is logged and
+ * kept as an event, m->state is what Xen says (never "paused" on trust),
+ * and the caller says what it means for the pair; the fence audit
+ * (fo_pair_audit) tries again every period. */
+bool fence_member(struct fo_pair *p, struct fo_member *m)
+{
+	int r = fo_fence(p->env->hv, m->domid, &m->state);
+
+	if (r < 0) {
+		fo_err("pair %s: could not pause %s (domain %u): %s", p->cfg.name, m->name, m->domid, strerror(-r));
+		record(p, FO_EV_INFO, FO_RESULT_FAILED, "could not pause %s (domain %u): %s; it is %s", m->name,
+		       m->domid, strerror(-r), fo_dom_state_name(m->state));
+	}
+	return r == 0;
+}
+
+void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo_pair_env *env)
+{
+	memset(p, 0, sizeof(*p));
+	p->cfg = *cfg;
+	p->env = env;
+	p->active = 0;
+	p->rebuild_member = -1;
+	snprintf(p->m[0].name, sizeof(p->m[0].name), "%s", cfg->active);
+	snprintf(p->m[1].name, sizeof(p->m[1].name), "%s", cfg->standby);
+	for (int i = 0; i < 2; i++) {
+		p->m[i].domid = FO_DOMID_INVALID;
+		p->m[i].state = FO_DOM_GONE;
+		p->m[i].garbage_rl = (struct fo_ratelimit)FO_RATELIMIT_INIT(10000, 5);
+	}
+	p->state = FO_PAIR_ARMING;
+}
+
+void fo_pair_update_config(struct fo_pair *p, const struct fo_pair_config *cfg)
+{
+	bool rearm = p->kernel_armed && !p->kernel_firing && cfg->timeout_ms != p->cfg.timeout_ms;
+
+	p->cfg = *cfg;
+	if (rearm) {
+		/* The module has the old timeout: ARM it anew. */
+		kernel_release(p);
+		p->kernel_retry_ns = 0;
+		kernel_try_arm(p);
+	}
+	if (p->state == FO_PAIR_ARMED)
+		arm_active_deadline(p);
+}
+
+void fo_pair_arm(struct fo_pair *p)
+{
+	for (int i = 0; i < 2; i++)
+		set_deadline(&p->m[i], FO_DL_NONE, 0);
+	if (!p->audit_next_ns)
+		p->audit_next_ns = now_ns(p) + MS(p->cfg.period_ms);
+	p->state = FO_PAIR_ARMING;
+	arming_evaluate(p);
+}
+
+void fo_pair_disarm(struct fo_pair *p)
+{
+	for (int i = 0; i < 2; i++)
+		set_deadline(&p->m[i], FO_DL_NONE, 0);
+	become(p, FO_PAIR_DISARMED, "disarmed by operator: no automatic switchover");
+}
+
+static enum fo_fault fault_of_state(enum fo_dom_state s)
+{
+	switch (s) {
+	case FO_DOM_CRASHED:
+		return FO_FAULT_CRASHED;
+	case FO_DOM_SHUTDOWN:
+		return FO_FAULT_SHUTDOWN;
+	default:
+		return FO_FAULT_GONE;
+	}
+}
+
+/* An automatic failover: a fault on the active. */
+static void fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t now)
+{
+	int r = begin_switchover(p, fault, fault_ns, now);
+
+	if (r == -ENODEV) {
+		mark_failed(p, fo_pair_active(p), fo_fault_name(fault));
+		persist(p);
+		become(p, FO_PAIR_DEGRADED, "active %s failed (%s) and there is no standby to take over",
+		       fo_pair_active(p)->name, fo_fault_name(fault));
+	}
+	else if (r == -EBUSY)
+		/* The module still has the pair and would not give it back:
+		 * it stays the owner (it switches on heartbeat loss). */
+		record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s failed (%s) but the kernel module would not give the pair back",
+		       fo_pair_active(p)->name, fo_fault_name(fault));
+	/* -EIO: the switch ran and failed; its event and DEGRADED say why. */
+}
+
+static bool page_is_unhealthy(const struct fo_pair *p, const struct fo_member *m)
+{
+	return p->cfg.fail_on_unhealthy && m->hb.app_status == FO_HB_APP_UNHEALTHY;
+}
+
+void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *page)
+{
+	struct fo_member *m = &p->m[idx];
+	uint64_t now = now_ns(p);
+	const char *why;
+	enum fo_hb_verdict v = fo_hb_observe(&m->hb, page, now, &why);
+
+	m->last_read_ns = now; /* whatever it says: no progress in it is news too */
+	if (v == FO_HB_INVALID) {
+		if (fo_ratelimit_ok(&m->garbage_rl, now))
+			fo_warn("pair %s: member %s (domain %u) wrote an invalid heartbeat page: %s", p->cfg.name,
+				m->name, m->domid, why);
+		return;
+	}
+	if (v == FO_HB_STALE || v == FO_HB_BASELINE)
+		return;
+
+	if (idx == p->active) {
+		state_report(p, m);
+		switch (p->state) {
+		case FO_PAIR_SWITCHING:
+			if (m->deadline_kind == FO_DL_GRACE)
+				finish_switch(p, true);
+			break;
+		case FO_PAIR_ARMED:
+			if (page_is_unhealthy(p, m)) {
+				fail_over(p, FO_FAULT_UNHEALTHY, now, now);
+				return;
+			}
+			if (p->cfg.deadline_miss_count &&
+			    fo_hb_misses_within(&m->hb, p->cfg.deadline_miss_count, MS(p->cfg.deadline_miss_window_ms), now)) {
+				fail_over(p, FO_FAULT_DEADLINE_MISS, now, now);
+				return;
+			}
+			/* fall through */
+		default:
+			set_deadline(m, FO_DL_HEARTBEAT, now + hb_timeout_ns(p));
+			p->kstuck.looked = false; /* it progressed: not stuck */
+			break;
+		}
+		/* A kernel ARM that failed (agent not attached yet) is retried. */
+		if (p->state == FO_PAIR_ARMED && !p->kernel_armed)
+			kernel_try_arm(p);
+		return;
+	}
+
+	/* The standby (or a member being rebuilt) heartbeated: it runs. */
+	if (p->state == FO_PAIR_ARMING && m->deadline_kind == FO_DL_ARM_WAIT) {
+		arming_evaluate(p);
+		return;
+	}
+	if (p->state == FO_PAIR_REBUILDING && p->rebuild_member == idx) {
+		if (!fence_member(p, m)) {
+			become(p, FO_PAIR_DEGRADED, "could not pause rebuilt member %s", m->name);
+			return;
+		}
+		p->rebuild_member = -1;
+		m->usable = true;
+		become_armed(p, "failed member rebuilt and paused as the new standby");
+		return;
+	}
+	/* A standby that heartbeats outside arming is running behind our back. */
+	fo_pair_on_domains_changed(p);
+}
+
+void fo_pair_on_agent(struct fo_pair *p, int idx, int err, const char *reason)
+{
+	struct fo_member *m = &p->m[idx];
+
+	m->agent_attached = err == 0;
+	/* A channel just attached to an active that has shown no progress yet
+	 * (the daemon adopted the pair at start): its first page is only a
+	 * baseline (monitor.h), so it gets timeout_ms plus one period from now.
+	 * Without this, an adoption deadline of now + timeout_ms, most of it
+	 * spent reading the agent's keys (~0.3 s under emulation), failed over
+	 * a healthy active. A dead agent still misses the extended deadline. */
+	if (err == 0 && idx == p->active && !m->hb.progressed && m->deadline_kind == FO_DL_HEARTBEAT) {
+		uint64_t at = now_ns(p) + MS(p->cfg.timeout_ms + p->cfg.period_ms);
+		if (at > m->deadline_ns)
+			set_deadline(m, FO_DL_HEARTBEAT, at);
+	}
+	/* The active's channel is attached: now there is a port to hand to
+	 * the module. A restarted daemon adopts the pair before the attach, and
+	 * waiting out the retry delay would leave the pair to our own, slower
+	 * wake-up path for up to a second. */
+	if (err == 0 && idx == p->active && p->state == FO_PAIR_ARMED && !p->kernel_armed) {
+		p->kernel_retry_ns = 0;
+		kernel_try_arm(p);
+		return;
+	}
+	if (err == -ESTALE && idx == p->active && p->kernel_armed && !p->kernel_firing) {
+		/* The agent restarted with a new port while the module holds the
+		 * old one, which will never notify again: the module would fail
+		 * over a live agent. Hand it the new port (DISARM, ARM). */
+		fo_info("pair %s: %s; re-arming the kernel module on the new port", p->cfg.name, reason);
+		kernel_release(p);
+		p->kernel_retry_ns = 0;
+		kernel_try_arm(p);
+		return;
+	}
+	if (err < 0 && fo_ratelimit_ok(&m->garbage_rl, now_ns(p)))
+		fo_warn("pair %s: heartbeat channel of %s (domain %u) refused: %s", p->cfg.name, m->name, m->domid,
+			reason);
+}
+
+void fo_pair_on_created(struct fo_pair *p, int idx, int err, const char *reason)
+{
+	if (p->state != FO_PAIR_REBUILDING || p->rebuild_member != idx)
+		return;
+	if (err < 0) {
+		p->rebuild_member = -1;
+		set_deadline(&p->m[idx], FO_DL_NONE, 0);
+		become(p, FO_PAIR_DEGRADED, "rebuild of %s failed: %s", p->m[idx].name, reason);
+		return;
+	}
+	refresh_member(p, &p->m[idx]);
+	snprintf(p->reason, sizeof(p->reason), "rebuilt %s (domain %u), waiting for its first heartbeat",
+		 p->m[idx].name, p->m[idx].domid);
+}
+
+void fo_pair_on_deadline(struct fo_pair *p, int idx)
+{
+	struct fo_member *m = &p->m[idx];
+	enum fo_deadline_kind kind = m->deadline_kind;
+	uint64_t due = m->deadline_ns; /* a heartbeat loss is a fault from here on */
+	uint64_t now = now_ns(p);
+
+	set_deadline(m, FO_DL_NONE, 0);
+	switch (kind) {
+	case FO_DL_NONE:
+		break;
+	case FO_DL_HEARTBEAT:
+		m->misses++;
+		if (idx == p->active && p->state == FO_PAIR_ARMED) {
+			/* The fault is the deadline, not our noticing it: the
+			 * timer's lateness counts, as it does for the module. */
+			enum fo_fault fault = FO_FAULT_HEARTBEAT_TIMEOUT;
+			uint64_t fault_ns = due && due <= now ? due : now;
+
+			if (p->kernel_armed && (fault = kernel_backstop(p, now, due, &fault_ns)) == FO_FAULT_NONE)
+				return; /* the module has it, or we look again */
+			fail_over(p, fault, fault_ns, now);
+			return;
+		}
+		/* Not armed: nothing to switch to, but say so once. */
+		if (p->state != FO_PAIR_DISARMED)
+			record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s missed its heartbeat deadline (%u ms) while %s",
+			       m->name, p->cfg.timeout_ms, fo_pair_state_name(p->state));
+		break;
+	case FO_DL_GRACE:
+		if (p->state == FO_PAIR_SWITCHING)
+			finish_switch(p, false);
+		break;
+	case FO_DL_ARM_WAIT:
+		if (p->state != FO_PAIR_ARMING)
+			break;
+		/* The standby never proved itself: it still must not run beside the active. */
+		become(p, FO_PAIR_DEGRADED, "standby %s did not heartbeat within %llu s of arming; %s", m->name,
+		       (unsigned long long)(FO_ARM_WAIT_NS / 1000000000ull),
+		       fence_member(p, m) ? "paused" : "could not pause it (retried every period)");
+		break;
+	case FO_DL_REBUILD:
+		if (p->state != FO_PAIR_REBUILDING)
+			break;
+		p->rebuild_member = -1;
+		become(p, FO_PAIR_DEGRADED, "rebuilt member %s did not heartbeat in time; %s", m->name,
+		       m->domid == FO_DOMID_INVALID ? "it does not exist"
+		       : fence_member(p, m)          ? "paused"
+						     : "could not pause it (retried every period)");
+		break;
+	case FO_DL_DRILL:
+		if (!p->drill_active)
+			break;
+		p->drill_active = false;
+		p->drill_done_id = record(p, FO_EV_DRILL, FO_RESULT_FAILED,
+					  "drill %s: the fault caused no switchover in time",
+					  fo_drill_kind_name(p->drill_kind))->id;
+		if (p->state == FO_PAIR_ARMED)
+			arm_active_deadline(p);
+		break;
+	}
+}
+
+/*
+ * @releaseDomain, first half: an ARMED pair whose active is dead switches
+ * now, on two domain-info reads (the standby's too: a dead one is no
+ * standby). Nothing else before the switch: forgetting a gone member,
+ * name lookups and the invariant check are fo_pair_on_domains_changed()'s,
+ * which the manager runs for every pair after every pair's first half.
+ */
+void fo_pair_domains_fault(struct fo_pair *p)
+{
+	uint64_t now = now_ns(p);
+	struct fo_member *a = fo_pair_active(p);
+
+	if (p->state != FO_PAIR_ARMED || !refresh_state(p, a) || !fo_dom_state_is_dead(a->state))
+		return;
+	refresh_state(p, fo_pair_standby(p));
+	fail_over(p, fault_of_state(a->state), now, now);
+}
+
+void fo_pair_on_domains_changed(struct fo_pair *p)
+{
+	struct fo_member *a, *s;
+	uint64_t now;
+
+	fo_pair_domains_fault(p);
+	now = now_ns(p);
+	if (p->state == FO_PAIR_ARMING) {
+		arming_evaluate(p);
+		persist(p); /* a verdict on an instance that is gone, dropped */
+		return;
+	}
+	refresh_member(p, &p->m[0]);
+	refresh_member(p, &p->m[1]);
+	a = fo_pair_active(p);
+	s = fo_pair_standby(p);
+
+	/* The invariant first, in every state. */
+	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_RUNNING && p->rebuild_member != !p->active) {
+		/* Nobody but us unpauses a standby: whoever did is a third
+		 * party, reported like the fence audit's own finding (this
+		 * path sees it first when the domain change is news already). */
+		if (fence_member(p, s)) {
+			s->external_unpauses++;
+			record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
+			       "%s (domain %u) found running beside the active; paused again", s->name, s->domid);
+		}
+		else if (p->state == FO_PAIR_ARMED)
+			/* A standby we cannot keep paused protects nothing. */
+			become(p, FO_PAIR_DEGRADED, "standby %s runs beside the active and could not be paused",
+			       s->name);
+	}
+
+	switch (p->state) {
+	case FO_PAIR_ARMED:
+		if (fo_dom_state_is_dead(a->state)) {
+			fail_over(p, fault_of_state(a->state), now, now);
+			return;
+		}
+		if (fo_dom_state_is_dead(s->state)) {
+			s->usable = false;
+			become(p, FO_PAIR_DEGRADED, "standby %s is %s", s->name, fo_dom_state_name(s->state));
+		}
+		break;
+	case FO_PAIR_SWITCHING:
+		if (fo_dom_state_is_dead(a->state)) {
+			struct fo_event *e = pending_switch_event(p);
+			if (e)
+				e->pending = false;
+			p->switch_event_id = 0;
+			set_deadline(a, FO_DL_NONE, 0);
+			become(p, FO_PAIR_DEGRADED, "new active %s is %s right after the switch", a->name,
+			       fo_dom_state_name(a->state));
+		}
+		break;
+	case FO_PAIR_REBUILDING:
+		if (p->rebuild_member >= 0 && fo_dom_state_is_dead(a->state))
+			become(p, FO_PAIR_DEGRADED, "active %s is %s while rebuilding the standby", a->name,
+			       fo_dom_state_name(a->state));
+		break;
+	default:
+		break;
+	}
+	/* A verdict on an instance that is gone (refresh_member dropped it):
+	 * written here, after any switch above, never before one. */
+	persist(p);
+}
+
+static int request_switchover(struct fo_pair *p, uint64_t now, char *err, size_t errlen);
+
+int fo_pair_request_switchover(struct fo_pair *p, char *err, size_t errlen)
+{
+	uint64_t now = now_ns(p);
+	int r;
+
+	/* Known members: their state only (a hypercall each); a missing one
+	 * is looked up by name, since without it there is nothing to switch. */
+	for (int i = 0; i < 2; i++)
+		if (p->m[i].domid == FO_DOMID_INVALID)
+			refresh_member(p, &p->m[i]);
+		else
+			refresh_state(p, &p->m[i]);
+	r = request_switchover(p, now, err, errlen);
+	/* A member found gone is forgotten now, after any switch. */
+	refresh_identity(p, &p->m[0]);
+	refresh_identity(p, &p->m[1]);
+	return r;
+}
+
+static int request_switchover(struct fo_pair *p, uint64_t now, char *err, size_t errlen)
+{
+	struct fo_member *to = fo_pair_standby(p);
+
+	switch (p->state) {
+	case FO_PAIR_ARMED:
+	case FO_PAIR_DISARMED:
+	case FO_PAIR_DEGRADED:
+		break;
+	default:
+		snprintf(err, errlen, "pair %s is %s: %s", p->cfg.name, fo_pair_state_name(p->state),
+			 "wait until it is ARMED, DEGRADED or DISARMED");
+		return -EBUSY;
+	}
+	if (to->domid == FO_DOMID_INVALID || to->state != FO_DOM_PAUSED) {
+		snprintf(err, errlen, "pair %s: standby %s is %s, not a paused domain that can take over",
+			 p->cfg.name, to->name, to->domid == FO_DOMID_INVALID ? "missing" : fo_dom_state_name(to->state));
+		return -ENODEV;
+	}
+	if (member_verdict(p, to)) {
+		char what[96];
+
+		fo_verdict_describe(member_verdict(p, to), what, sizeof(what));
+		snprintf(err, errlen, "pair %s: standby %s %s; clear with failoverctl clear-failed %s first",
+			 p->cfg.name, to->name, what, to->name);
+		return -EPERM;
+	}
+	switch (begin_switchover(p, FO_FAULT_MANUAL, now, now)) {
+	case 0:
+		return 0;
+	case -EALREADY:
+		snprintf(err, errlen, "pair %s: the kernel module switched it first (heartbeat loss); see `events`",
+			 p->cfg.name);
+		return -EALREADY;
+	case -ENODEV:
+	case -EIO:
+		snprintf(err, errlen, "pair %s: switchover failed: %s", p->cfg.name, p->reason);
+		return -EIO;
+	default:
+		snprintf(err, errlen, "pair %s: the kernel module would not give the pair back; nothing done",
+			 p->cfg.name);
+		return -EBUSY;
+	}
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pair_internal.h - what the files of core/pair/ share with one another and
+ * nobody else uses: the state machine's own steps, grouped by the file that
+ * defines them (their comments are there). The interface is pair.h.
+ */
+#ifndef FO_PAIR_INTERNAL_H
+#define FO_PAIR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/pair/pair.h"
+#include "core/switchover.h"
+
+#define MS(x) ((uint64_t)(x) * 1000000ull)
+
+/* How long a freshly booted standby may take to heartbeat for the first time
+ * before arming gives up on it. A PV guest boots in seconds natively; under
+ * software emulation in the lab it takes up to ~30 s. */
+#define FO_ARM_WAIT_NS (120ull * 1000000000ull)
+
+static inline uint64_t now_ns(struct fo_pair *p)
+{
+	return p->env->hv->ops->now_ns(p->env->hv);
+}
+
+static inline void set_deadline(struct fo_member *m, enum fo_deadline_kind kind, uint64_t at)
+{
+	m->deadline_kind = kind;
+	m->deadline_ns = kind == FO_DL_NONE ? 0 : at;
+}
+
+/* pair.c: events, transitions, the active's deadline, fencing outside a switch */
+struct fo_event *record(struct fo_pair *p, enum fo_event_kind kind, enum fo_event_result result,
+			const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void arm_active_deadline(struct fo_pair *p);
+void arm_active_deadline_if_armed(struct fo_pair *p);
+void become_armed(struct fo_pair *p, const char *how);
+bool fence_member(struct fo_pair *p, struct fo_member *m);
+
+/* verdicts.c */
+void member_instance(const struct fo_member *m, struct fo_instance *in);
+const struct fo_verdict *member_verdict(const struct fo_pair *p, const struct fo_member *m);
+void mark_failed(struct fo_pair *p, struct fo_member *m, const char *why);
+void mark_active(struct fo_pair *p);
+void persist(struct fo_pair *p);
+void refuse_standby(struct fo_pair *p, struct fo_member *m, const struct fo_verdict *v);
+
+/* members.c */
+bool refresh_state(struct fo_pair *p, struct fo_member *m);
+void refresh_identity(struct fo_pair *p, struct fo_member *m);
+void refresh_member(struct fo_pair *p, struct fo_member *m);
+void publish_roles(struct fo_pair *p);
+void state_report(struct fo_pair *p, const struct fo_member *m);
+
+/* arming.c */
+void arming_evaluate(struct fo_pair *p);
+
+/* kernel_owner.c */
+void kernel_try_arm(struct fo_pair *p);
+void kernel_release(struct fo_pair *p);
+int take_from_kernel(struct fo_pair *p);
+enum fo_fault kernel_backstop(struct fo_pair *p, uint64_t now, uint64_t due, uint64_t *fault_ns);
+void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int ai);
+bool kernel_adopt_on_arming(struct fo_pair *p);
+
+/* switch.c */
+struct fo_event *claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enum fo_fault fault, bool drill,
+				    const struct fo_member *from, const struct fo_member *to);
+int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t detected_ns);
+int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_outcome *outp, enum fo_fault fault,
+		 bool drill);
+struct fo_event *pending_switch_event(struct fo_pair *p);
+void finish_switch(struct fo_pair *p, bool heartbeated);
+
+/* policy.c */
+void apply_on_failover(struct fo_pair *p, struct fo_member *failed);
+void start_rebuild(struct fo_pair *p, int idx);
+
+#endif

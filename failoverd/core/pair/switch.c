@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * switch.c - a switch of the pair around fo_switchover_execute(): the one
+ * owner check, the event and its phases, the failed member's verdict, the
+ * statistics, and the end of SWITCHING (the new active's first heartbeat).
+ * Ours and the kernel module's switches end the same way (after_switch).
+ */
+#include "core/pair/pair_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+struct fo_event *pending_switch_event(struct fo_pair *p)
+{
+	struct fo_event *e = (struct fo_event *)fo_event_ring_find(p->env->ring, p->switch_event_id);
+	return e && e->pending ? e : NULL;
+}
+
+/* The event of a switch from `from` to `to`, ours or the module's, claimed
+ * from the preallocated ring: on the real-time path, nothing is allocated
+ * or logged. The caller fills in the phases. */
+struct fo_event *claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enum fo_fault fault, bool drill,
+				    const struct fo_member *from, const struct fo_member *to)
+{
+	struct fo_event *e = fo_event_ring_claim(p->env->ring, detected_ns);
+
+	e->kind = drill ? FO_EV_DRILL : FO_EV_SWITCHOVER;
+	e->fault = fault;
+	e->deadline_ms = p->cfg.deadline_ms;
+	e->budget_ms = p->cfg.timeout_ms + p->cfg.period_ms + p->cfg.deadline_ms;
+	e->pending = true;
+	memcpy(e->pair, p->cfg.name, sizeof(e->pair));
+	memcpy(e->from, from->name, sizeof(e->from));
+	memcpy(e->to, to->name, sizeof(e->to));
+	return e;
+}
+
+/* The switch is over: the new active heartbeated (or did not, in time). */
+void finish_switch(struct fo_pair *p, bool heartbeated)
+{
+	struct fo_event *e = pending_switch_event(p);
+	struct fo_member *old = fo_pair_standby(p);
+
+	if (e) {
+		if (heartbeated)
+			e->phase_ns[FO_PHASE_FIRST_HEARTBEAT] = now_ns(p);
+		else
+			e->result = FO_RESULT_DEGRADED;
+		e->pending = false;
+		if (p->drill_active && p->drill_event_id == e->id) {
+			p->drill_active = false;
+			p->drill_done_id = e->id;
+		}
+	}
+	p->switch_event_id = 0;
+
+	if (!heartbeated) {
+		set_deadline(fo_pair_active(p), FO_DL_NONE, 0);
+		become(p, FO_PAIR_DEGRADED, "new active %s did not heartbeat within %u ms of the switch",
+		       fo_pair_active(p)->name, p->cfg.grace_ms);
+		return;
+	}
+	arm_active_deadline(p);
+	if (!p->switch_was_fault && old->usable && !member_verdict(p, old)) {
+		become_armed(p, "roles swapped by switchover");
+		return;
+	}
+	if (p->cfg.on_failover == FO_ON_FAILOVER_REBUILD) {
+		start_rebuild(p, !p->active);
+		return;
+	}
+	if (member_verdict(p, old)) {
+		refuse_standby(p, old, member_verdict(p, old));
+		return;
+	}
+	become(p, FO_PAIR_DEGRADED, "no standby: %s failed and was %s", old->name,
+	       p->cfg.on_failover == FO_ON_FAILOVER_DESTROY ? "destroyed" : "kept paused");
+}
+
+/*
+ * Fault or request -> fenced switch. Everything from here to
+ * fo_switchover_execute() returning is the real-time path: the event slot
+ * is claimed from the preallocated ring, nothing is logged.
+ */
+int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t detected_ns)
+{
+	struct fo_member *from = fo_pair_active(p), *to = fo_pair_standby(p);
+	struct fo_switch_outcome out;
+	bool drill = p->drill_active && p->drill_event_id == 0;
+	struct fo_event *e;
+	int r;
+
+	if (to->domid == FO_DOMID_INVALID || fo_dom_state_is_dead(to->state))
+		return -ENODEV;
+	/* One owner per pair: the module lets go first, or it already acted.
+	 * A refusal is -EBUSY to our callers, whatever the module said: -EIO
+	 * from here means a switch that ran and did not end well. */
+	r = take_from_kernel(p);
+	if (r == -EALREADY)
+		return r;
+	if (r < 0) {
+		fo_warn("pair %s: the kernel module would not give the pair back: %s", p->cfg.name, strerror(-r));
+		return -EBUSY;
+	}
+
+	e = claim_switch_event(p, detected_ns, fault, drill, from, to);
+	e->phase_ns[FO_PHASE_FAULT] = drill ? p->drill_inject_ns : fault_ns;
+	e->phase_ns[FO_PHASE_DETECTED] = detected_ns;
+	e->phase_ns[FO_PHASE_DECIDED] = now_ns(p);
+	p->state = FO_PAIR_SWITCHING;
+
+	/* An active found gone keeps its domid until refresh_identity() runs,
+	 * after this: to the switch it is what a forgotten one is. */
+	fo_switchover_execute(p->env->hv, from->state == FO_DOM_GONE ? FO_DOMID_INVALID : from->domid, to->domid,
+			      e->phase_ns, &out);
+
+	/* ---- the standby runs (or we stopped safely); the rest can take time ---- */
+	if (p->env->hv->ops->switch_path)
+		snprintf(e->path, sizeof(e->path), "%s", p->env->hv->ops->switch_path(p->env->hv));
+	if (fault == FO_FAULT_HEARTBEAT_STUCK)
+		snprintf(e->message, sizeof(e->message),
+			 "agent notified, sequence stuck at %llu for %llu ms (seen by failoverd, not the kernel module)",
+			 (unsigned long long)from->hb.sequence,
+			 (unsigned long long)((detected_ns - (from->hb.progressed ? from->hb.last_progress_ns : fault_ns)) /
+					      1000000ull));
+	return after_switch(p, e, &out, fault, drill);
+}
+
+/*
+ * A manual switchover paused a healthy active and could not start the
+ * standby: start the active again, but only once the standby is confirmed
+ * fenced ("could not be started" may also mean "started, but we could not
+ * confirm"), only if it was our pause that stopped it, and believing the
+ * domain info, not the unpause's 0: Xen counts pauses, so a domain that
+ * someone else paused as well stays paused after ours is undone.
+ */
+static void give_back(struct fo_pair *p, struct fo_member *from, struct fo_member *to, bool paused_by_us)
+{
+	struct fo_hv *hv = p->env->hv;
+	int r;
+
+	if (fo_fence(hv, to->domid, &to->state) < 0) {
+		fo_err("pair %s: standby %s not confirmed paused after the failed switchover; %s stays paused",
+		       p->cfg.name, to->name, from->name);
+		return;
+	}
+	if (!paused_by_us) {
+		fo_warn("pair %s: %s was paused before the switchover (not by failoverd); left paused", p->cfg.name,
+			from->name);
+		return;
+	}
+	r = hv->ops->unpause(hv, from->domid);
+	if (hv->ops->get_state(hv, from->domid, &from->state) == 0 && from->state == FO_DOM_RUNNING) {
+		arm_active_deadline(p);
+		return;
+	}
+	fo_err("pair %s: could not start %s again after the failed switchover (unpause: %s); it is %s", p->cfg.name,
+	       from->name, r < 0 ? strerror(-r) : "ok", fo_dom_state_name(from->state));
+}
+
+/* Everything after the fenced sequence, ours or the module's: `e` holds the
+ * phases, `out` how it ended. The pair's active is still the old one. */
+int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_outcome *outp,
+		 enum fo_fault fault, bool drill)
+{
+	struct fo_member *from = fo_pair_active(p), *to = fo_pair_standby(p);
+	struct fo_switch_outcome out = *outp;
+	uint64_t started;
+
+	from->state = out.from_state;
+	to->state = out.to_state;
+	/*
+	 * The verdict, in memory: the standby already runs (or we stopped
+	 * safely), and writing it waits for the end of this function. A
+	 * daemon killed in between leaves no verdict on file, but the
+	 * recorded active is still `from`: a restarted daemon finding `from`
+	 * paused and `to` running presumes `from` failed
+	 * (presume_switched_away). A manual switch killed there is presumed
+	 * failed too: the safe side, cleared by the operator.
+	 */
+	if (fault != FO_FAULT_MANUAL)
+		mark_failed(p, from, fo_fault_name(fault));
+	e->result = out.result;
+	if (out.why)
+		snprintf(e->message + strlen(e->message), sizeof(e->message) - strlen(e->message), "%s%s",
+			 e->message[0] ? "; " : "", out.why);
+	if (drill) {
+		p->drill_event_id = e->id;
+		snprintf(e->message + strlen(e->message), sizeof(e->message) - strlen(e->message), "%sdrill %s",
+			 e->message[0] ? "; " : "", fo_drill_kind_name(p->drill_kind));
+	}
+	set_deadline(from, FO_DL_NONE, 0);
+
+	if (out.result != FO_RESULT_OK) {
+		p->stats.failed_switches++;
+		e->pending = false;
+		if (drill) {
+			p->drill_active = false;
+			p->drill_done_id = e->id;
+		}
+		if (out.result == FO_RESULT_FAILED && fault == FO_FAULT_MANUAL)
+			give_back(p, from, to, out.paused_from);
+		persist(p);
+		become(p, FO_PAIR_DEGRADED, "switchover %s -> %s %s: %s", from->name, to->name,
+		       fo_event_result_name(out.result), out.why);
+		return -EIO;
+	}
+
+	p->stats.switches++;
+	memcpy(p->stats.last_switch_ns, e->phase_ns, sizeof(p->stats.last_switch_ns));
+	p->stats.last_switch_time_ns = e->phase_ns[FO_PHASE_UNPAUSE_DONE];
+	{
+		uint64_t pause_us = (e->phase_ns[FO_PHASE_PAUSE_DONE] - e->phase_ns[FO_PHASE_PAUSE_ISSUED]) / 1000;
+		uint64_t unpause_us =
+			(e->phase_ns[FO_PHASE_UNPAUSE_DONE] - e->phase_ns[FO_PHASE_UNPAUSE_ISSUED]) / 1000;
+		uint64_t total_us = (e->phase_ns[FO_PHASE_UNPAUSE_DONE] - e->phase_ns[FO_PHASE_FAULT]) / 1000;
+		if (pause_us > p->stats.max_pause_us)
+			p->stats.max_pause_us = pause_us;
+		if (unpause_us > p->stats.max_unpause_us)
+			p->stats.max_unpause_us = unpause_us;
+		if (total_us > p->stats.max_total_us)
+			p->stats.max_total_us = total_us;
+	}
+
+	p->active = !p->active;
+	p->switch_event_id = e->id;
+	p->switch_was_fault = fault != FO_FAULT_MANUAL;
+	from->usable = !p->switch_was_fault;
+	mark_active(p);
+	/* Only a sequence beyond the one it had before it was paused proves
+	 * the new active runs; the old one stays as the baseline so that the
+	 * first beat after the unpause already counts. */
+	fo_hb_require_progress(&to->hb);
+	/* From now at the earliest: a switch the module did while no daemon
+	 * ran is only learnt at restart. */
+	started = e->phase_ns[FO_PHASE_UNPAUSE_DONE];
+	if (started < now_ns(p))
+		started = now_ns(p);
+	set_deadline(to, FO_DL_GRACE, started + MS(p->cfg.grace_ms));
+	publish_roles(p);
+	persist(p);
+	if (p->switch_was_fault)
+		apply_on_failover(p, from);
+	return 0;
+}
