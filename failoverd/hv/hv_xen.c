@@ -100,7 +100,7 @@
 #include "../core/log.h"
 #include "agent_keys.h"
 #include "proc_helper.h"
-#include "xen_state.h"
+#include "hv/xen/xen_state.h"
 
 #define XEN_MAX_MEMBERS    (FO_MAX_PAIRS * 2)
 #define DOM0_ID            0u     /* the daemon runs in the control domain */

@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hv.h"
+#include "hv/hv.h"
 
 struct xen_state_relay;
 
