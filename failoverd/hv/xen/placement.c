@@ -285,6 +285,17 @@ int xen_cpupool_move(struct fo_hv *hv, fo_domid_t domid, const char *name)
 	return rc ? libxl_rc_to_errno(rc) : 0;
 }
 
+/* A hard and a soft vCPU affinity map, as libxc's affinity calls take them:
+ * the size of each in bytes, or -ENOMEM. The caller frees both, either way. */
+static int cpumaps_alloc(struct xen_hv *x, xc_cpumap_t *hard, xc_cpumap_t *soft)
+{
+	int mapsize = xc_get_cpumap_size(x->xch);
+
+	*hard = xc_cpumap_alloc(x->xch);
+	*soft = xc_cpumap_alloc(x->xch);
+	return mapsize <= 0 || !*hard || !*soft ? -ENOMEM : mapsize;
+}
+
 int xen_get_placement(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_placement *ret)
 {
 	struct xen_hv *x = to_xen(hv);
@@ -300,12 +311,10 @@ int xen_get_placement(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_placement
 		return rc;
 	if (!found)
 		return -ESRCH;
-	mapsize = xc_get_cpumap_size(x->xch);
 	/* Both maps, though only the hard one is read: libxc bounces both. */
-	hard = xc_cpumap_alloc(x->xch);
-	soft = xc_cpumap_alloc(x->xch);
-	if (mapsize <= 0 || !hard || !soft) {
-		rc = -ENOMEM;
+	mapsize = cpumaps_alloc(x, &hard, &soft);
+	if (mapsize < 0) {
+		rc = mapsize;
 		goto out;
 	}
 	memset(ret, 0, sizeof(*ret));
@@ -335,11 +344,9 @@ int xen_pin_vcpu(struct fo_hv *hv, fo_domid_t domid, unsigned vcpu, const struct
 
 	if (!domid_is_valid(domid))
 		return -EINVAL;
-	mapsize = xc_get_cpumap_size(x->xch);
-	hard = xc_cpumap_alloc(x->xch);
-	soft = xc_cpumap_alloc(x->xch);
-	if (mapsize <= 0 || !hard || !soft) {
-		rc = -ENOMEM;
+	mapsize = cpumaps_alloc(x, &hard, &soft);
+	if (mapsize < 0) {
+		rc = mapsize;
 		goto out;
 	}
 	for (int c = 0; c < FO_HV_MAX_CPUS; c++)
