@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dispatch.c - the backend's file descriptors and what a readable one
- * means; heartbeats are handled here, everything else in the file of the
- * part the fd belongs to.
+ * dispatch.c - the backend's file descriptors, and heartbeats as they
+ * arrive. xen_dispatch says which fd is whose: heartbeats are handled
+ * here; the xenstore watches, the reader's results and the retry timer in
+ * agent.c; the writer's and the builder's results in writer.c and
+ * builder.c.
  *
  * File descriptors (get_fds): the xenstore watch fd, the event-channel fd,
  * a timerfd for throttled retries, the reader's and the builder's eventfds,
