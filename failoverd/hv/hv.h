@@ -5,13 +5,15 @@
  * no Xen header is ever included above this line.
  *
  * Implementations:
- *   hv_xen.c  libxenctrl (pause/unpause/getinfo/affinity/destroy), libxenstore
+ *   xen/      libxenctrl (pause/unpause/getinfo/affinity/destroy), libxenstore
  *             (watches, roles, drill commands), libxengnttab + libxenevtchn
  *             (heartbeat page and event channel), libxenlight (name lookup,
- *             domain creation), libxentoollog (Xen's log lines into ours).
+ *             domain creation), libxentoollog (Xen's log lines into ours);
+ *             start at xen/backend.c.
  *   hv_sim.c  in-process, deterministic virtual clock, fault injection.
- *   hv_kmod.c a decorator around hv_xen.c: domain actions and the fenced
- *             switch through /dev/fo_switch (kmod-switch/), the rest inner.
+ *   kmod/hv_kmod.c  a decorator around the Xen backend: domain actions and
+ *             the fenced switch through /dev/fo_switch (kmod-switch/), the
+ *             rest inner.
  *
  * Conventions: actions return 0 or -errno; output parameters are ret_* and
  * untouched on failure. A domain that does not exist is -ESRCH.
@@ -329,10 +331,11 @@ struct fo_hv {
 };
 
 /* Backends. */
+/* The Xen backend (xen/backend.c). */
 int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret);
 /* hv_sim.h declares the simulator's test API; this is its daemon entry. */
 int fo_hv_sim_new_for_daemon(const struct fo_hv_callbacks *cb, struct fo_hv **ret);
-/* The kernel-module fast path (hv_kmod.c): wraps `inner` so that get_state,
+/* The kernel-module fast path (kmod/hv_kmod.c): wraps `inner` so that get_state,
  * pause, unpause and switch_fenced go through `device` (NULL:
  * /dev/fo_switch) and everything else to `inner`, with inner's callbacks.
  * On success *ret owns `inner` (fo_hv_free frees both). On failure `inner`

@@ -173,7 +173,7 @@ static int enter(struct fo_hv_sim *s, enum fo_sim_op op, fo_domid_t domid)
 		f->count--;
 		r = f->err;
 	}
-	/* Like hv_xen.c: no domain can have a reserved id (FO_DOMID_INVALID is
+	/* Like the Xen backend: no domain can have a reserved id (FO_DOMID_INVALID is
 	 * Xen's DOMID_INVALID), so a call about one is refused, not answered
 	 * "gone": a caller that passes one must have handled that itself. */
 	if (!r && domid >= FO_DOMID_INVALID && (op == FO_SIM_GET_STATE || op == FO_SIM_PAUSE || op == FO_SIM_UNPAUSE))

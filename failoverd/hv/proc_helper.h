@@ -10,7 +10,8 @@
  * writes to every private page into copy-on-write faults. So such work
  * runs in a process forked once, at start, before the daemon has a thread
  * of its own, locks memory or goes real-time; the daemon's thread that
- * waits for it (hv_xen.c's builder) talks to it over a socketpair.
+ * waits for it (the Xen backend's builder, hv/xen/builder.c) talks to it
+ * over a socketpair.
  *
  * Protocol: fixed-size messages on a SOCK_SEQPACKET pair, one request,
  * one reply (the request's message, filled in), strictly in turn. The

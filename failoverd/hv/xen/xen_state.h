@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xen_state.h - the state relay (hv_xen.c's fourth helper thread): hands
- * each pair's active application state (libfoguest's state-out region,
- * mapped read-only) to its standby (the standby's state-in region, granted
- * writable to dom0), after validating it (guest-heartbeat/abi/fo_state.h).
+ * xen_state.h - the state relay (the Xen backend's fourth helper thread):
+ * hands each pair's active application state (libfoguest's state-out
+ * region, mapped read-only) to its standby (the standby's state-in region,
+ * granted writable to dom0), after validating it
+ * (guest-heartbeat/abi/fo_state.h).
  *
  * Why through dom0: on Arm with XSM SILO (and by design elsewhere) domUs
  * share no grants or event channels with each other, and a standby must
@@ -23,11 +24,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hv.h"
+#include "hv/hv.h"
 
 struct xen_state_relay;
 
-/* start_thread: hv_xen.c's helper-thread starter (SCHED_OTHER). */
+/* start_thread: the Xen backend's helper-thread starter (SCHED_OTHER,
+ * start_helper_thread in threads.c). */
 int xen_state_relay_new(int (*start_thread)(pthread_t *t, void *(*fn)(void *), void *arg, int signo),
 			struct xen_state_relay **ret);
 void xen_state_relay_free(struct xen_state_relay *r);

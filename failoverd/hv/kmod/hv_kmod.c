@@ -44,7 +44,7 @@
  * them, so this file keeps the same list for the three actions it takes
  * over; a doomed domain leaves the list once Xen no longer has it.
  */
-#include "hv.h"
+#include "hv/hv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,9 +54,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "../core/log.h"
+#include "core/log.h"
 
-#include "../../kmod-switch/uapi/fo_switch.h"
+#include "../../../kmod-switch/uapi/fo_switch.h"
 #include "core/config/config.h"
 
 _Static_assert(FO_SWITCH_DOM_RUNNING == (int)FO_DOM_RUNNING && FO_SWITCH_DOM_PAUSED == (int)FO_DOM_PAUSED &&

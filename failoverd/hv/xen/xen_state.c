@@ -17,7 +17,7 @@
  * domain is dying or gone (@releaseDomain), so a destroyed domain does not
  * linger as a zombie because of us.
  */
-#include "xen_state.h"
+#include "hv/xen/xen_state.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -39,9 +39,9 @@
 #include <xengnttab.h>
 #include <xenstore.h>
 
-#include "../../guest-heartbeat/abi/fo_state.h"
+#include "../../../guest-heartbeat/abi/fo_state.h"
 #include "core/config/config.h"
-#include "../core/log.h"
+#include "core/log.h"
 
 #define RELAY_MEMBERS     (FO_MAX_PAIRS * 2)
 #define RELAY_IDLE_MS     100

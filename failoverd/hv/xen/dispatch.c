@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dispatch.c - the backend's file descriptors, and heartbeats as they
+ * arrive. xen_dispatch says which fd is whose: heartbeats are handled
+ * here; the xenstore watches, the reader's results and the retry timer in
+ * agent.c; the writer's and the builder's results in writer.c and
+ * builder.c.
+ *
+ * File descriptors (get_fds): the xenstore watch fd, the event-channel fd,
+ * a timerfd for throttled retries, the reader's and the builder's eventfds,
+ * a timerfd that reads lent members' pages, the writer's eventfd; the set
+ * is fixed for the life of the handle.
+ *
+ * A heartbeat arrives as an event-channel notification, or, for a member
+ * whose channel is lent to the kernel module (see agent.c), as a tick of
+ * the page poll timer; either way the page is copied and handed to
+ * cb.heartbeat and to the state relay.
+ */
+#include "hv/xen/xen_internal.h"
+
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * Sequence first, then an acquire fence, then the rest: a copy that shows
+ * sequence N carries the fields the agent wrote before publishing N. The
+ * page is read through volatile so every field is loaded exactly once.
+ */
+static void hb_page_copy(const volatile struct fo_hb_page *src, struct fo_hb_page *dst)
+{
+	dst->sequence = src->sequence;
+	atomic_thread_fence(memory_order_acquire);
+	dst->magic = src->magic;
+	dst->abi_version = src->abi_version;
+	dst->period_ms = src->period_ms;
+	dst->app_status = src->app_status;
+	dst->flags = src->flags;
+	dst->health_seq = src->health_seq;
+	dst->boot_id = src->boot_id;
+	dst->ext_magic = src->ext_magic;
+	dst->ext_version = src->ext_version;
+	dst->app_cycle = src->app_cycle;
+	dst->app_flags = src->app_flags;
+	dst->deadline_misses = src->deadline_misses;
+	dst->restored_cycle = src->restored_cycle;
+	dst->restore_result = src->restore_result;
+}
+
+static void dispatch_evtchn(struct xen_hv *x)
+{
+	int budget;
+
+	/* Bounded so a guest notifying at full speed cannot starve the loop;
+	 * the fd stays readable if more is pending. */
+	for (budget = 0; budget < 4 * XEN_MAX_MEMBERS; budget++) {
+		xenevtchn_port_or_error_t port = xenevtchn_pending(x->xce);
+		struct xen_member *m;
+
+		if (port < 0)
+			break; /* EAGAIN: the fd is non-blocking */
+		m = member_by_port(x, (evtchn_port_t)port);
+		if (m) {
+			struct fo_hb_page copy;
+			fo_domid_t domid = m->domid;
+
+			hb_page_copy(m->page, &copy);
+			xen_state_relay_beat(x->state_relay, domid, &copy);
+			if (x->base.cb.heartbeat)
+				x->base.cb.heartbeat(x->base.cb.ctx, domid, &copy);
+		}
+		/* Unknown ports (just unbound, stale) are unmasked and dropped;
+		 * an error here means the port is gone, which is fine. */
+		xenevtchn_unmask(x->xce, (evtchn_port_t)port);
+	}
+}
+
+/* Lent members: what a notification would have delivered. */
+static void dispatch_poll(struct xen_hv *x)
+{
+	uint64_t expirations;
+	size_t i;
+
+	if (read(x->poll_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		fo_debug("xen: page poll timer read: %s", strerror(errno));
+	/* Callbacks may unwatch members: re-check each time. */
+	for (i = 0; i < XEN_MAX_MEMBERS; i++) {
+		struct xen_member *m = &x->members[i];
+		struct fo_hb_page copy;
+
+		if (!m->in_use || !m->lent || !m->page)
+			continue;
+		hb_page_copy(m->page, &copy);
+		xen_state_relay_beat(x->state_relay, m->domid, &copy);
+		if (x->base.cb.heartbeat)
+			x->base.cb.heartbeat(x->base.cb.ctx, m->domid, &copy);
+	}
+}
+
+size_t xen_get_fds(struct fo_hv *hv, int *fds, size_t max)
+{
+	struct xen_hv *x = to_xen(hv);
+	int all[7] = { xs_fileno(x->xs), xenevtchn_fd(x->xce), x->timer_fd, x->reader.h.event_fd,
+		       x->builder.h.event_fd, x->poll_fd, x->writer.h.event_fd };
+	size_t i;
+
+	for (i = 0; i < 7 && i < max; i++)
+		fds[i] = all[i];
+	return i;
+}
+
+/* What a failover waits on: heartbeat notifications, @releaseDomain, the
+ * lent pages' poll. The helper threads' results and the retry timer are
+ * bookkeeping, served after them. */
+bool xen_fd_is_rt(struct fo_hv *hv, int fd)
+{
+	struct xen_hv *x = to_xen(hv);
+
+	return fd == xenevtchn_fd(x->xce) || fd == xs_fileno(x->xs) || fd == x->poll_fd;
+}
+
+bool xen_fds_changed(struct fo_hv *hv)
+{
+	struct xen_hv *x = to_xen(hv);
+	bool changed = x->fds_changed;
+
+	x->fds_changed = false;
+	return changed;
+}
+
+void xen_dispatch(struct fo_hv *hv, int fd)
+{
+	struct xen_hv *x = to_xen(hv);
+
+	if (fd == xenevtchn_fd(x->xce))
+		dispatch_evtchn(x);
+	else if (fd == xs_fileno(x->xs))
+		dispatch_xenstore(x);
+	else if (fd == x->reader.h.event_fd)
+		dispatch_reader(x);
+	else if (fd == x->builder.h.event_fd)
+		dispatch_builder(x);
+	else if (fd == x->writer.h.event_fd)
+		dispatch_writer(x);
+	else if (fd == x->timer_fd)
+		dispatch_retry_timer(x);
+	else if (fd == x->poll_fd)
+		dispatch_poll(x);
+}
