@@ -46,6 +46,7 @@ struct options {
 	const char *report_dir; /* drill --report */
 	const char *cmd;
 	const char *pair;
+	bool member;            /* pair is a member's name (clear-failed) */
 };
 
 struct conn {
@@ -90,7 +91,6 @@ int request_pairs(const struct options *o, struct conn *c, const char *cmd, cJSO
 int cmd_status(const struct options *o, struct conn *c);
 int cmd_kernel(const struct options *o, struct conn *c);
 int cmd_pair_action(const struct options *o, struct conn *c);
-int cmd_clear_failed(const struct options *o, struct conn *c);
 int cmd_events(const struct options *o, struct conn *c);
 int cmd_metrics(const struct options *o, struct conn *c);
 int cmd_drill(const struct options *o, struct conn *c);

@@ -198,7 +198,8 @@ out:
 	return rc;
 }
 
-/* switchover, arm, disarm: {"cmd":X,"pair":P}. */
+/* switchover, arm, disarm: {"cmd":X,"pair":P}; clear-failed, the same
+ * exchange about a member: {"cmd":"clear-failed","member":M}. */
 int cmd_pair_action(const struct options *o, struct conn *c)
 {
 	cJSON *req = NULL, *reply = NULL;
@@ -208,7 +209,7 @@ int cmd_pair_action(const struct options *o, struct conn *c)
 
 	req = cJSON_CreateObject();
 	if (!req || !cJSON_AddStringToObject(req, "cmd", o->cmd) ||
-	    !cJSON_AddStringToObject(req, "pair", o->pair)) {
+	    !cJSON_AddStringToObject(req, o->member ? "member" : "pair", o->pair)) {
 		cmd_error(o, "out of memory");
 		rc = EXIT_DAEMON;
 		goto out;
@@ -227,32 +228,6 @@ int cmd_pair_action(const struct options *o, struct conn *c)
 	if (cJSON_IsObject(ev))
 		print_event_line(ev);
 out:
-	cJSON_Delete(reply);
-	cJSON_Delete(req);
-	return rc;
-}
-
-/* clear-failed MEMBER: the same exchange as a pair action, about a member. */
-int cmd_clear_failed(const struct options *o, struct conn *c)
-{
-	cJSON *req = cJSON_CreateObject(), *reply = NULL;
-	const char *msg;
-	int rc;
-
-	if (!req || !cJSON_AddStringToObject(req, "cmd", o->cmd) || !cJSON_AddStringToObject(req, "member", o->pair)) {
-		cmd_error(o, "out of memory");
-		cJSON_Delete(req);
-		return EXIT_DAEMON;
-	}
-	rc = transact(o, c, req, &reply, NULL);
-	if (rc == EXIT_OK) {
-		printf("%s %s: ok", o->cmd, o->pair);
-		if ((msg = jstr(reply, "message")) && msg[0]) {
-			fputs(": ", stdout);
-			put_clean(stdout, msg);
-		}
-		fputc('\n', stdout);
-	}
 	cJSON_Delete(reply);
 	cJSON_Delete(req);
 	return rc;

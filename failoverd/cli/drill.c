@@ -160,32 +160,44 @@ static void print_drill_state(const struct options *o, struct conn *c, const cJS
 	printf("  state handover: no restore reported by %s within 3 s\n", to);
 }
 
-int cmd_drill(const struct options *o, struct conn *c)
+/* {"cmd":"drill","pair":P,"fault":F}, one drill and one round alike. On
+ * EXIT_OK *ret_reply (the caller frees it, whatever the outcome) holds an
+ * "event" object and *ret_line its raw text. */
+static int drill_request(const struct options *o, struct conn *c, cJSON **ret_reply, char **ret_line)
 {
-	cJSON *req = NULL, *reply = NULL;
-	const cJSON *ev;
-	char why[96], *line;
-	bool pass;
+	cJSON *req;
 	int rc;
 
 	req = cJSON_CreateObject();
 	if (!req || !cJSON_AddStringToObject(req, "cmd", "drill") ||
 	    !cJSON_AddStringToObject(req, "pair", o->pair) ||
 	    !cJSON_AddStringToObject(req, "fault", o->fault)) {
+		cJSON_Delete(req);
 		cmd_error(o, "out of memory");
-		rc = EXIT_DAEMON;
-		goto out;
+		return EXIT_DAEMON;
 	}
-	rc = transact(o, c, req, &reply, &line);
+	rc = transact(o, c, req, ret_reply, ret_line);
+	cJSON_Delete(req);
+	if (rc == EXIT_OK && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(*ret_reply, "event"))) {
+		cmd_error(o, "malformed reply from failoverd: \"event\" is missing or not an object");
+		rc = EXIT_DAEMON;
+	}
+	return rc;
+}
+
+int cmd_drill(const struct options *o, struct conn *c)
+{
+	cJSON *reply = NULL;
+	const cJSON *ev;
+	char why[96], *line;
+	bool pass;
+	int rc;
+
+	rc = drill_request(o, c, &reply, &line);
 	if (rc != EXIT_OK)
 		goto out;
 
 	ev = cJSON_GetObjectItemCaseSensitive(reply, "event");
-	if (!cJSON_IsObject(ev)) {
-		cmd_error(o, "malformed reply from failoverd: \"event\" is missing or not an object");
-		rc = EXIT_DAEMON;
-		goto out;
-	}
 	pass = drill_passed(ev, why, sizeof(why));
 	if (!o->json) {
 		print_drill(ev, pass, why);
@@ -197,7 +209,6 @@ int cmd_drill(const struct options *o, struct conn *c)
 		rc = EXIT_DAEMON;
 out:
 	cJSON_Delete(reply);
-	cJSON_Delete(req);
 	return rc;
 }
 
@@ -389,28 +400,15 @@ static void stop_not_armed(struct drill_run *run, unsigned round)
 static int run_one_drill(struct drill_run *run, struct conn *c, struct drill_round *r)
 {
 	const struct options *o = run->o;
-	cJSON *req = NULL, *reply = NULL;
+	cJSON *reply = NULL;
 	const char *raw, *end;
 	char *line;
 	int rc;
 
-	req = cJSON_CreateObject();
-	if (!req || !cJSON_AddStringToObject(req, "cmd", "drill") ||
-	    !cJSON_AddStringToObject(req, "pair", o->pair) ||
-	    !cJSON_AddStringToObject(req, "fault", o->fault)) {
-		cmd_error(o, "out of memory");
-		rc = EXIT_DAEMON;
-		goto out;
-	}
-	rc = transact(o, c, req, &reply, &line);
+	rc = drill_request(o, c, &reply, &line);
 	if (rc != EXIT_OK)
 		goto out;
 	r->event = cJSON_DetachItemFromObjectCaseSensitive(reply, "event");
-	if (!cJSON_IsObject(r->event)) {
-		cmd_error(o, "malformed reply from failoverd: \"event\" is missing or not an object");
-		rc = EXIT_DAEMON;
-		goto out;
-	}
 	raw = raw_member(line, "event", &end);
 	if (raw) {
 		r->raw = strndup(raw, (size_t)(end - raw));
@@ -430,7 +428,6 @@ static int run_one_drill(struct drill_run *run, struct conn *c, struct drill_rou
 out:
 	conn_close(c);
 	cJSON_Delete(reply);
-	cJSON_Delete(req);
 	return rc;
 }
 

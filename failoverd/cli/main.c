@@ -235,6 +235,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			return -EINVAL;
 		}
 		o->pair = argv[optind + 1];
+		o->member = member;
 		if (member && (!o->pair[0] || strlen(o->pair) > PAIR_NAME_MAX || strpbrk(o->pair, "/ \t\n"))) {
 			usage_error("%s: invalid member name '%s' (a domain name: 1 to %d bytes, no '/' or whitespace)",
 				    o->cmd, o->pair, PAIR_NAME_MAX);
@@ -317,8 +318,6 @@ int main(int argc, char **argv)
 		rc = cmd_drill_rounds(&o, &c);
 	else if (strcmp(o.cmd, "drill") == 0)
 		rc = cmd_drill(&o, &c);
-	else if (strcmp(o.cmd, "clear-failed") == 0)
-		rc = cmd_clear_failed(&o, &c);
 	else
 		rc = cmd_pair_action(&o, &c);
 	conn_close(&c);
