@@ -53,63 +53,40 @@ int64_t fo_event_phase_us(const struct fo_event *e, enum fo_phase p)
 
 bool fo_event_within_deadline(const struct fo_event *e)
 {
-	int64_t total_us = fo_event_phase_us(e, FO_PHASE_UNPAUSE_DONE);
 	uint64_t det = e->phase_ns[FO_PHASE_DETECTED], done = e->phase_ns[FO_PHASE_UNPAUSE_DONE];
 
-	if (total_us < 0 || !det || done < det)
-		return false;
-	return (done - det) / 1000 <= (uint64_t)e->deadline_ms * 1000 &&
-	       (uint64_t)total_us <= (uint64_t)(e->budget_ms ? e->budget_ms : e->deadline_ms) * 1000;
+	return fo_proto_within_deadline(det && done >= det ? (int64_t)((done - det) / 1000) : -1,
+					fo_event_phase_us(e, FO_PHASE_UNPAUSE_DONE), e->deadline_ms, e->budget_ms);
 }
 
-const char *fo_event_kind_name(enum fo_event_kind k)
+void fo_event_view(const struct fo_event *e, struct fo_proto_event *v)
 {
-	static const char *const names[] = { "switchover", "drill", "armed", "disarmed", "degraded", "info", "placement",
-					     "external-unpause" };
-	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
-}
+	bool is_switch = e->kind == FO_EV_SWITCHOVER || e->kind == FO_EV_DRILL;
 
-const char *fo_fault_name(enum fo_fault f)
-{
-	static const char *const names[] = { "none", "heartbeat-timeout", "unhealthy", "crashed",
-					     "shutdown", "gone", "manual", "heartbeat-stuck",
-					     "deadline-miss" };
-	return (unsigned)f < sizeof(names) / sizeof(names[0]) ? names[f] : "?";
-}
-
-const char *fo_event_result_name(enum fo_event_result r)
-{
-	static const char *const names[] = { "ok", "degraded", "aborted", "failed", "info" };
-	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "?";
-}
-
-const char *fo_phase_name(enum fo_phase p)
-{
-	static const char *const names[] = { "fault", "detected", "decided", "pause_issued", "pause_done",
-					     "unpause_issued", "unpause_done", "first_heartbeat" };
-	return (unsigned)p < FO_PHASE_COUNT ? names[p] : "?";
+	*v = (struct fo_proto_event){
+		.id = e->id,
+		.time_ns = e->time_ns,
+		.pair = e->pair,
+		.kind = fo_event_kind_name(e->kind),
+		.fault = fo_fault_name(e->fault),
+		.from = e->from,
+		.to = e->to,
+		.result = fo_event_result_name(e->result),
+		.message = e->message,
+		.path = e->path,
+		.deadline_ms = e->deadline_ms,
+		.budget_ms = e->budget_ms,
+		/* Judged only for a switch that has a fault time. */
+		.within_deadline = is_switch && e->phase_ns[FO_PHASE_FAULT] ? fo_event_within_deadline(e) : -1,
+	};
+	for (int p = 0; p < FO_PHASE_COUNT; p++)
+		v->phase_us[p] = fo_event_phase_us(e, p);
 }
 
 void fo_event_format(const struct fo_event *e, char *buf, size_t len)
 {
-	int n;
+	struct fo_proto_event v;
 
-	n = snprintf(buf, len, "event %llu %s pair=%s", (unsigned long long)e->id,
-		     fo_event_kind_name(e->kind), e->pair);
-	if (e->kind == FO_EV_SWITCHOVER || e->kind == FO_EV_DRILL) {
-		n += snprintf(buf + n, n < (int)len ? len - n : 0, " fault=%s %s->%s result=%s",
-			      fo_fault_name(e->fault), e->from, e->to, fo_event_result_name(e->result));
-		for (int p = FO_PHASE_DETECTED; p < FO_PHASE_COUNT; p++) {
-			int64_t us = fo_event_phase_us(e, p);
-			if (us >= 0)
-				n += snprintf(buf + n, n < (int)len ? len - n : 0, " %s=%lldus", fo_phase_name(p),
-					      (long long)us);
-		}
-		n += snprintf(buf + n, n < (int)len ? len - n : 0, " deadline=%ums %s", e->deadline_ms,
-			      fo_event_within_deadline(e) ? "MET" : "MISSED");
-		if (e->path[0])
-			n += snprintf(buf + n, n < (int)len ? len - n : 0, " path=%s", e->path);
-	}
-	if (e->message[0])
-		snprintf(buf + n, n < (int)len ? len - n : 0, ": %s", e->message);
+	fo_event_view(e, &v);
+	fo_proto_event_format(&v, buf, len);
 }

@@ -20,6 +20,7 @@
 
 #include "../core/log.h"
 #include "../core/text.h"
+#include "proto/event_json.h"
 
 #define FO_CONTROL_MAX_CLIENTS 32
 /* Slots only root may take: however many connections other users hold
@@ -162,65 +163,12 @@ static cJSON *ok_reply(void)
 	return o;
 }
 
-/* A 64-bit integer as JSON number text: cJSON's numbers are doubles,
- * exact only up to 2^53 (time_ns, in ns of CLOCK_MONOTONIC, passes that
- * after ~104 days of uptime). */
-static void add_u64(cJSON *o, const char *key, uint64_t v)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	cJSON_AddRawToObject(o, key, buf);
-}
-
-static void add_us_or_null(cJSON *o, const char *key, int64_t us)
-{
-	if (us < 0)
-		cJSON_AddNullToObject(o, key);
-	else
-		cJSON_AddNumberToObject(o, key, (double)us);
-}
-
 static cJSON *event_json(const struct fo_event *e)
 {
-	static const struct {
-		const char *key;
-		enum fo_phase phase;
-	} phases[] = {
-		{ "detected", FO_PHASE_DETECTED },
-		{ "decided", FO_PHASE_DECIDED },
-		{ "pause_issued", FO_PHASE_PAUSE_ISSUED },
-		{ "pause_done", FO_PHASE_PAUSE_DONE },
-		{ "unpause_issued", FO_PHASE_UNPAUSE_ISSUED },
-		{ "unpause_done", FO_PHASE_UNPAUSE_DONE },
-		{ "first_heartbeat", FO_PHASE_FIRST_HEARTBEAT },
-	};
-	cJSON *o = cJSON_CreateObject(), *ph;
-	bool is_switch = e->kind == FO_EV_SWITCHOVER || e->kind == FO_EV_DRILL;
+	struct fo_proto_event v;
 
-	add_u64(o, "id", e->id);
-	add_u64(o, "time_ns", e->time_ns);
-	cJSON_AddStringToObject(o, "pair", e->pair);
-	cJSON_AddStringToObject(o, "kind", fo_event_kind_name(e->kind));
-	cJSON_AddStringToObject(o, "fault", fo_fault_name(e->fault));
-	cJSON_AddStringToObject(o, "from", e->from);
-	cJSON_AddStringToObject(o, "to", e->to);
-	cJSON_AddStringToObject(o, "result", fo_event_result_name(e->result));
-	cJSON_AddStringToObject(o, "message", e->message);
-	if (e->path[0])
-		cJSON_AddStringToObject(o, "path", e->path);
-	else
-		cJSON_AddNullToObject(o, "path");
-	cJSON_AddNumberToObject(o, "deadline_ms", e->deadline_ms);
-	cJSON_AddNumberToObject(o, "budget_ms", e->budget_ms);
-	if (is_switch && e->phase_ns[FO_PHASE_FAULT])
-		cJSON_AddBoolToObject(o, "within_deadline", fo_event_within_deadline(e));
-	else
-		cJSON_AddNullToObject(o, "within_deadline");
-	ph = cJSON_AddObjectToObject(o, "phases_us");
-	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
-		add_us_or_null(ph, phases[i].key, fo_event_phase_us(e, phases[i].phase));
-	return o;
+	fo_event_view(e, &v);
+	return fo_proto_event_json(&v);
 }
 
 /* libfoguest: the application's cycle and the state handover (null when
@@ -443,43 +391,6 @@ static cJSON *metrics_json(struct fo_control *c)
 
 /* ---- requests ------------------------------------------------------------ */
 
-static const struct {
-	const char *name;
-	enum fo_request_cmd cmd;
-	bool pair;  /* takes "pair" */
-	bool admin; /* changes something: root or control_admin_group only */
-} commands[] = {
-	{ "status", FO_REQ_STATUS, false, false },	 { "events", FO_REQ_EVENTS, false, false },
-	{ "kernel", FO_REQ_KERNEL, false, false },	 { "metrics", FO_REQ_METRICS, false, false },
-	{ "switchover", FO_REQ_SWITCHOVER, true, true }, { "arm", FO_REQ_ARM, true, true },
-	{ "disarm", FO_REQ_DISARM, true, true },	 { "drill", FO_REQ_DRILL, true, true },
-	{ "clear-failed", FO_REQ_CLEAR_FAILED, false, true },
-};
-
-const char *fo_request_cmd_name(enum fo_request_cmd cmd)
-{
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (commands[i].cmd == cmd)
-			return commands[i].name;
-	return "?";
-}
-
-bool fo_request_needs_admin(enum fo_request_cmd cmd)
-{
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (commands[i].cmd == cmd)
-			return commands[i].admin;
-	return true;
-}
-
-static bool takes_pair(enum fo_request_cmd cmd)
-{
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (commands[i].cmd == cmd)
-			return commands[i].pair;
-	return false;
-}
-
 static int req_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int req_fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -543,7 +454,7 @@ static int parse_request_object(const cJSON *o, struct fo_request *req, char *er
 	const cJSON *jcmd, *jpair, *jf;
 	char shown[FO_SHOWN_BUF];
 	const char *cmd;
-	size_t i;
+	enum fo_request_cmd parsed;
 	int r;
 
 	if (!cJSON_IsObject(o))
@@ -560,26 +471,23 @@ static int parse_request_object(const cJSON *o, struct fo_request *req, char *er
 	if (!cJSON_IsString(jcmd))
 		return req_fail(err, errlen, "request: \"cmd\" must be a string");
 	cmd = jcmd->valuestring;
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(cmd, commands[i].name) == 0)
-			break;
-	if (i == sizeof(commands) / sizeof(commands[0]))
+	if (fo_request_cmd_parse(cmd, &parsed) < 0)
 		return req_fail(err, errlen,
 				"unknown cmd \"%s\" (status, switchover, arm, disarm, events, metrics, kernel, drill, "
 				"clear-failed)",
 				fo_text_shown(cmd, shown));
 	memset(req, 0, sizeof(*req));
-	req->cmd = commands[i].cmd;
+	req->cmd = parsed;
 	r = check_request_keys(o, cmd,
 			       req->cmd == FO_REQ_DRILL		  ? drill_keys
 			       : req->cmd == FO_REQ_CLEAR_FAILED ? member_keys
-			       : commands[i].pair		  ? pair_keys
+			       : fo_request_arg(req->cmd) == FO_REQ_ARG_PAIR ? pair_keys
 			       : req->cmd == FO_REQ_EVENTS ? events_keys
 							   : cmd_keys,
 			       err, errlen);
 	if (r < 0)
 		return r;
-	if (commands[i].pair) {
+	if (fo_request_arg(req->cmd) == FO_REQ_ARG_PAIR) {
 		jpair = cJSON_GetObjectItemCaseSensitive(o, "pair");
 		if (!cJSON_IsString(jpair))
 			return req_fail(err, errlen, "%s: \"pair\" must be a string", cmd);
@@ -607,8 +515,7 @@ static int parse_request_object(const cJSON *o, struct fo_request *req, char *er
 	if (req->cmd == FO_REQ_DRILL) {
 		jf = cJSON_GetObjectItemCaseSensitive(o, "fault");
 		if (!cJSON_IsString(jf) || fo_drill_kind_parse(jf->valuestring, &req->fault) < 0)
-			return req_fail(err, errlen, "drill: \"fault\" must be one of heartbeat-loss, hang, crash, "
-					"destroy, unhealthy, manual");
+			return req_fail(err, errlen, "drill: \"fault\" must be one of " FO_PROTO_DRILL_FAULTS_TEXT);
 	}
 	return 0;
 }
@@ -680,7 +587,7 @@ static cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const c
 		return error_reply("%s: permission denied: needs root or a member of daemon.control_admin_group "
 				   "(status, events, metrics and kernel are open to every user of the socket)",
 				   cmd);
-	if (takes_pair(req.cmd)) {
+	if (fo_request_arg(req.cmd) == FO_REQ_ARG_PAIR) {
 		p = fo_manager_find_pair(c->mgr, req.pair);
 		if (!p)
 			return error_reply("%s: no pair named \"%s\"", cmd, fo_text_shown(req.pair, shown));

@@ -26,22 +26,12 @@
 #include "../core/events.h"
 #include "../core/manager.h"
 #include "loop.h"
+/* enum fo_request_cmd, fo_request_cmd_name(), fo_request_needs_admin() */
+#include "proto/commands.h"
 
 #define FO_CONTROL_LINE_MAX 4096
 
 struct fo_control;
-
-enum fo_request_cmd {
-	FO_REQ_STATUS,
-	FO_REQ_EVENTS,
-	FO_REQ_KERNEL,
-	FO_REQ_METRICS,
-	FO_REQ_SWITCHOVER,
-	FO_REQ_ARM,
-	FO_REQ_DISARM,
-	FO_REQ_DRILL,
-	FO_REQ_CLEAR_FAILED,
-};
 
 /* One request, parsed and checked, not yet looked up or executed. */
 struct fo_request {
@@ -59,9 +49,6 @@ struct fo_request {
  * UTF-8, echoed input sanitised and bounded).
  */
 int fo_control_parse_request(const char *line, size_t len, struct fo_request *req, char *err, size_t errlen);
-const char *fo_request_cmd_name(enum fo_request_cmd cmd);
-/* Changes something: needs root or control_admin_group. */
-bool fo_request_needs_admin(enum fo_request_cmd cmd);
 
 /* Creates the socket (and its directory), mode 0600 or 0660 for `group`.
  * Refuses (-EADDRINUSE) when a live daemon answers on `path`, and

@@ -48,22 +48,25 @@ void fo_notify_journal_event(const struct fo_event *e, const char *line)
 {
 	char fields[16 + FO_PHASE_COUNT][1100]; /* MESSAGE: the daemon's line is < 1024 */
 	struct iovec iov[16 + FO_PHASE_COUNT];
+	struct fo_proto_event v;
 	int n = 0;
 
+	/* The same names as the control socket's JSON. */
+	fo_event_view(e, &v);
 #define FIELD(...) snprintf(fields[n], sizeof(fields[n]), __VA_ARGS__), n++
 	FIELD("MESSAGE=%s", line);
 	FIELD("PRIORITY=%d", e->result == FO_RESULT_OK || e->result == FO_RESULT_INFO ? 5 : 3);
 	FIELD("SYSLOG_IDENTIFIER=failoverd");
-	FIELD("FAILOVERD_EVENT_ID=%llu", (unsigned long long)e->id);
-	FIELD("FAILOVERD_KIND=%s", fo_event_kind_name(e->kind));
-	FIELD("FAILOVERD_PAIR=%s", e->pair);
-	FIELD("FAILOVERD_FAULT=%s", fo_fault_name(e->fault));
-	FIELD("FAILOVERD_FROM=%s", e->from);
-	FIELD("FAILOVERD_TO=%s", e->to);
-	FIELD("FAILOVERD_RESULT=%s", fo_event_result_name(e->result));
-	FIELD("FAILOVERD_DEADLINE_MS=%u", e->deadline_ms);
+	FIELD("FAILOVERD_EVENT_ID=%llu", (unsigned long long)v.id);
+	FIELD("FAILOVERD_KIND=%s", v.kind);
+	FIELD("FAILOVERD_PAIR=%s", v.pair);
+	FIELD("FAILOVERD_FAULT=%s", v.fault);
+	FIELD("FAILOVERD_FROM=%s", v.from);
+	FIELD("FAILOVERD_TO=%s", v.to);
+	FIELD("FAILOVERD_RESULT=%s", v.result);
+	FIELD("FAILOVERD_DEADLINE_MS=%u", v.deadline_ms);
 	for (int p = FO_PHASE_DETECTED; p < FO_PHASE_COUNT; p++) {
-		int64_t us = fo_event_phase_us(e, p);
+		int64_t us = v.phase_us[p];
 		if (us < 0)
 			continue;
 		int k = snprintf(fields[n], sizeof(fields[n]), "FAILOVERD_%s_US=%lld", fo_phase_name(p), (long long)us);

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h - what failoverctl's files share: the options, the connection, the
+ * exit codes (documented at the top of main.c) and the helpers more than
+ * one command uses. Internal to failoverctl.
+ */
+#ifndef FO_CLI_H
+#define FO_CLI_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes: the table at the top of main.c. */
+#define EXIT_OK      0
+#define EXIT_DAEMON  1
+#define EXIT_USAGE   2
+#define EXIT_CONNECT 3
+#define EXIT_REPORT  4
+
+#define DEFAULT_TIMEOUT_S     10.0
+/* A drill waits for detection, the switch and the first heartbeat of the
+ * new active, which with long heartbeat timeouts can take a while. */
+#define DEFAULT_DRILL_TIMEOUT_S 120.0
+/* Between drill rounds: a rebuild boots a domain, under emulation slowly. */
+#define DEFAULT_ROUND_TIMEOUT_S 180.0
+
+/* fo-drill-report.py: where an installed failoverctl finds it (report.c),
+ * and what --help says. */
+#define REPORT_SCRIPT          "fo-drill-report.py"
+#define REPORT_SCRIPT_SHARE    "/usr/share/failoverd/" REPORT_SCRIPT
+
+struct options {
+	const char *socket_path;
+	double timeout_s;
+	bool timeout_set;
+	bool json;
+	bool follow;
+	const char *fault;
+	unsigned rounds;        /* drill: how many; 1 unless --rounds */
+	bool rounds_set;
+	double round_timeout_s; /* drill: how long to wait for ARMED between rounds */
+	bool round_timeout_set;
+	const char *report_dir; /* drill --report */
+	const char *cmd;
+	const char *pair;
+	bool member;            /* pair is a member's name (clear-failed) */
+};
+
+struct conn {
+	int fd;
+	char *buf;
+	size_t len;      /* bytes in buf */
+	size_t consumed; /* bytes of buf already handed out as a line */
+	size_t cap;
+};
+
+/* ---- render.c: output and the reply's fields -------------------------- */
+
+void cmd_error(const struct options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void put_clean(FILE *f, const char *s);
+void clean_copy(char *dst, size_t len, const char *s);
+const char *jstr(const cJSON *obj, const char *key);
+bool jnum(const cJSON *obj, const char *key, double *ret);
+void format_age_s(char *buf, size_t len, double s);
+void format_ms(char *buf, size_t len, double ms);
+void format_member(char *buf, size_t len, const cJSON *p, const char *name_key, const char *domid_key);
+void print_event_line(const cJSON *ev);
+int print_event_json(const struct options *o, const cJSON *ev);
+
+/* ---- conn.c: the control socket ----------------------------------------- */
+
+int64_t now_ms(void);
+void conn_close(struct conn *c);
+int conn_read_line(struct conn *c, int64_t deadline, char **ret_line);
+const char *read_error_text(int r);
+cJSON *parse_reply(const struct options *o, const char *line);
+int transact(const struct options *o, struct conn *c, const cJSON *req, cJSON **ret_reply, char **ret_line);
+
+/* ---- json_raw.c: the daemon's JSON text as sent ------------------------- */
+
+const char *raw_member(const char *obj, const char *key, const char **ret_end);
+bool print_raw(const char *line, const char *key, bool elements);
+
+/* ---- commands.c, drill.c ------------------------------------------------ */
+
+int request_pairs(const struct options *o, struct conn *c, const char *cmd, cJSON **ret_reply,
+		  const cJSON **ret_pairs, bool *ret_printed);
+int cmd_status(const struct options *o, struct conn *c);
+int cmd_kernel(const struct options *o, struct conn *c);
+int cmd_pair_action(const struct options *o, struct conn *c);
+int cmd_events(const struct options *o, struct conn *c);
+int cmd_metrics(const struct options *o, struct conn *c);
+int cmd_drill(const struct options *o, struct conn *c);
+int cmd_drill_rounds(const struct options *o, struct conn *c);
+
+#endif

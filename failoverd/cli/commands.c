@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * commands.c - the commands that are one request and one reply: status,
+ * kernel, switchover/arm/disarm, clear-failed, events (and --follow),
+ * metrics. The drill is in drill.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+enum { COL_PAIR, COL_STATE, COL_ACTIVE, COL_STANDBY, COL_PATH, COL_LAST, COL_HB, N_COLS };
+
+/* status and kernel: {"cmd":CMD}, whose reply carries a "pairs" array.
+ * On EXIT_OK *ret_pairs is that array inside *ret_reply (the caller frees
+ * the reply); with --json the reply line is printed as is and *ret_printed
+ * says the caller has nothing left to print. */
+int request_pairs(const struct options *o, struct conn *c, const char *cmd, cJSON **ret_reply,
+		  const cJSON **ret_pairs, bool *ret_printed)
+{
+	cJSON *req = cJSON_CreateObject();
+	char *line;
+	int rc;
+
+	*ret_reply = NULL;
+	*ret_printed = false;
+	if (!req || !cJSON_AddStringToObject(req, "cmd", cmd)) {
+		cJSON_Delete(req);
+		cmd_error(o, "out of memory");
+		return EXIT_DAEMON;
+	}
+	rc = transact(o, c, req, ret_reply, &line);
+	cJSON_Delete(req);
+	if (rc != EXIT_OK)
+		return rc;
+	*ret_pairs = cJSON_GetObjectItemCaseSensitive(*ret_reply, "pairs");
+	if (!cJSON_IsArray(*ret_pairs)) {
+		cmd_error(o, "malformed reply from failoverd: \"pairs\" is missing or not an array");
+		return EXIT_DAEMON;
+	}
+	if (o->json) {
+		puts(line);
+		*ret_printed = true;
+	}
+	return EXIT_OK;
+}
+
+struct status_row {
+	char cell[N_COLS][96];
+	const char *reason;
+};
+
+int cmd_status(const struct options *o, struct conn *c)
+{
+	static const char *const headers[N_COLS] = {
+		"PAIR", "STATE", "ACTIVE", "STANDBY", "PATH", "LAST-SWITCH", "HB-AGE",
+	};
+	size_t width[N_COLS], n = 0, i, j;
+	struct status_row *rows = NULL;
+	cJSON *reply = NULL;
+	const cJSON *pairs, *p;
+	bool any_reason = false, printed;
+	int rc;
+
+	rc = request_pairs(o, c, "status", &reply, &pairs, &printed);
+	if (rc != EXIT_OK || printed)
+		goto out;
+
+	rows = calloc((size_t)cJSON_GetArraySize(pairs) + 1, sizeof(*rows));
+	if (!rows) {
+		cmd_error(o, "out of memory");
+		rc = EXIT_DAEMON;
+		goto out;
+	}
+	cJSON_ArrayForEach(p, pairs) {
+		struct status_row *row = &rows[n++];
+		const char *s;
+		double v;
+
+		clean_copy(row->cell[COL_PAIR], sizeof(row->cell[0]),
+			   (s = jstr(p, "name")) ? s : "?");
+		clean_copy(row->cell[COL_STATE], sizeof(row->cell[0]),
+			   (s = jstr(p, "state")) ? s : "?");
+		format_member(row->cell[COL_ACTIVE], sizeof(row->cell[0]), p, "active",
+			      "active_domid");
+		format_member(row->cell[COL_STANDBY], sizeof(row->cell[0]), p, "standby",
+			      "standby_domid");
+		/* kernel (/dev/fo_switch), xenctrl or sim; "-" from an older daemon */
+		clean_copy(row->cell[COL_PATH], sizeof(row->cell[0]),
+			   (s = jstr(p, "switch_path")) ? s : "-");
+		if (jnum(p, "last_switch_age_s", &v) && v >= 0)
+			format_age_s(row->cell[COL_LAST], sizeof(row->cell[0]), v);
+		else
+			snprintf(row->cell[COL_LAST], sizeof(row->cell[0]), "never");
+		if (jnum(p, "heartbeat_age_ms", &v) && v >= 0)
+			format_ms(row->cell[COL_HB], sizeof(row->cell[0]), v);
+		else
+			snprintf(row->cell[COL_HB], sizeof(row->cell[0]), "-");
+		row->reason = jstr(p, "reason");
+		if (row->reason && row->reason[0])
+			any_reason = true;
+	}
+	if (n == 0) {
+		puts("no pairs configured");
+		goto out;
+	}
+
+	for (j = 0; j < N_COLS; j++) {
+		width[j] = strlen(headers[j]);
+		for (i = 0; i < n; i++)
+			if (strlen(rows[i].cell[j]) > width[j])
+				width[j] = strlen(rows[i].cell[j]);
+	}
+	for (j = 0; j + 1 < N_COLS; j++)
+		printf("%-*s  ", (int)width[j], headers[j]);
+	if (any_reason)
+		printf("%-*s  REASON\n", (int)width[j], headers[j]);
+	else
+		printf("%s\n", headers[j]);
+	for (i = 0; i < n; i++) {
+		bool has_reason = rows[i].reason && rows[i].reason[0];
+
+		for (j = 0; j < N_COLS; j++) {
+			/* No padding after the last cell of a line. */
+			if (j + 1 == N_COLS && !has_reason)
+				printf("%s\n", rows[i].cell[j]);
+			else
+				printf("%-*s  ", (int)width[j], rows[i].cell[j]);
+		}
+		if (has_reason) {
+			put_clean(stdout, rows[i].reason);
+			fputc('\n', stdout);
+		}
+	}
+	/* Placement drift (pools, pins, dom0's vCPU) under the table: rare,
+	 * and the detail is too long for a column. */
+	{
+		const cJSON *h = cJSON_GetObjectItemCaseSensitive(reply, "host_placement");
+		const char *st = h ? jstr(h, "state") : NULL, *det;
+
+		if (st && strcmp(st, "drift") == 0 && (det = jstr(h, "detail"))) {
+			fputs("placement drift (host): ", stdout);
+			put_clean(stdout, det);
+			fputc('\n', stdout);
+		}
+		cJSON_ArrayForEach(p, pairs) {
+			st = jstr(p, "placement");
+			det = jstr(p, "placement_detail");
+			if (!st || strcmp(st, "drift") != 0 || !det)
+				continue;
+			printf("placement drift (%s): ", (st = jstr(p, "name")) ? st : "?");
+			put_clean(stdout, det);
+			fputc('\n', stdout);
+		}
+	}
+out:
+	free(rows);
+	cJSON_Delete(reply);
+	return rc;
+}
+
+/* kernel: what kmod-switch has armed (LIST), one line per pair; the PAIR
+ * column is the configured pair owning the id, "-" for an orphan. */
+int cmd_kernel(const struct options *o, struct conn *c)
+{
+	cJSON *reply = NULL;
+	const cJSON *pairs, *p;
+	bool printed;
+	int rc;
+
+	rc = request_pairs(o, c, "kernel", &reply, &pairs, &printed);
+	if (rc != EXIT_OK || printed)
+		goto out;
+	if (cJSON_GetArraySize(pairs) == 0) {
+		puts("the kernel module has no pair armed");
+		goto out;
+	}
+	printf("%-10s  %-20s  %-6s  %-7s  %-6s  %-10s  %s\n", "PAIR-ID", "PAIR", "ACTIVE", "STANDBY", "STATE",
+	       "TIMEOUT", "LAST-NOTIFY");
+	cJSON_ArrayForEach(p, pairs) {
+		char name[64], state[16], tmo[24];
+		double id = 0, a = 0, b = 0, t = 0, age = 0;
+		const char *sv;
+
+		clean_copy(name, sizeof(name), (sv = jstr(p, "pair")) ? sv : "-");
+		clean_copy(state, sizeof(state), (sv = jstr(p, "state")) ? sv : "?");
+		jnum(p, "pair_id", &id);
+		jnum(p, "active_domid", &a);
+		jnum(p, "standby_domid", &b);
+		jnum(p, "timeout_ms", &t);
+		jnum(p, "last_notify_age_ms", &age);
+		snprintf(tmo, sizeof(tmo), "%.0f ms", t);
+		printf("%-10.0f  %-20s  dom%-3.0f  dom%-4.0f  %-6s  %-10s  %.0f ms ago\n", id, name, a, b, state, tmo, age);
+	}
+out:
+	cJSON_Delete(reply);
+	return rc;
+}
+
+/* switchover, arm, disarm: {"cmd":X,"pair":P}; clear-failed, the same
+ * exchange about a member: {"cmd":"clear-failed","member":M}. */
+int cmd_pair_action(const struct options *o, struct conn *c)
+{
+	cJSON *req = NULL, *reply = NULL;
+	const cJSON *ev;
+	const char *msg;
+	int rc;
+
+	req = cJSON_CreateObject();
+	if (!req || !cJSON_AddStringToObject(req, "cmd", o->cmd) ||
+	    !cJSON_AddStringToObject(req, o->member ? "member" : "pair", o->pair)) {
+		cmd_error(o, "out of memory");
+		rc = EXIT_DAEMON;
+		goto out;
+	}
+	rc = transact(o, c, req, &reply, NULL);
+	if (rc != EXIT_OK)
+		goto out;
+
+	printf("%s %s: ok", o->cmd, o->pair);
+	if ((msg = jstr(reply, "message")) && msg[0]) {
+		fputs(": ", stdout);
+		put_clean(stdout, msg);
+	}
+	fputc('\n', stdout);
+	ev = cJSON_GetObjectItemCaseSensitive(reply, "event");
+	if (cJSON_IsObject(ev))
+		print_event_line(ev);
+out:
+	cJSON_Delete(reply);
+	cJSON_Delete(req);
+	return rc;
+}
+
+int cmd_events(const struct options *o, struct conn *c)
+{
+	cJSON *req = NULL, *reply = NULL, *later = NULL;
+	const cJSON *events, *ev;
+	char *line;
+	int rc, r;
+
+	req = cJSON_CreateObject();
+	if (!req || !cJSON_AddStringToObject(req, "cmd", "events") ||
+	    !cJSON_AddBoolToObject(req, "follow", o->follow)) {
+		cmd_error(o, "out of memory");
+		rc = EXIT_DAEMON;
+		goto out;
+	}
+	rc = transact(o, c, req, &reply, &line);
+	if (rc != EXIT_OK)
+		goto out;
+
+	events = cJSON_GetObjectItemCaseSensitive(reply, "events");
+	if (!cJSON_IsArray(events)) {
+		cmd_error(o, "malformed reply from failoverd: \"events\" is missing or not an array");
+		rc = EXIT_DAEMON;
+		goto out;
+	}
+	if (o->json && !print_raw(line, "events", true)) {
+		cJSON_ArrayForEach(ev, events) {
+			rc = print_event_json(o, ev);
+			if (rc != EXIT_OK)
+				goto out;
+		}
+	} else if (!o->json) {
+		cJSON_ArrayForEach(ev, events)
+			print_event_line(ev);
+	}
+	fflush(stdout);
+	if (!o->follow)
+		goto out;
+
+	/* Following: no deadline; the operator ends it with ^C. */
+	for (;;) {
+		r = conn_read_line(c, -1, &line);
+		if (r < 0) {
+			cmd_error(o, "%s", r == -ECONNRESET ? "failoverd closed the connection"
+				  : read_error_text(r));
+			rc = EXIT_DAEMON;
+			goto out;
+		}
+		if (line[0] == '\0')
+			continue;
+		cJSON_Delete(later);
+		later = parse_reply(o, line);
+		if (!later) {
+			rc = EXIT_DAEMON;
+			goto out;
+		}
+		ev = cJSON_GetObjectItemCaseSensitive(later, "event");
+		if (cJSON_IsObject(ev)) {
+			if (!o->json)
+				print_event_line(ev);
+			else if (!print_raw(line, "event", false))
+				rc = print_event_json(o, ev);
+			if (rc != EXIT_OK)
+				goto out;
+			fflush(stdout);
+		} else if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(later, "ok"))) {
+			const char *e = jstr(later, "error");
+
+			fprintf(stderr, "failoverctl: %s: ", o->cmd);
+			put_clean(stderr, e ? e : "failoverd ended the stream without saying why");
+			fputc('\n', stderr);
+			rc = EXIT_DAEMON;
+			goto out;
+		}
+		/* Other lines are from a newer daemon; skipping them keeps an
+		 * old CLI usable. */
+	}
+out:
+	cJSON_Delete(later);
+	cJSON_Delete(reply);
+	cJSON_Delete(req);
+	return rc;
+}
+
+int cmd_metrics(const struct options *o, struct conn *c)
+{
+	cJSON *req = NULL, *reply = NULL;
+	const char *text;
+	size_t len;
+	int rc;
+
+	req = cJSON_CreateObject();
+	if (!req || !cJSON_AddStringToObject(req, "cmd", "metrics")) {
+		cmd_error(o, "out of memory");
+		rc = EXIT_DAEMON;
+		goto out;
+	}
+	rc = transact(o, c, req, &reply, NULL);
+	if (rc != EXIT_OK)
+		goto out;
+	text = jstr(reply, "text");
+	if (!text) {
+		cmd_error(o, "malformed reply from failoverd: \"text\" is missing or not a string");
+		rc = EXIT_DAEMON;
+		goto out;
+	}
+	len = strlen(text);
+	fputs(text, stdout);
+	if (len && text[len - 1] != '\n')
+		fputc('\n', stdout);
+out:
+	cJSON_Delete(reply);
+	cJSON_Delete(req);
+	return rc;
+}
+
