@@ -20,7 +20,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "core/log.h"
+#include "lib/log.h"
 #include "core/manager.h"
 #include "hv/hv.h"
 #include "io/control.h"

@@ -90,3 +90,24 @@ void fo_event_format(const struct fo_event *e, char *buf, size_t len)
 	fo_event_view(e, &v);
 	fo_proto_event_format(&v, buf, len);
 }
+
+_Static_assert(sizeof(struct fo_event) <= FO_LOG_ATTACH_MAX, "an event must fit the log's attachment");
+
+static fo_log_event_sink event_sink;
+
+/* The log queue copied the event into suitably aligned storage. */
+static void attached_event(const void *data, const char *line)
+{
+	event_sink((const struct fo_event *)data, line);
+}
+
+void fo_log_set_event_sink(fo_log_event_sink sink)
+{
+	event_sink = sink;
+	fo_log_set_attached_sink(sink ? attached_event : NULL);
+}
+
+void fo_log_event(enum fo_log_level level, const struct fo_event *e, const char *line)
+{
+	fo_log_attached(level, e, sizeof(*e), line);
+}

@@ -19,6 +19,7 @@
 /* The kinds, faults, results and phases: names the control protocol
  * shares with failoverctl. */
 #include "proto/event.h"
+#include "lib/log.h"
 
 #define FO_EVENT_MSG_MAX 160
 
@@ -66,5 +67,12 @@ bool fo_event_within_deadline(const struct fo_event *e);
 void fo_event_view(const struct fo_event *e, struct fo_proto_event *v);
 /* One human line (for the log / journal): fo_proto_event_format's. */
 void fo_event_format(const struct fo_event *e, char *buf, size_t len);
+
+/* Log an event's line with the event attached (lib/log.h's
+ * fo_log_attached): the event sink gets both from the log's writer thread
+ * (the daemon's structured journal entry); without a sink, the line. */
+typedef void (*fo_log_event_sink)(const struct fo_event *e, const char *line);
+void fo_log_event(enum fo_log_level level, const struct fo_event *e, const char *line);
+void fo_log_set_event_sink(fo_log_event_sink sink);
 
 #endif

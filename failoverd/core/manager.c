@@ -2,7 +2,7 @@
 #include "manager.h"
 
 #include "placement.h"
-#include "text.h"
+#include "lib/text.h"
 
 #include <errno.h>
 #include <inttypes.h>

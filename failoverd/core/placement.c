@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "log.h"
+#include "lib/log.h"
 
 #define DOM0 ((fo_domid_t)0)
 

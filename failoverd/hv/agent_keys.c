@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "../../guest-heartbeat/abi/fo_heartbeat.h"
-#include "../core/text.h"
+#include "lib/text.h"
 
 /* Canonical unsigned decimal: digits only, no sign, no leading zero, no
  * spaces, <= max. */

@@ -9,7 +9,7 @@
  */
 #include "hv_sim.h"
 
-#include "core/config/config.h"
+#include "lib/limits.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/log.h"
-#include "../core/text.h"
+#include "lib/log.h"
+#include "lib/text.h"
 #include "proto/event_json.h"
 
 #define FO_CONTROL_MAX_CLIENTS 32

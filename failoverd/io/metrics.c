@@ -47,7 +47,7 @@
 #include <unistd.h>
 
 #include "core/config/config.h"
-#include "../core/log.h"
+#include "lib/log.h"
 #include "../core/manager.h"
 #include "core/pair/pair.h"
 

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/log.h"
+#include "lib/log.h"
 
 /* What the deepest switch path needs, with a wide margin: it calls into
  * libxenctrl, which builds a bounce buffer on the stack of its callers. */

@@ -27,7 +27,7 @@
 #include "hv/hv_sim.h"
 #include "io/control.h"
 #include "io/loop.h"
-#include "core/text.h"
+#include "lib/text.h"
 
 struct fx {
 	struct fo_config cfg;

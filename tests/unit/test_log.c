@@ -18,7 +18,7 @@
 
 #include "check.h"
 #include "core/events.h"
-#include "core/log.h"
+#include "lib/log.h"
 #include "io/loop.h"
 
 static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER; /* held = the sink blocks */

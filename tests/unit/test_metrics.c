@@ -25,7 +25,7 @@
 #include "check.h"
 #include "sim_config.h"
 #include "core/manager.h"
-#include "core/text.h"
+#include "lib/text.h"
 #include "hv/hv_sim.h"
 #include "io/metrics.h"
 

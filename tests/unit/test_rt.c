@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "core/log.h"
+#include "lib/log.h"
 #include "io/rt.h"
 
 static void test_limit_set(void)

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "core/log.h"
+#include "lib/log.h"
 #include "pair_fixture.h"
 
 /* ------------------------------------------------------------ counters */

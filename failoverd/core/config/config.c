@@ -35,7 +35,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "core/text.h"
+#include "lib/text.h"
 
 #define CONFIG_FILE_MAX  (1024 * 1024)
 

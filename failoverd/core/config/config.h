@@ -10,13 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define FO_NAME_MAX      64   /* pair names: [A-Za-z0-9_.-]{1,64} */
-#define FO_DOMNAME_MAX   64   /* Xen domain names */
-#define FO_PATH_MAX      256
-#define FO_MAX_PAIRS     32
-#define FO_MAX_PCPUS     64
-#define FO_MAX_CPUPOOLS  8
-#define FO_ERR_MAX       512
+#include "lib/limits.h"
+#include "lib/log.h" /* enum fo_log_level (daemon.log_level) */
 
 enum fo_on_failover {
 	FO_ON_FAILOVER_KEEP_PAUSED = 0,
@@ -28,8 +23,6 @@ enum fo_failback {
 	FO_FAILBACK_MANUAL = 0,
 	FO_FAILBACK_NEVER,
 };
-
-enum fo_log_level { FO_LOG_ERR = 0, FO_LOG_WARNING, FO_LOG_NOTICE, FO_LOG_INFO, FO_LOG_DEBUG };
 
 /* daemon.kernel_fast_path: switch through /dev/fo_switch (kmod-switch/). */
 enum fo_kernel_fast_path {

@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 #include "core/config/config.h"
-#include "core/text.h"
+#include "lib/text.h"
 
 /* Longest key path we build: "pairs[31].pin.standby_pcpus[63]", plus an
  * unknown key of up to 64 shown bytes, each possibly written as \xNN. */

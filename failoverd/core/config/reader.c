@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/text.h"
+#include "lib/text.h"
 
 int fail(struct parser *p, const char *keypath, const char *fmt, ...)
 {

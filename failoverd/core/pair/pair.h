@@ -18,7 +18,7 @@
 #include "hv/hv.h"
 #include "core/config/config.h"
 #include "core/events.h"
-#include "core/log.h"
+#include "lib/log.h"
 #include "core/monitor.h"
 #include "core/verdict.h"
 

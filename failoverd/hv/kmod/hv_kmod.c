@@ -54,10 +54,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "core/log.h"
+#include "lib/log.h"
 
 #include "../../../kmod-switch/uapi/fo_switch.h"
-#include "core/config/config.h"
+#include "lib/limits.h"
 
 _Static_assert(FO_SWITCH_DOM_RUNNING == (int)FO_DOM_RUNNING && FO_SWITCH_DOM_PAUSED == (int)FO_DOM_PAUSED &&
 		       FO_SWITCH_DOM_CRASHED == (int)FO_DOM_CRASHED &&

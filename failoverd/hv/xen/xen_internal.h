@@ -34,8 +34,8 @@
 #include <libxl.h>
 #include <libxl_utils.h>
 
-#include "core/config/config.h"
-#include "core/log.h"
+#include "lib/limits.h"
+#include "lib/log.h"
 #include "hv/agent_keys.h"
 #include "hv/hv.h"
 #include "hv/proc_helper.h"

@@ -40,8 +40,8 @@
 #include <xenstore.h>
 
 #include "../../../guest-heartbeat/abi/fo_state.h"
-#include "core/config/config.h"
-#include "core/log.h"
+#include "lib/limits.h"
+#include "lib/log.h"
 
 #define RELAY_MEMBERS     (FO_MAX_PAIRS * 2)
 #define RELAY_IDLE_MS     100

@@ -15,7 +15,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/config/config.h"
+#include <stddef.h>
+
+enum fo_log_level { FO_LOG_ERR = 0, FO_LOG_WARNING, FO_LOG_NOTICE, FO_LOG_INFO, FO_LOG_DEBUG };
 
 void fo_log_set_level(enum fo_log_level level);
 enum fo_log_level fo_log_get_level(void);
@@ -37,14 +39,15 @@ void fo_log_signal_safe(enum fo_log_level level, const char *msg);
 typedef void (*fo_log_sink)(void *ctx, int level, const char *line);
 void fo_log_set_sink(fo_log_sink sink, void *ctx);
 
-/* An event's line, with the event: the writer hands both to the event
- * sink (the daemon's structured journal entry, sd_journal_sendv, which
- * blocks on a stalled journald like stderr does) or, with none set, writes
- * the line like fo_log(). */
-struct fo_event;
-void fo_log_event(enum fo_log_level level, const struct fo_event *e, const char *line);
-typedef void (*fo_log_event_sink)(const struct fo_event *e, const char *line);
-void fo_log_set_event_sink(fo_log_event_sink sink);
+/* A line with a record attached (at most FO_LOG_ATTACH_MAX bytes, copied):
+ * the writer hands both to the attachment sink (the daemon's: an event
+ * and its structured journal entry, sd_journal_sendv, which blocks on a
+ * stalled journald like stderr does, see core/events.h fo_log_event) or,
+ * with none set, writes the line like fo_log(). */
+#define FO_LOG_ATTACH_MAX 1024
+void fo_log_attached(enum fo_log_level level, const void *data, size_t len, const char *line);
+typedef void (*fo_log_attached_sink)(const void *data, const char *line);
+void fo_log_set_attached_sink(fo_log_attached_sink sink);
 
 /* Every fo_log() call so far, whatever its level (the real-time path
  * test asserts that a switch makes none). */

@@ -16,9 +16,9 @@
  */
 #include "log.h"
 
-#include "events.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -36,9 +36,9 @@
 struct logq_slot {
 	atomic_size_t seq;
 	int level;
-	bool has_event; /* fo_log_event(): `event` goes to the event sink with the line */
+	bool has_data; /* fo_log_attached(): `data` goes to the attachment sink with the line */
 	char line[FO_LOG_LINE_MAX];
-	struct fo_event event;
+	_Alignas(max_align_t) unsigned char data[FO_LOG_ATTACH_MAX];
 };
 
 static enum fo_log_level current_level = FO_LOG_INFO;
@@ -56,7 +56,7 @@ static struct {
 	pthread_t thread;
 	fo_log_sink sink;
 	void *sink_ctx;
-	fo_log_event_sink event_sink;
+	fo_log_attached_sink attached_sink;
 } q = { .efd = -1 };
 
 unsigned long fo_log_calls(void) { return atomic_load_explicit(&log_calls, memory_order_relaxed); }
@@ -82,9 +82,9 @@ void fo_log_set_sink(fo_log_sink sink, void *ctx)
 	q.sink_ctx = ctx;
 }
 
-void fo_log_set_event_sink(fo_log_event_sink sink)
+void fo_log_set_attached_sink(fo_log_attached_sink sink)
 {
-	q.event_sink = sink;
+	q.attached_sink = sink;
 }
 
 /* Claim a slot: its index, or -1 (full, or contended LOGQ_TRIES times). */
@@ -124,86 +124,78 @@ static void drop(void)
 	atomic_fetch_add_explicit(&q.dropped, 1, memory_order_relaxed);
 }
 
+/* Queue one line (and its attachment): the one producer. Returns false if
+ * the queue was full (counted as dropped). */
+static bool enqueue(int level, const char *line, size_t n, const void *data, size_t len)
+{
+	struct logq_slot *s;
+	long pos = claim();
+
+	if (pos < 0) {
+		drop();
+		return false;
+	}
+	s = &q.slots[pos % LOGQ_SLOTS];
+	if (n >= FO_LOG_LINE_MAX)
+		n = FO_LOG_LINE_MAX - 1;
+	memcpy(s->line, line, n);
+	s->line[n] = '\0';
+	s->level = level;
+	s->has_data = data != NULL;
+	if (data)
+		memcpy(s->data, data, len);
+	publish(pos);
+	return true;
+}
+
 void fo_log(enum fo_log_level level, const char *fmt, ...)
 {
+	char line[FO_LOG_LINE_MAX];
 	va_list ap;
-	long pos;
+	int n;
 
 	atomic_fetch_add_explicit(&log_calls, 1, memory_order_relaxed);
 	if (level > current_level)
 		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
 	if (!atomic_load_explicit(&q.on, memory_order_acquire)) {
-		char line[FO_LOG_LINE_MAX];
-
-		va_start(ap, fmt);
-		vsnprintf(line, sizeof(line), fmt, ap);
-		va_end(ap);
 		write_line((int)level, line);
 		return;
 	}
-	pos = claim();
-	if (pos < 0) {
-		drop();
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(q.slots[pos % LOGQ_SLOTS].line, FO_LOG_LINE_MAX, fmt, ap);
-	va_end(ap);
-	q.slots[pos % LOGQ_SLOTS].level = (int)level;
-	q.slots[pos % LOGQ_SLOTS].has_event = false;
-	publish(pos);
+	enqueue((int)level, line, strlen(line), NULL, 0);
 }
 
-void fo_log_event(enum fo_log_level level, const struct fo_event *e, const char *line)
+void fo_log_attached(enum fo_log_level level, const void *data, size_t len, const char *line)
 {
-	struct logq_slot *s;
-	long pos;
-
 	atomic_fetch_add_explicit(&log_calls, 1, memory_order_relaxed);
-	if (!q.event_sink && level > current_level)
+	if (len > FO_LOG_ATTACH_MAX) {
+		drop(); /* a caller's bug; its size is asserted where it is known */
+		return;
+	}
+	if (!q.attached_sink && level > current_level)
 		return;
 	if (!atomic_load_explicit(&q.on, memory_order_acquire)) {
-		if (q.event_sink)
-			q.event_sink(e, line);
+		if (q.attached_sink)
+			q.attached_sink(data, line);
 		else
 			write_line((int)level, line);
 		return;
 	}
-	pos = claim();
-	if (pos < 0) {
-		drop();
-		return;
-	}
-	s = &q.slots[pos % LOGQ_SLOTS];
-	snprintf(s->line, sizeof(s->line), "%s", line);
-	s->event = *e;
-	s->level = (int)level;
-	s->has_event = true;
-	publish(pos);
+	enqueue((int)level, line, strlen(line), data, len);
 }
 
 void fo_log_signal_safe(enum fo_log_level level, const char *msg)
 {
-	long pos;
-	size_t n = strlen(msg);
-
 	if (!atomic_load_explicit(&q.on, memory_order_acquire)) {
-		(void)!write(STDERR_FILENO, msg, n);
+		(void)!write(STDERR_FILENO, msg, strlen(msg));
 		(void)!write(STDERR_FILENO, "\n", 1);
 		return;
 	}
-	pos = claim();
-	if (pos < 0) {
-		drop();
-		return;
-	}
-	if (n >= FO_LOG_LINE_MAX)
-		n = FO_LOG_LINE_MAX - 1;
-	memcpy(q.slots[pos % LOGQ_SLOTS].line, msg, n);
-	q.slots[pos % LOGQ_SLOTS].line[n] = '\0';
-	q.slots[pos % LOGQ_SLOTS].level = (int)level;
-	q.slots[pos % LOGQ_SLOTS].has_event = false;
-	publish(pos);
+	enqueue((int)level, msg, strlen(msg), NULL, 0);
 }
 
 /* The writer: everything queued, in order, then what was dropped. */
@@ -217,8 +209,8 @@ static bool drain(void)
 
 		if (atomic_load_explicit(&s->seq, memory_order_acquire) != q.deq + 1)
 			break;
-		if (s->has_event && q.event_sink)
-			q.event_sink(&s->event, s->line);
+		if (s->has_data && q.attached_sink)
+			q.attached_sink(s->data, s->line);
 		else
 			write_line(s->level, s->line);
 		atomic_store_explicit(&s->seq, q.deq + LOGQ_SLOTS, memory_order_release);
