@@ -37,11 +37,11 @@
 #include <sys/un.h>
 
 #include "cli/cli.h"
+#include "lib/limits.h"
 #include "proto/commands.h"
 
 #define DEFAULT_SOCKET        "/run/failoverd/control.sock"
 #define ROUNDS_MAX            100000
-#define PAIR_NAME_MAX         64
 
 static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -54,15 +54,6 @@ static void usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputs("\nTry 'failoverctl --help' for more information.\n", stderr);
-}
-
-static bool valid_pair_name(const char *s)
-{
-	size_t len = strlen(s);
-
-	if (len == 0 || len > PAIR_NAME_MAX)
-		return false;
-	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == len;
 }
 
 /* ---- arguments ---------------------------------------------------------- */
@@ -236,14 +227,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 		}
 		o->pair = argv[optind + 1];
 		o->member = member;
-		if (member && (!o->pair[0] || strlen(o->pair) > PAIR_NAME_MAX || strpbrk(o->pair, "/ \t\n"))) {
+		if (member && (!o->pair[0] || strlen(o->pair) > FO_DOMNAME_MAX || strpbrk(o->pair, "/ \t\n"))) {
 			usage_error("%s: invalid member name '%s' (a domain name: 1 to %d bytes, no '/' or whitespace)",
-				    o->cmd, o->pair, PAIR_NAME_MAX);
+				    o->cmd, o->pair, FO_DOMNAME_MAX);
 			return -EINVAL;
 		}
-		if (!member && !valid_pair_name(o->pair)) {
+		if (!member && !fo_proto_pair_name_ok(o->pair)) {
 			usage_error("%s: invalid pair name '%s' (1 to %d of A-Z a-z 0-9 _ . -)",
-				    o->cmd, o->pair, PAIR_NAME_MAX);
+				    o->cmd, o->pair, FO_DOMNAME_MAX);
 			return -EINVAL;
 		}
 	}

@@ -10,10 +10,9 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "lib/domid.h"
 #include "proto/event_json.h"
 
-/* DOMID_FIRST_RESERVED: anything at or above is not a real domain. */
-#define DOMID_FIRST_RESERVED  0x7FF0
 
 void cmd_error(const struct options *o, const char *fmt, ...)
 {
@@ -101,7 +100,7 @@ void format_member(char *buf, size_t len, const cJSON *p, const char *name_key,
 	double domid;
 
 	clean_copy(clean, sizeof(clean), name ? name : "?");
-	if (jnum(p, domid_key, &domid) && domid >= 0 && domid < DOMID_FIRST_RESERVED)
+	if (jnum(p, domid_key, &domid) && domid >= 0 && domid < FO_DOMID_FIRST_RESERVED)
 		snprintf(buf, len, "%s (%.0f)", clean, domid);
 	else
 		snprintf(buf, len, "%s (-)", clean);

@@ -27,9 +27,8 @@
 
 #include "../../guest-heartbeat/abi/fo_heartbeat.h"
 #include "../../kmod-switch/fenced_switch.h"
+#include "lib/domid.h"
 
-typedef uint32_t fo_domid_t;
-#define FO_DOMID_INVALID ((fo_domid_t)0x7FF4) /* DOMID_INVALID in Xen */
 
 enum fo_dom_state {
 	FO_DOM_RUNNING = 0, /* not paused, not dead: it may execute */

@@ -4,6 +4,8 @@
  */
 #include "proto/commands.h"
 
+#include "lib/limits.h"
+
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
@@ -28,6 +30,15 @@ static const struct fo_command {
 const char *const fo_proto_drill_faults[] = {
 	"heartbeat-loss", "hang", "crash", "destroy", "unhealthy", "manual", NULL,
 };
+
+bool fo_proto_pair_name_ok(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len == 0 || len > FO_NAME_MAX)
+		return false;
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == len;
+}
 
 int fo_request_cmd_parse(const char *name, enum fo_request_cmd *ret)
 {

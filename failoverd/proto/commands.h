@@ -29,6 +29,10 @@ enum fo_request_arg {
 	FO_REQ_ARG_MEMBER, /* "member": a member's domain name */
 };
 
+/* A pair's name: 1 to FO_NAME_MAX characters of A-Z a-z 0-9 _ . -
+ * (the config's rule, and what a request may name). */
+bool fo_proto_pair_name_ok(const char *s);
+
 /* -EINVAL for a name that is no command. */
 int fo_request_cmd_parse(const char *name, enum fo_request_cmd *ret);
 const char *fo_request_cmd_name(enum fo_request_cmd cmd);

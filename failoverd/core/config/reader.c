@@ -6,6 +6,7 @@
  * file echoed in an error goes through shown().
  */
 #include "core/config/config_internal.h"
+#include "proto/commands.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -229,18 +230,12 @@ bool is_space(char c)
 int check_pair_name(struct parser *p, const char *kp, const char *s)
 {
 	char sbuf[FO_SHOWN_BUF];
-	size_t i, len = strlen(s);
+	size_t len = strlen(s);
 
 	if (len == 0 || len > FO_NAME_MAX)
 		return fail(p, kp, "must be 1 to %d characters, got %zu", FO_NAME_MAX, len);
-	for (i = 0; i < len; i++) {
-		char c = s[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '_' || c == '.' || c == '-'))
-			return fail(p, kp, "may only contain A-Z a-z 0-9 _ . -, got \"%s\"",
-				    shown(s, sbuf));
-	}
+	if (!fo_proto_pair_name_ok(s))
+		return fail(p, kp, "may only contain A-Z a-z 0-9 _ . -, got \"%s\"", shown(s, sbuf));
 	return 0;
 }
 

@@ -5,23 +5,24 @@
  * within what a real fault of its kind would take.
  */
 #include "core/pair/pair_internal.h"
+#include "proto/commands.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char *const drill_names[FO_DRILL_COUNT] = { "heartbeat-loss", "hang", "crash",
-							  "destroy", "unhealthy", "manual" };
+/* The names are the protocol's (a drill request's "fault"), in the order of
+ * enum fo_drill_kind. */
 
 const char *fo_drill_kind_name(enum fo_drill_kind k)
 {
-	return (unsigned)k < FO_DRILL_COUNT ? drill_names[k] : "?";
+	return (unsigned)k < FO_DRILL_COUNT ? fo_proto_drill_faults[k] : "?";
 }
 
 int fo_drill_kind_parse(const char *name, enum fo_drill_kind *ret)
 {
 	for (int i = 0; i < FO_DRILL_COUNT; i++)
-		if (strcmp(name, drill_names[i]) == 0) {
+		if (strcmp(name, fo_proto_drill_faults[i]) == 0) {
 			*ret = (enum fo_drill_kind)i;
 			return 0;
 		}

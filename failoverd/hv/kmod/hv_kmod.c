@@ -58,6 +58,7 @@
 
 #include "../../../kmod-switch/uapi/fo_switch.h"
 #include "lib/limits.h"
+#include "hv/doomed.h"
 
 _Static_assert(FO_SWITCH_DOM_RUNNING == (int)FO_DOM_RUNNING && FO_SWITCH_DOM_PAUSED == (int)FO_DOM_PAUSED &&
 		       FO_SWITCH_DOM_CRASHED == (int)FO_DOM_CRASHED &&
@@ -65,8 +66,6 @@ _Static_assert(FO_SWITCH_DOM_RUNNING == (int)FO_DOM_RUNNING && FO_SWITCH_DOM_PAU
 		       FO_SWITCH_DOM_GONE == (int)FO_DOM_GONE,
 	       "fo_switch_dom_state and fo_dom_state must agree");
 
-/* Every member of every pair could be doomed at once. */
-#define KMOD_DOOMED_MAX (2 * FO_MAX_PAIRS)
 
 /* Pairs the module holds a channel for: at most one per pair, and the
  * module's own limit is FO_SWITCH_MAX_SLOTS. */
@@ -83,8 +82,7 @@ struct kmod_hv {
 	struct fo_hv base;
 	struct fo_hv *inner;
 	int fd;
-	fo_domid_t doomed[KMOD_DOOMED_MAX];
-	size_t n_doomed;
+	struct fo_doomed doomed;
 	struct kmod_lent lent[KMOD_LENT_MAX];
 };
 
@@ -100,22 +98,8 @@ static enum fo_dom_state state_from_dev(uint32_t s)
 	return s <= FO_SWITCH_DOM_GONE ? (enum fo_dom_state)s : FO_DOM_GONE;
 }
 
-static bool doomed_has(const struct kmod_hv *k, fo_domid_t domid)
-{
-	for (size_t i = 0; i < k->n_doomed; i++)
-		if (k->doomed[i] == domid)
-			return true;
-	return false;
-}
-
-static void doomed_remove(struct kmod_hv *k, fo_domid_t domid)
-{
-	for (size_t i = 0; i < k->n_doomed; i++)
-		if (k->doomed[i] == domid) {
-			k->doomed[i] = k->doomed[--k->n_doomed];
-			return;
-		}
-}
+static bool doomed_has(const struct kmod_hv *k, fo_domid_t domid) { return fo_doomed_has(&k->doomed, domid); }
+static void doomed_remove(struct kmod_hv *k, fo_domid_t domid) { fo_doomed_remove(&k->doomed, domid); }
 
 static int dev_get_state(struct kmod_hv *k, fo_domid_t domid, enum fo_dom_state *ret_state)
 {
@@ -227,16 +211,15 @@ static int kmod_destroy(struct fo_hv *hv, fo_domid_t domid)
 		return r;
 	/* Forget the ones Xen has finished with; a rebuilt member has a new
 	 * domid, so nobody would ask about the old one again. */
-	for (size_t i = 0; i < k->n_doomed;) {
+	for (size_t i = 0; i < k->doomed.n;) {
 		enum fo_dom_state st;
 
-		if (dev_get_state(k, k->doomed[i], &st) == 0 && st == FO_DOM_GONE)
-			k->doomed[i] = k->doomed[--k->n_doomed];
+		if (dev_get_state(k, k->doomed.ids[i], &st) == 0 && st == FO_DOM_GONE)
+			fo_doomed_remove(&k->doomed, k->doomed.ids[i]);
 		else
 			i++;
 	}
-	if (k->n_doomed < KMOD_DOOMED_MAX)
-		k->doomed[k->n_doomed++] = domid;
+	fo_doomed_add(&k->doomed, domid);
 	return r;
 }
 

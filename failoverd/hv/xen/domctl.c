@@ -81,36 +81,9 @@ int get_dominfo(struct xen_hv *x, fo_domid_t domid, bool *ret_found,
 	return 0;
 }
 
-bool doomed_has(const struct xen_hv *x, fo_domid_t domid)
-{
-	size_t i;
-
-	for (i = 0; i < x->n_doomed; i++)
-		if (x->doomed[i] == domid)
-			return true;
-	return false;
-}
-
-bool doomed_add(struct xen_hv *x, fo_domid_t domid)
-{
-	if (doomed_has(x, domid))
-		return true;
-	if (x->n_doomed == DOOMED_MAX)
-		return false;
-	x->doomed[x->n_doomed++] = domid;
-	return true;
-}
-
-void doomed_remove(struct xen_hv *x, fo_domid_t domid)
-{
-	size_t i;
-
-	for (i = 0; i < x->n_doomed; i++)
-		if (x->doomed[i] == domid) {
-			x->doomed[i] = x->doomed[--x->n_doomed];
-			return;
-		}
-}
+bool doomed_has(const struct xen_hv *x, fo_domid_t domid) { return fo_doomed_has(&x->doomed, domid); }
+bool doomed_add(struct xen_hv *x, fo_domid_t domid) { return fo_doomed_add(&x->doomed, domid); }
+void doomed_remove(struct xen_hv *x, fo_domid_t domid) { fo_doomed_remove(&x->doomed, domid); }
 
 uint64_t xen_now_ns(struct fo_hv *hv)
 {

@@ -35,6 +35,7 @@
 #include <libxl_utils.h>
 
 #include "lib/limits.h"
+#include "hv/doomed.h"
 #include "lib/log.h"
 #include "hv/agent_keys.h"
 #include "hv/hv.h"
@@ -210,7 +211,6 @@ struct xen_builder {
 /* Domains we destroyed whose libxl teardown is still queued or running:
  * paused, never to run again, reported as DYING and hidden from lookups
  * (their xenstore name is removed only by the teardown). */
-#define DOOMED_MAX BUILDER_QUEUE
 
 /* The backend: one per daemon, made by fo_hv_xen_new (backend.c). */
 struct xen_hv {
@@ -241,8 +241,7 @@ struct xen_hv {
 	struct xen_writer writer;
 	struct xen_builder builder;
 	struct xen_state_relay *state_relay; /* NULL: no state handover (xen_state.c) */
-	fo_domid_t doomed[DOOMED_MAX];
-	size_t n_doomed;
+	struct fo_doomed doomed;
 	uint64_t next_gen;
 
 	struct xen_member members[XEN_MAX_MEMBERS];
