@@ -788,6 +788,48 @@ static void test_restart_resumes_rebuild(void)
 	fx_free(&f);
 }
 
+/* The new active's first heartbeat comes after its grace (an agent slow to
+ * notice the unpause, as under a loaded emulator in the chaos campaign):
+ * DEGRADED at the grace, then, once it heartbeats, the pair goes on as
+ * after a timely one: with on_failover=rebuild the failed member is
+ * re-created. Before, the pair stayed DEGRADED with no standby for ever. */
+static void test_late_first_heartbeat_resumes(void)
+{
+	struct fo_config cfg;
+	const struct fo_event *e;
+	struct fx f;
+
+	sim_base_config(&cfg);
+	cfg.pairs[0].on_failover = FO_ON_FAILOVER_REBUILD;
+	fx_setup_cfg(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING);
+	prove(&f, f.b);
+	advance(&f, 60); /* a's heartbeat timeout: switch to b */
+	CHECK(f.p->state == FO_PAIR_SWITCHING, "switching: %s", fo_pair_state_name(f.p->state));
+	advance(&f, 60); /* b says nothing within its 50 ms grace */
+	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "did not heartbeat"), "degraded: %s", f.p->reason);
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && e->result == FO_RESULT_DEGRADED, "the switch's event says it missed the grace");
+	CHECK(count_calls(&f, FO_SIM_CREATE, FO_SIM_ANY_DOMAIN) == 0, "no rebuild yet");
+	fo_sim_heartbeat(f.hv, f.b); /* late, but alive */
+	CHECK(f.p->state == FO_PAIR_REBUILDING, "resumed into the rebuild: %s (%s)", fo_pair_state_name(f.p->state),
+	      f.p->reason);
+	CHECK(f.p->m[1].deadline_kind == FO_DL_HEARTBEAT, "the active is watched again");
+	e = last_event_of(&f, FO_EV_INFO);
+	CHECK(e && strstr(e->message, "heartbeated") && strstr(e->message, "resuming"), "said: %s", e ? e->message : "-");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+
+	/* Another decision in between (an operator's disarm) ends the wait. */
+	fx_setup_cfg(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING);
+	prove(&f, f.b);
+	advance(&f, 120);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "degraded: %s", f.p->reason);
+	fo_pair_disarm(f.p);
+	fo_sim_heartbeat(f.hv, f.b);
+	CHECK(f.p->state == FO_PAIR_DISARMED, "a heartbeat after disarm changes nothing: %s", fo_pair_state_name(f.p->state));
+	fx_free(&f);
+}
+
 static void test_reload(void)
 {
 	struct fx f;
@@ -898,6 +940,7 @@ int main(void)
 	RUN(test_drill_command_not_written);
 	RUN(test_policies);
 	RUN(test_reload);
+	RUN(test_late_first_heartbeat_resumes);
 	RUN(test_restart_resumes_rebuild);
 	RUN(test_reload_waits_for_in_flight);
 	RUN(test_invariant_random);

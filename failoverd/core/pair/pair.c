@@ -49,6 +49,7 @@
 #include "core/pair/pair_internal.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -96,6 +97,7 @@ void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...)
 	vsnprintf(p->reason, sizeof(p->reason), fmt, ap);
 	va_end(ap);
 	p->state = s;
+	p->late_since_ns = 0; /* any new decision ends a wait for a late heartbeat */
 	if (s != FO_PAIR_ARMING)
 		p->started_blind = false; /* decided: from here on we watch */
 	/* The module must not switch a pair we consider unprotected. */
@@ -295,6 +297,18 @@ void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *p
 			if (m->deadline_kind == FO_DL_GRACE)
 				finish_switch(p, true);
 			break;
+		case FO_PAIR_DEGRADED:
+			/* Its first heartbeat came after the grace: it is alive
+			 * after all, so carry on as after a timely one (the
+			 * switch's event keeps its DEGRADED verdict). */
+			if (p->late_since_ns) {
+				record(p, FO_EV_INFO, FO_RESULT_INFO,
+				       "new active %s heartbeated %" PRIu64 " ms after the switch (grace %u ms): resuming",
+				       m->name, (now - p->late_since_ns) / 1000000u, p->cfg.grace_ms);
+				after_first_heartbeat(p);
+				return;
+			}
+			/* fall through */
 		case FO_PAIR_ARMED:
 			if (page_is_unhealthy(p, m)) {
 				fail_over(p, FO_FAULT_UNHEALTHY, now, now);

@@ -103,6 +103,8 @@ struct fo_pair {
 	int active;                /* index into m[] of the member that is (or should be) running */
 	uint64_t switch_event_id;  /* event awaiting the new active's first heartbeat */
 	bool switch_was_fault;     /* the old active failed (it is not a usable standby) */
+	uint64_t late_since_ns;    /* DEGRADED because the new active did not heartbeat within
+	                            * grace after this switch (its time); 0 = not waiting */
 	bool started_blind;        /* arming after a daemon start: we did not watch what happened
 	                            * before, so the last recorded active is checked against Xen */
 	uint64_t audit_next_ns;    /* the fence audit's next run (fo_pair_audit) */

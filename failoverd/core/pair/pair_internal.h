@@ -74,6 +74,7 @@ int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_o
 		 bool drill);
 struct fo_event *pending_switch_event(struct fo_pair *p);
 void finish_switch(struct fo_pair *p, bool heartbeated);
+void after_first_heartbeat(struct fo_pair *p);
 
 /* policy.c */
 void apply_on_failover(struct fo_pair *p, struct fo_member *failed);

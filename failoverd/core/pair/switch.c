@@ -40,7 +40,6 @@ struct fo_event *claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enu
 void finish_switch(struct fo_pair *p, bool heartbeated)
 {
 	struct fo_event *e = pending_switch_event(p);
-	struct fo_member *old = fo_pair_standby(p);
 
 	if (e) {
 		if (heartbeated)
@@ -59,8 +58,23 @@ void finish_switch(struct fo_pair *p, bool heartbeated)
 		set_deadline(fo_pair_active(p), FO_DL_NONE, 0);
 		become(p, FO_PAIR_DEGRADED, "new active %s did not heartbeat within %u ms of the switch",
 		       fo_pair_active(p)->name, p->cfg.grace_ms);
+		/* It runs and may yet come up (its agent slow to notice it was
+		 * unpaused): a late first heartbeat resumes from here
+		 * (fo_pair_on_heartbeat). */
+		p->late_since_ns = e && e->phase_ns[FO_PHASE_UNPAUSE_DONE] ? e->phase_ns[FO_PHASE_UNPAUSE_DONE]
+									   : now_ns(p);
 		return;
 	}
+	after_first_heartbeat(p);
+}
+
+/* The new active heartbeated (in its grace, or late): watch it, and give
+ * the pair a standby again as its policy says. */
+void after_first_heartbeat(struct fo_pair *p)
+{
+	struct fo_member *old = fo_pair_standby(p);
+
+	p->late_since_ns = 0;
 	arm_active_deadline(p);
 	if (!p->switch_was_fault && old->usable && !member_verdict(p, old)) {
 		become_armed(p, "roles swapped by switchover");

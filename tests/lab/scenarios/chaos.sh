@@ -55,7 +55,7 @@ recover() {
 		xl destroy "$m" > /dev/null 2>&1
 		create_dom "$m"
 		create_wait
-		wait_agent "$m" 60 || fail "chaos $1: re-created $m has no agent"
+		wait_agent "$m" 180 || fail "chaos $1: re-created $m has no agent after 180 s"
 	done
 	fctl arm p1 > /dev/null 2>&1
 	wait_state p1 ARMED 90 || fail "chaos $1: p1 could not be armed again: $(status_json)"
