@@ -177,15 +177,14 @@ struct fo_hv;
 struct fo_hv_ops {
 	const char *name;
 
+	/* ======== Mandatory: every backend implements these ======== */
+
 	/* The clock every phase timestamp is taken from (CLOCK_MONOTONIC, ns;
 	 * virtual in the simulator). */
 	uint64_t (*now_ns)(struct fo_hv *hv);
 
 	int (*lookup)(struct fo_hv *hv, const char *name, fo_domid_t *ret_domid);
 	int (*get_state)(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state);
-	/* Optional (NULL if absent): the domain's handle (Xen's UUID), which
-	 * tells a re-created domain from the one that had its name and domid. */
-	int (*get_handle)(struct fo_hv *hv, fo_domid_t domid, uint8_t ret[16]);
 	int (*pause)(struct fo_hv *hv, fo_domid_t domid);
 	int (*unpause)(struct fo_hv *hv, fo_domid_t domid);
 	int (*set_affinity)(struct fo_hv *hv, fo_domid_t domid, const int *pcpus, size_t n_pcpus);
@@ -215,13 +214,22 @@ struct fo_hv_ops {
 	 * call into the backend; fds_changed() says so (cleared by reading). */
 	size_t (*get_fds)(struct fo_hv *hv, int *fds, size_t max);
 	bool (*fds_changed)(struct fo_hv *hv);
-	/* Optional (NULL: all of them): is this fd one a failover waits on
-	 * (served first in every loop turn) or bookkeeping (helper results)? */
-	bool (*fd_is_rt)(struct fo_hv *hv, int fd);
 	void (*dispatch)(struct fo_hv *hv, int fd);
 
 	void (*free)(struct fo_hv *hv);
 
+	/* Which switch path this backend uses, for status and events ("xenctrl",
+	 * "kernel", "sim"). */
+	const char *(*switch_path)(struct fo_hv *hv);
+
+	/* ======== Optional: NULL where a backend has no such thing ======== */
+
+	/* Optional (NULL if absent): the domain's handle (Xen's UUID), which
+	 * tells a re-created domain from the one that had its name and domid. */
+	int (*get_handle)(struct fo_hv *hv, fo_domid_t domid, uint8_t ret[16]);
+	/* Optional (NULL: all of them): is this fd one a failover waits on
+	 * (served first in every loop turn) or bookkeeping (helper results)? */
+	bool (*fd_is_rt)(struct fo_hv *hv, int fd);
 	/* Optional (NULL if absent): the whole fenced sequence in one call, by a
 	 * backend that can do it faster than pause + getinfo + unpause + getinfo
 	 * from here (the kernel module, which runs the same fenced_switch.c).
@@ -231,9 +239,6 @@ struct fo_hv_ops {
 	 * other -errno if nothing was done (the caller then runs the sequence
 	 * itself). */
 	int (*switch_fenced)(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, struct fo_fenced_outcome *out);
-	/* Which switch path this backend uses, for status and events ("xenctrl",
-	 * "kernel", "sim"). */
-	const char *(*switch_path)(struct fo_hv *hv);
 
 	/*
 	 * Optional (all NULL if absent): kernel-armed mode. One owner per pair:
