@@ -412,15 +412,15 @@ void fo_control_complete_drills(struct fo_control *c)
 {
 	for (size_t i = 0; i < fo_manager_pair_count(c->mgr); i++) {
 		struct fo_pair *p = fo_manager_pair(c->mgr, i);
+		uint64_t done = fo_pair_take_drill_done(p);
 		const struct fo_event *e;
-		if (!p->drill_done_id)
+		if (!done)
 			continue;
-		e = fo_event_ring_find(fo_manager_events(c->mgr), p->drill_done_id);
-		p->drill_done_id = 0;
+		e = fo_event_ring_find(fo_manager_events(c->mgr), done);
 		for (int k = 0; k < FO_CONTROL_MAX_CLIENTS; k++) {
 			struct fo_client *cl = &c->clients[k];
 			cJSON *reply;
-			if (cl->fd < 0 || strcmp(cl->drill_pair, p->cfg.name) != 0)
+			if (cl->fd < 0 || strcmp(cl->drill_pair, fo_pair_name(p)) != 0)
 				continue;
 			cl->drill_pair[0] = '\0';
 			cl->since_ns = mono_ns();

@@ -186,9 +186,9 @@ static cJSON *clear_failed_json(struct fo_control *c, const char *member)
 		return error_reply("clear-failed: no pair has a member named \"%s\"", fo_text_shown(member, shown));
 	snprintf(msg, sizeof(msg), n ? "failure verdict on %s cleared; `failoverctl arm %s` adopts it"
 				     : "no failure recorded for %s (pair %s)",
-		 member, p->cfg.name);
+		 member, fo_pair_name(p));
 	o = ok_reply();
-	cJSON_AddStringToObject(o, "pair", p->cfg.name);
+	cJSON_AddStringToObject(o, "pair", fo_pair_name(p));
 	cJSON_AddBoolToObject(o, "cleared", n > 0);
 	cJSON_AddStringToObject(o, "message", msg);
 	return o;
@@ -236,12 +236,14 @@ cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const char *li
 		uint64_t t0 = hv->ops->now_ns(hv);
 		reply = fo_pair_request_switchover(p, err, sizeof(err)) < 0 ? error_reply("switchover: %s", err)
 									     : ok_reply();
-		fo_debug("control: switchover %s handled in %llu us", p->cfg.name,
+		fo_debug("control: switchover %s handled in %llu us", fo_pair_name(p),
 			 (unsigned long long)((hv->ops->now_ns(hv) - t0) / 1000));
 		return reply;
 	}
 	case FO_REQ_ARM:
-	case FO_REQ_DISARM:
+	case FO_REQ_DISARM: {
+		struct fo_pair_view v;
+
 		/*
 		 * Refused, not deferred, while SWITCHING: the switch's event is
 		 * pending until the new active's first heartbeat (or grace)
@@ -252,22 +254,25 @@ cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const char *li
 		 * scripts) retries then, which keeps pair.c's state machine the
 		 * one place where SWITCHING ends.
 		 */
-		if (p->state == FO_PAIR_SWITCHING)
+		fo_pair_view(p, &v);
+		if (v.state == FO_PAIR_SWITCHING)
 			return error_reply("%s: pair is switching, retry (a switch ends within grace_ms)", cmd);
 		if (req.cmd == FO_REQ_DISARM) {
 			fo_pair_disarm(p);
 			return ok_reply();
 		}
 		fo_pair_arm(p);
+		fo_pair_view(p, &v);
 		reply = ok_reply();
-		cJSON_AddStringToObject(reply, "state", fo_pair_state_name(p->state));
-		cJSON_AddStringToObject(reply, "reason", p->reason);
+		cJSON_AddStringToObject(reply, "state", fo_pair_state_name(v.state));
+		cJSON_AddStringToObject(reply, "reason", v.reason);
 		return reply;
+	}
 	case FO_REQ_DRILL:
 		if (fo_pair_request_drill(p, req.fault, err, sizeof(err)) < 0)
 			return error_reply("drill: %s", err);
 		if (cl) {
-			snprintf(cl->drill_pair, sizeof(cl->drill_pair), "%s", p->cfg.name);
+			snprintf(cl->drill_pair, sizeof(cl->drill_pair), "%s", fo_pair_name(p));
 			return NULL;
 		}
 		reply = ok_reply();

@@ -46,18 +46,18 @@ cJSON *event_json(const struct fo_event *e)
 
 /* libfoguest: the application's cycle and the state handover (null when
  * the active runs a plain agent / the backend relays nothing). */
-static void add_state_handover(cJSON *po, struct fo_hv *hv, const struct fo_pair *p)
+static void add_state_handover(cJSON *po, struct fo_hv *hv, const struct fo_pair_view *v)
 {
-	const struct fo_member *a = fo_pair_active((struct fo_pair *)p), *s = fo_pair_standby((struct fo_pair *)p);
+	const struct fo_member_view *a = &v->m[v->active], *s = &v->m[!v->active];
 	struct fo_hv_state_info ai, si;
 	bool have_a, have_s;
 	cJSON *st;
 
-	if (a->hb.ext)
-		cJSON_AddNumberToObject(po, "app_cycle", (double)a->hb.app_cycle);
+	if (a->ext)
+		cJSON_AddNumberToObject(po, "app_cycle", (double)a->app_cycle);
 	else
 		cJSON_AddNullToObject(po, "app_cycle");
-	cJSON_AddNumberToObject(po, "deadline_misses", (double)a->hb.deadline_misses);
+	cJSON_AddNumberToObject(po, "deadline_misses", (double)a->deadline_misses);
 	have_a = hv->ops->state_info && a->domid != FO_DOMID_INVALID && hv->ops->state_info(hv, a->domid, &ai);
 	have_s = hv->ops->state_info && s->domid != FO_DOMID_INVALID && hv->ops->state_info(hv, s->domid, &si);
 	if (!have_a && !have_s) {
@@ -68,8 +68,8 @@ static void add_state_handover(cJSON *po, struct fo_hv *hv, const struct fo_pair
 	/* what the standby would restore now, and how far behind it is */
 	if (have_s && si.relayed) {
 		cJSON_AddNumberToObject(st, "standby_cycle", (double)si.state_cycle);
-		if (a->hb.ext && a->hb.app_cycle >= si.state_cycle)
-			cJSON_AddNumberToObject(st, "state_age_cycles", (double)(a->hb.app_cycle - si.state_cycle));
+		if (a->ext && a->app_cycle >= si.state_cycle)
+			cJSON_AddNumberToObject(st, "state_age_cycles", (double)(a->app_cycle - si.state_cycle));
 		else
 			cJSON_AddNullToObject(st, "state_age_cycles");
 	} else {
@@ -85,11 +85,11 @@ static void add_state_handover(cJSON *po, struct fo_hv *hv, const struct fo_pair
 		cJSON_AddNumberToObject(t, "handed_cycle", (double)ai.handed_cycle);
 		cJSON_AddNumberToObject(t, "old_last_cycle", (double)ai.old_last_cycle);
 		cJSON_AddNumberToObject(t, "cycles_lost", (double)ai.cycles_lost);
-		if (a->hb.ext && a->hb.restore_result) {
+		if (a->ext && a->restore_result) {
 			static const char *const res[] = { "not-yet", "ok", "none", "corrupt", "too-old" };
 
-			cJSON_AddStringToObject(t, "restore", a->hb.restore_result < 5 ? res[a->hb.restore_result] : "?");
-			cJSON_AddNumberToObject(t, "restored_cycle", (double)a->hb.restored_cycle);
+			cJSON_AddStringToObject(t, "restore", a->restore_result < 5 ? res[a->restore_result] : "?");
+			cJSON_AddNumberToObject(t, "restored_cycle", (double)a->restored_cycle);
 		}
 	} else {
 		cJSON_AddNullToObject(st, "last_takeover");
@@ -106,55 +106,55 @@ cJSON *status_json(struct fo_control *c)
 	const char *path = hv->ops->switch_path ? hv->ops->switch_path(hv) : NULL;
 
 	for (size_t i = 0; i < fo_manager_pair_count(c->mgr); i++) {
-		struct fo_pair *p = fo_manager_pair(c->mgr, i);
-		struct fo_member *a = fo_pair_active(p), *s = fo_pair_standby(p);
+		struct fo_pair_view v;
+		const struct fo_member_view *a, *s;
 		cJSON *po = cJSON_CreateObject();
-		const uint64_t *last = p->stats.last_switch_ns;
 
-		cJSON_AddStringToObject(po, "name", p->cfg.name);
-		cJSON_AddStringToObject(po, "state", fo_pair_state_name(p->state));
-		cJSON_AddStringToObject(po, "reason", p->reason);
+		fo_pair_view(fo_manager_pair(c->mgr, i), &v);
+		a = &v.m[v.active];
+		s = &v.m[!v.active];
+		cJSON_AddStringToObject(po, "name", v.name);
+		cJSON_AddStringToObject(po, "state", fo_pair_state_name(v.state));
+		cJSON_AddStringToObject(po, "reason", v.reason);
 		cJSON_AddStringToObject(po, "active", a->name);
 		cJSON_AddNumberToObject(po, "active_domid", a->domid == FO_DOMID_INVALID ? -1 : (double)a->domid);
 		cJSON_AddStringToObject(po, "active_state", fo_dom_state_name(a->state));
 		cJSON_AddStringToObject(po, "standby", s->name);
 		cJSON_AddNumberToObject(po, "standby_domid", s->domid == FO_DOMID_INVALID ? -1 : (double)s->domid);
 		cJSON_AddStringToObject(po, "standby_state", fo_dom_state_name(s->state));
-		cJSON_AddNumberToObject(po, "switches", (double)p->stats.switches);
+		cJSON_AddNumberToObject(po, "switches", (double)v.switches);
 		if (path)
 			cJSON_AddStringToObject(po, "switch_path", path);
 		else
 			cJSON_AddNullToObject(po, "switch_path");
 		/* true: the kernel module owns heartbeat-loss switching of this
 		 * pair right now (ARMed there); failoverd watches. */
-		cJSON_AddBoolToObject(po, "kernel_armed", p->kernel_armed);
-		if (p->kernel_ok)
-			cJSON_AddNumberToObject(po, "kernel_pair_id", (double)p->kernel_id);
-		cJSON_AddNumberToObject(po, "kernel_switches", (double)p->kernel_switches);
-		if (p->stats.switches) {
-			cJSON_AddNumberToObject(po, "last_switch_us",
-						(double)((last[FO_PHASE_UNPAUSE_DONE] - last[FO_PHASE_FAULT]) / 1000));
+		cJSON_AddBoolToObject(po, "kernel_armed", v.kernel_armed);
+		if (v.kernel_ok)
+			cJSON_AddNumberToObject(po, "kernel_pair_id", (double)v.kernel_id);
+		cJSON_AddNumberToObject(po, "kernel_switches", (double)v.kernel_switches);
+		if (v.switches) {
+			cJSON_AddNumberToObject(po, "last_switch_us", (double)v.last_switch_us);
 			cJSON_AddNumberToObject(po, "last_switch_age_s",
-						(double)((now - p->stats.last_switch_time_ns) / 1000000000ull));
+						(double)((now - v.last_switch_time_ns) / 1000000000ull));
 		} else {
 			cJSON_AddNullToObject(po, "last_switch_us");
 			cJSON_AddNullToObject(po, "last_switch_age_s");
 		}
-		if (a->hb.progressed)
+		if (a->progressed)
 			cJSON_AddNumberToObject(po, "heartbeat_age_ms",
-						(double)((now - a->hb.last_progress_ns) / 1000000ull));
+						(double)((now - a->last_progress_ns) / 1000000ull));
 		else
 			cJSON_AddNullToObject(po, "heartbeat_age_ms");
-		cJSON_AddNumberToObject(po, "heartbeats", (double)a->hb.beats);
-		cJSON_AddNumberToObject(po, "heartbeat_invalid", (double)(a->hb.invalid + s->hb.invalid));
+		cJSON_AddNumberToObject(po, "heartbeats", (double)a->beats);
+		cJSON_AddNumberToObject(po, "heartbeat_invalid", (double)(a->invalid + s->invalid));
 		/* "none": the pair asks for no placement; "unverified": not
 		 * armed yet; "ok" / "drift" (placement_detail says what). */
 		cJSON_AddStringToObject(po, "placement",
-					!(p->cfg.pin.cpupool[0] || p->cfg.pin.n_active_pcpus || p->cfg.pin.n_standby_pcpus)
-						? "none"
-						: !p->placement_checked ? "unverified" : p->placement_drift ? "drift" : "ok");
-		cJSON_AddStringToObject(po, "placement_detail", p->placement);
-		add_state_handover(po, hv, p);
+					!v.placement_wanted ? "none"
+					: !v.placement_checked ? "unverified" : v.placement_drift ? "drift" : "ok");
+		cJSON_AddStringToObject(po, "placement_detail", v.placement);
+		add_state_handover(po, hv, &v);
 		cJSON_AddItemToArray(arr, po);
 	}
 	{
@@ -198,9 +198,11 @@ cJSON *kernel_json(struct fo_control *c)
 		const char *owner = NULL;
 
 		for (size_t j = 0; j < fo_manager_pair_count(c->mgr); j++) {
-			struct fo_pair *p = fo_manager_pair(c->mgr, j);
-			if (p->kernel_ok && p->kernel_id == k[i].pair_id)
-				owner = p->cfg.name;
+			struct fo_pair_view v;
+
+			fo_pair_view(fo_manager_pair(c->mgr, j), &v);
+			if (v.kernel_ok && v.kernel_id == k[i].pair_id)
+				owner = v.name;
 		}
 		cJSON_AddNumberToObject(po, "pair_id", (double)k[i].pair_id);
 		if (owner)
