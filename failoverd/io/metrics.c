@@ -206,7 +206,7 @@ static void reconcile(struct fo_metrics *m, struct fo_manager *mgr, size_t n)
 	bool keep[FO_MAX_PAIRS] = { false };
 
 	for (size_t i = 0; i < n; i++) {
-		int s = find_slot(m, fo_manager_pair(mgr, i)->cfg.name);
+		int s = find_slot(m, fo_pair_name(fo_manager_pair(mgr, i)));
 		m->slot_of[i] = s;
 		if (s >= 0)
 			keep[s] = true;
@@ -215,13 +215,13 @@ static void reconcile(struct fo_metrics *m, struct fo_manager *mgr, size_t n)
 		if (m->shared.pairs[s].used && !keep[s])
 			clear_slot(&m->shared.pairs[s]);
 	for (size_t i = 0; i < n; i++) {
-		struct fo_pair *p = fo_manager_pair(mgr, i);
+		const char *name = fo_pair_name(fo_manager_pair(mgr, i));
 
 		if (m->slot_of[i] >= 0)
 			continue;
 		for (int s = 0; s < FO_MAX_PAIRS; s++)
 			if (!m->shared.pairs[s].used) {
-				store_str(m->shared.pairs[s].name, NAME_WORDS, p->cfg.name);
+				store_str(m->shared.pairs[s].name, NAME_WORDS, name);
 				ST(m->shared.pairs[s].used, 1);
 				m->slot_of[i] = s;
 				break;
@@ -242,31 +242,34 @@ void fo_metrics_publish(struct fo_metrics *m, struct fo_manager *mgr)
 	write_begin(m);
 	for (size_t i = 0; i < FO_MAX_PAIRS && same; i++) {
 		int s = m->slot_of[i];
-		same = i < n ? s >= 0 && str_is(m->shared.pairs[s].name, NAME_WORDS, fo_manager_pair(mgr, i)->cfg.name)
+		same = i < n ? s >= 0 &&
+				       str_is(m->shared.pairs[s].name, NAME_WORDS, fo_pair_name(fo_manager_pair(mgr, i)))
 			     : s < 0;
 	}
 	if (!same)
 		reconcile(m, mgr, n);
 	for (size_t i = 0; i < n; i++) {
-		struct fo_pair *p = fo_manager_pair(mgr, i);
-		const struct fo_member *sb = fo_pair_standby(p);
+		struct fo_pair_view v;
+		const struct fo_member_view *sb;
 		struct pair_snap *ps;
 
 		if (m->slot_of[i] < 0)
 			continue;
+		fo_pair_view(fo_manager_pair(mgr, i), &v);
+		sb = &v.m[!v.active];
 		ps = &m->shared.pairs[m->slot_of[i]];
-		ST(ps->state, p->state);
+		ST(ps->state, v.state);
 		/* Protected: ARMED, and the standby verified and paused, ready to take over. */
-		ST(ps->protected_, p->state == FO_PAIR_ARMED && sb->usable && sb->state == FO_DOM_PAUSED);
-		ST(ps->switches, p->stats.switches);
-		ST(ps->deadline_ms, p->cfg.deadline_ms);
-		ST(ps->failed_switches, p->stats.failed_switches);
+		ST(ps->protected_, v.state == FO_PAIR_ARMED && sb->usable && sb->state == FO_DOM_PAUSED);
+		ST(ps->switches, v.switches);
+		ST(ps->deadline_ms, v.deadline_ms);
+		ST(ps->failed_switches, v.failed_switches);
 		for (int j = 0; j < 2; j++) {
-			store_str(ps->member[j], NAME_WORDS, p->m[j].name);
-			ST(ps->beats[j], p->m[j].hb.beats);
-			ST(ps->invalid[j], p->m[j].hb.invalid);
-			ST(ps->misses[j], p->m[j].misses);
-			ST(ps->external_unpauses[j], p->m[j].external_unpauses);
+			store_str(ps->member[j], NAME_WORDS, v.m[j].name);
+			ST(ps->beats[j], v.m[j].beats);
+			ST(ps->invalid[j], v.m[j].invalid);
+			ST(ps->misses[j], v.m[j].misses);
+			ST(ps->external_unpauses[j], v.m[j].external_unpauses);
 		}
 		/* The backend's switch path has its histograms (at 0) before
 		 * the first switch, so rate() and alerts see them from the start. */
