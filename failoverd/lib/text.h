@@ -2,7 +2,7 @@
 /*
  * text.h - untrusted text: how it is echoed back, and the checks the JSON
  * parser (cJSON) does not make. Used by the config parser (core/config/) and the
- * control socket (io/control.c), so both judge a document the same way.
+ * control socket (io/control_requests.c), so both judge a document the same way.
  */
 #ifndef FO_TEXT_H
 #define FO_TEXT_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* libFuzzer: one control request line (io/control.c's parser). A refusal
- * must carry an error that is printable ASCII (it is sent to the client
- * inside JSON and may reach a terminal). */
+/* libFuzzer: one control request line (io/control_requests.c's parser).
+ * A refusal must carry an error that is printable ASCII (it is sent to the
+ * client inside JSON and may reach a terminal). */
 #include <stdint.h>
 #include <stdlib.h>
 

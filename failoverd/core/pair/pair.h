@@ -223,4 +223,68 @@ int fo_pair_member_by_domid(const struct fo_pair *p, fo_domid_t domid);
 static inline struct fo_member *fo_pair_active(struct fo_pair *p) { return &p->m[p->active]; }
 static inline struct fo_member *fo_pair_standby(struct fo_pair *p) { return &p->m[!p->active]; }
 
+/*
+ * The view of a pair for everything outside core/ (io/: the control
+ * socket's replies, the /metrics snapshot): what they show, read in one
+ * place, so that the struct above can change without io/ following it.
+ * Strings point into the pair: use a view at once, on the loop, and keep
+ * none (filling one copies a few dozen words, cheap enough for the
+ * metrics publish after every dispatch).
+ */
+struct fo_member_view {
+	const char *name;
+	fo_domid_t domid;            /* FO_DOMID_INVALID until found */
+	enum fo_dom_state state;     /* last seen */
+	bool usable;                 /* verified: can take over */
+	/* heartbeats */
+	bool progressed;             /* its sequence moved since the channel attached */
+	uint64_t last_progress_ns;   /* backend clock (hv now_ns) */
+	uint64_t beats, invalid;     /* progressing heartbeats, pages rejected */
+	uint64_t misses;             /* heartbeat deadlines that expired */
+	uint64_t external_unpauses;  /* found running by the fence audit */
+	/* libfoguest (ext false: a plain agent) */
+	bool ext;
+	uint64_t app_cycle;
+	uint64_t deadline_misses;    /* overruns seen by us */
+	uint32_t restore_result;     /* 0 not-yet, 1 ok, 2 none, 3 corrupt, 4 too-old */
+	uint64_t restored_cycle;
+};
+
+struct fo_pair_view {
+	const char *name;
+	enum fo_pair_state state;
+	const char *reason;
+	struct fo_member_view m[2];  /* in config order */
+	int active;                  /* index into m[] of the active */
+	unsigned deadline_ms;        /* config: detected to standby running */
+	/* switches */
+	uint64_t switches, failed_switches;
+	uint64_t last_switch_us;     /* the last switch, fault to standby running */
+	uint64_t last_switch_time_ns; /* when (backend clock) */
+	/* the kernel module */
+	bool kernel_armed;           /* it owns heartbeat-loss switching of the pair now */
+	bool kernel_ok;              /* kernel_id is the pair's id in the module */
+	uint32_t kernel_id;
+	uint64_t kernel_switches;    /* switches the module did for the pair */
+	/* placement (pin.cpupool, pins) */
+	bool placement_wanted;       /* the config asks for one */
+	bool placement_checked;      /* verified at least once */
+	bool placement_drift;        /* something is not where the config says */
+	const char *placement;       /* what, "" when as configured */
+};
+
+void fo_pair_view(const struct fo_pair *p, struct fo_pair_view *v);
+/* The pair's name alone (matching pairs by name without a whole view). */
+const char *fo_pair_name(const struct fo_pair *p);
+
+/* A finished drill's event id for the client waiting on it (0: none
+ * finished), handed out once. */
+static inline uint64_t fo_pair_take_drill_done(struct fo_pair *p)
+{
+	uint64_t id = p->drill_done_id;
+
+	p->drill_done_id = 0;
+	return id;
+}
+
 #endif

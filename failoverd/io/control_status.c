@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * control_status.c - the control socket's replies that show the daemon:
+ * status, kernel, events and metrics as JSON, and the ok / error / event
+ * objects every reply is made of.
+ */
+#include "io/control_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/log.h"
+#include "proto/event_json.h"
+
+cJSON *error_reply(const char *fmt, ...)
+{
+	cJSON *o = cJSON_CreateObject();
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cJSON_AddFalseToObject(o, "ok");
+	cJSON_AddStringToObject(o, "error", msg);
+	return o;
+}
+
+cJSON *ok_reply(void)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddTrueToObject(o, "ok");
+	return o;
+}
+
+cJSON *event_json(const struct fo_event *e)
+{
+	struct fo_proto_event v;
+
+	fo_event_view(e, &v);
+	return fo_proto_event_json(&v);
+}
+
+/* libfoguest: the application's cycle and the state handover (null when
+ * the active runs a plain agent / the backend relays nothing). */
+static void add_state_handover(cJSON *po, struct fo_hv *hv, const struct fo_pair_view *v)
+{
+	const struct fo_member_view *a = &v->m[v->active], *s = &v->m[!v->active];
+	struct fo_hv_state_info ai, si;
+	bool have_a, have_s;
+	cJSON *st;
+
+	if (a->ext)
+		cJSON_AddNumberToObject(po, "app_cycle", (double)a->app_cycle);
+	else
+		cJSON_AddNullToObject(po, "app_cycle");
+	cJSON_AddNumberToObject(po, "deadline_misses", (double)a->deadline_misses);
+	have_a = hv->ops->state_info && a->domid != FO_DOMID_INVALID && hv->ops->state_info(hv, a->domid, &ai);
+	have_s = hv->ops->state_info && s->domid != FO_DOMID_INVALID && hv->ops->state_info(hv, s->domid, &si);
+	if (!have_a && !have_s) {
+		cJSON_AddNullToObject(po, "state_handover");
+		return;
+	}
+	st = cJSON_AddObjectToObject(po, "state_handover");
+	/* what the standby would restore now, and how far behind it is */
+	if (have_s && si.relayed) {
+		cJSON_AddNumberToObject(st, "standby_cycle", (double)si.state_cycle);
+		if (a->ext && a->app_cycle >= si.state_cycle)
+			cJSON_AddNumberToObject(st, "state_age_cycles", (double)(a->app_cycle - si.state_cycle));
+		else
+			cJSON_AddNullToObject(st, "state_age_cycles");
+	} else {
+		cJSON_AddNullToObject(st, "standby_cycle");
+		cJSON_AddNullToObject(st, "state_age_cycles");
+	}
+	cJSON_AddNumberToObject(st, "rejected", have_a ? (double)ai.rejected : 0);
+	if (have_a && ai.takeover) {
+		cJSON *t = cJSON_AddObjectToObject(st, "last_takeover");
+
+		cJSON_AddStringToObject(t, "new_active", a->name);
+		cJSON_AddNumberToObject(t, "time_ns", (double)ai.takeover_ns);
+		cJSON_AddNumberToObject(t, "handed_cycle", (double)ai.handed_cycle);
+		cJSON_AddNumberToObject(t, "old_last_cycle", (double)ai.old_last_cycle);
+		cJSON_AddNumberToObject(t, "cycles_lost", (double)ai.cycles_lost);
+		if (a->ext && a->restore_result) {
+			static const char *const res[] = { "not-yet", "ok", "none", "corrupt", "too-old" };
+
+			cJSON_AddStringToObject(t, "restore", a->restore_result < 5 ? res[a->restore_result] : "?");
+			cJSON_AddNumberToObject(t, "restored_cycle", (double)a->restored_cycle);
+		}
+	} else {
+		cJSON_AddNullToObject(st, "last_takeover");
+	}
+}
+
+cJSON *status_json(struct fo_control *c)
+{
+	struct fo_hv *hv = fo_manager_hv(c->mgr);
+	uint64_t now = hv->ops->now_ns(hv);
+	cJSON *o = ok_reply(), *arr = cJSON_AddArrayToObject(o, "pairs");
+	/* One backend serves every pair; said per pair so that a pair's line
+	 * is complete on its own. */
+	const char *path = hv->ops->switch_path ? hv->ops->switch_path(hv) : NULL;
+
+	for (size_t i = 0; i < fo_manager_pair_count(c->mgr); i++) {
+		struct fo_pair_view v;
+		const struct fo_member_view *a, *s;
+		cJSON *po = cJSON_CreateObject();
+
+		fo_pair_view(fo_manager_pair(c->mgr, i), &v);
+		a = &v.m[v.active];
+		s = &v.m[!v.active];
+		cJSON_AddStringToObject(po, "name", v.name);
+		cJSON_AddStringToObject(po, "state", fo_pair_state_name(v.state));
+		cJSON_AddStringToObject(po, "reason", v.reason);
+		cJSON_AddStringToObject(po, "active", a->name);
+		cJSON_AddNumberToObject(po, "active_domid", a->domid == FO_DOMID_INVALID ? -1 : (double)a->domid);
+		cJSON_AddStringToObject(po, "active_state", fo_dom_state_name(a->state));
+		cJSON_AddStringToObject(po, "standby", s->name);
+		cJSON_AddNumberToObject(po, "standby_domid", s->domid == FO_DOMID_INVALID ? -1 : (double)s->domid);
+		cJSON_AddStringToObject(po, "standby_state", fo_dom_state_name(s->state));
+		cJSON_AddNumberToObject(po, "switches", (double)v.switches);
+		if (path)
+			cJSON_AddStringToObject(po, "switch_path", path);
+		else
+			cJSON_AddNullToObject(po, "switch_path");
+		/* true: the kernel module owns heartbeat-loss switching of this
+		 * pair right now (ARMed there); failoverd watches. */
+		cJSON_AddBoolToObject(po, "kernel_armed", v.kernel_armed);
+		if (v.kernel_ok)
+			cJSON_AddNumberToObject(po, "kernel_pair_id", (double)v.kernel_id);
+		cJSON_AddNumberToObject(po, "kernel_switches", (double)v.kernel_switches);
+		if (v.switches) {
+			cJSON_AddNumberToObject(po, "last_switch_us", (double)v.last_switch_us);
+			cJSON_AddNumberToObject(po, "last_switch_age_s",
+						(double)((now - v.last_switch_time_ns) / 1000000000ull));
+		} else {
+			cJSON_AddNullToObject(po, "last_switch_us");
+			cJSON_AddNullToObject(po, "last_switch_age_s");
+		}
+		if (a->progressed)
+			cJSON_AddNumberToObject(po, "heartbeat_age_ms",
+						(double)((now - a->last_progress_ns) / 1000000ull));
+		else
+			cJSON_AddNullToObject(po, "heartbeat_age_ms");
+		cJSON_AddNumberToObject(po, "heartbeats", (double)a->beats);
+		cJSON_AddNumberToObject(po, "heartbeat_invalid", (double)(a->invalid + s->invalid));
+		/* "none": the pair asks for no placement; "unverified": not
+		 * armed yet; "ok" / "drift" (placement_detail says what). */
+		cJSON_AddStringToObject(po, "placement",
+					!v.placement_wanted ? "none"
+					: !v.placement_checked ? "unverified" : v.placement_drift ? "drift" : "ok");
+		cJSON_AddStringToObject(po, "placement_detail", v.placement);
+		add_state_handover(po, hv, &v);
+		cJSON_AddItemToArray(arr, po);
+	}
+	{
+		const struct fo_config *cfg = fo_manager_config(c->mgr);
+		const char *detail = "";
+		bool ok = fo_manager_host_placement(c->mgr, &detail);
+		cJSON *h = cJSON_AddObjectToObject(o, "host_placement");
+
+		/* The pools and failoverd's own dom0 vCPU. */
+		cJSON_AddStringToObject(h, "state", !(cfg->n_cpupools || cfg->daemon.dom0_vcpu_pcpu >= 0) ? "none"
+						   : ok ? "ok" : detail[0] ? "drift" : "unverified");
+		cJSON_AddStringToObject(h, "detail", detail);
+	}
+	return o;
+}
+
+/* What the kernel module has armed (LIST), whoever armed it, with the
+ * configured pair that owns each id (null: an orphan, which failoverd
+ * disarms at start and reload; seeing one here means it appeared since). */
+cJSON *kernel_json(struct fo_control *c)
+{
+	struct fo_hv *hv = fo_manager_hv(c->mgr);
+	struct fo_hv_karm k[64];
+	uint64_t now = hv->ops->now_ns(hv);
+	cJSON *o, *arr;
+	int n;
+
+	if (!hv->ops->kernel_list)
+		return error_reply("kernel: the kernel module is not in use (daemon.kernel_fast_path, %s)",
+				   "/dev/fo_switch");
+	n = hv->ops->kernel_list(hv, k, sizeof(k) / sizeof(k[0]));
+	if (n == -EOPNOTSUPP)
+		return error_reply("kernel: the loaded kernel module has no LIST (older than this failoverd)");
+	if (n < 0)
+		return error_reply("kernel: listing the kernel module's pairs: %s", strerror(-n));
+	o = ok_reply();
+	cJSON_AddNumberToObject(o, "armed", n);
+	arr = cJSON_AddArrayToObject(o, "pairs");
+	for (int i = 0; i < n && i < (int)(sizeof(k) / sizeof(k[0])); i++) {
+		cJSON *po = cJSON_CreateObject();
+		const char *owner = NULL;
+
+		for (size_t j = 0; j < fo_manager_pair_count(c->mgr); j++) {
+			struct fo_pair_view v;
+
+			fo_pair_view(fo_manager_pair(c->mgr, j), &v);
+			if (v.kernel_ok && v.kernel_id == k[i].pair_id)
+				owner = v.name;
+		}
+		cJSON_AddNumberToObject(po, "pair_id", (double)k[i].pair_id);
+		if (owner)
+			cJSON_AddStringToObject(po, "pair", owner);
+		else
+			cJSON_AddNullToObject(po, "pair");
+		cJSON_AddNumberToObject(po, "active_domid", (double)k[i].active);
+		cJSON_AddNumberToObject(po, "standby_domid", (double)k[i].standby);
+		cJSON_AddStringToObject(po, "state", k[i].firing ? "firing" : "armed");
+		cJSON_AddNumberToObject(po, "timeout_ms", (double)(k[i].timeout_ns / 1000000ull));
+		cJSON_AddNumberToObject(po, "notifications", (double)k[i].notifications);
+		cJSON_AddNumberToObject(po, "last_notify_age_ms",
+					now > k[i].last_notify_ns ? (double)((now - k[i].last_notify_ns) / 1000000ull) : 0);
+		cJSON_AddItemToArray(arr, po);
+	}
+	return o;
+}
+
+cJSON *events_json(struct fo_control *c)
+{
+	const struct fo_event_ring *r = fo_manager_events(c->mgr);
+	cJSON *o = ok_reply(), *arr = cJSON_AddArrayToObject(o, "events");
+
+	for (size_t i = 0; i < fo_event_ring_count(r); i++) {
+		const struct fo_event *e = fo_event_ring_get(r, i);
+		if (!e->pending)
+			cJSON_AddItemToArray(arr, event_json(e));
+	}
+	return o;
+}
+
+/* The manager's families, then the control socket's own counters. */
+cJSON *metrics_json(struct fo_control *c)
+{
+	static char text[64 * 1024];
+	size_t n = fo_manager_metrics(c->mgr, text, sizeof(text));
+	cJSON *reply;
+
+	snprintf(text + n, sizeof(text) - n,
+		 "# HELP failoverd_control_accept_errors_total Connections that could not be accepted "
+		 "(out of file descriptors).\n"
+		 "# TYPE failoverd_control_accept_errors_total counter\n"
+		 "failoverd_control_accept_errors_total %" PRIu64 "\n"
+		 "# HELP failoverd_control_refused_total Connections refused: every client slot taken.\n"
+		 "# TYPE failoverd_control_refused_total counter\n"
+		 "failoverd_control_refused_total %" PRIu64 "\n"
+		 "# HELP failoverd_control_idle_closed_total Connections closed for idling.\n"
+		 "# TYPE failoverd_control_idle_closed_total counter\n"
+		 "failoverd_control_idle_closed_total %" PRIu64 "\n"
+		 "# HELP failoverd_control_oversized_total Connections closed for a request line too long.\n"
+		 "# TYPE failoverd_control_oversized_total counter\n"
+		 "failoverd_control_oversized_total %" PRIu64 "\n"
+		 "# HELP failoverd_log_dropped_total Log lines lost to a full log queue (journald or stderr slow).\n"
+		 "# TYPE failoverd_log_dropped_total counter\n"
+		 "failoverd_log_dropped_total %lu\n",
+		 c->stats.accept_errors, c->stats.refused, c->stats.idle_closed, c->stats.oversized, fo_log_dropped());
+	reply = ok_reply();
+	cJSON_AddStringToObject(reply, "text", text);
+	return reply;
+}

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * metrics_render.c - the snapshot as Prometheus' text exposition format
+ * (HTTP thread, from a consistent copy: metrics.c's seqlock).
+ */
+#include "io/metrics_internal.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "lib/log.h"
+
+#ifndef FO_VERSION
+#define FO_VERSION "unknown"
+#endif
+
+/* The histograms' families, by enum H_* (metrics_internal.h). */
+static const struct {
+	const char *name, *help;
+} hist_families[H_COUNT] = {
+	{ "failoverd_fault_to_running_seconds",
+	  "Fault (drill: injection; heartbeat loss: the expired deadline) to standby confirmed running, per switch." },
+	{ "failoverd_detected_to_running_seconds", "Fault detected to standby confirmed running, per switch." },
+	{ "failoverd_pause_seconds", "Pause of the old active: issued to confirmed not running, per switch." },
+	{ "failoverd_unpause_seconds", "Unpause of the standby: issued to confirmed running, per switch." },
+};
+
+void fo_metrics_escape_label(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", out);
+		else if (*s == '"')
+			fputs("\\\"", out);
+		else if (*s == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+static void family(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{pair="...",<key>="<value>"} : the series prefix, value follows. */
+static void series(FILE *out, const char *name, const struct pair_snap *ps, const char *key, const char *value)
+{
+	fprintf(out, "%s{pair=\"", name);
+	fo_metrics_escape_label(out, (const char *)ps->name);
+	if (key) {
+		fprintf(out, "\",%s=\"", key);
+		fo_metrics_escape_label(out, value);
+	}
+	fputs("\"} ", out);
+}
+
+static void per_member(FILE *out, const struct snap *sn, const char *name, const char *type, const char *help,
+		       size_t offset)
+{
+	family(out, name, type, help);
+	for (int s = 0; s < FO_MAX_PAIRS; s++) {
+		const struct pair_snap *ps = &sn->pairs[s];
+		const uint64_t *v = (const uint64_t *)((const char *)ps + offset);
+
+		if (!ps->used)
+			continue;
+		for (int j = 0; j < 2; j++) {
+			series(out, name, ps, "member", (const char *)ps->member[j]);
+			fprintf(out, "%llu\n", (unsigned long long)v[j]);
+		}
+	}
+}
+
+static void per_pair(FILE *out, const struct snap *sn, const char *name, const char *type, const char *help,
+		     size_t offset)
+{
+	family(out, name, type, help);
+	for (int s = 0; s < FO_MAX_PAIRS; s++) {
+		const struct pair_snap *ps = &sn->pairs[s];
+
+		if (!ps->used)
+			continue;
+		series(out, name, ps, NULL, NULL);
+		fprintf(out, "%llu\n", (unsigned long long)*(const uint64_t *)((const char *)ps + offset));
+	}
+}
+
+static void render_hist(FILE *out, const struct snap *sn, int h)
+{
+	const char *name = hist_families[h].name;
+
+	family(out, name, "histogram", hist_families[h].help);
+	for (int s = 0; s < FO_MAX_PAIRS; s++) {
+		const struct pair_snap *ps = &sn->pairs[s];
+
+		if (!ps->used)
+			continue;
+		for (int p = 0; p < PATHS_MAX; p++) {
+			const struct hist *hi = &ps->hist[p][h];
+			const char *path = (const char *)ps->path[p];
+			uint64_t cum = 0;
+
+			if (!path[0])
+				continue;
+			for (int b = 0; b <= FO_METRICS_NBUCKETS; b++) {
+				cum += hi->bucket[b];
+				fprintf(out, "%s_bucket{pair=\"", name);
+				fo_metrics_escape_label(out, (const char *)ps->name);
+				fputs("\",path=\"", out);
+				fo_metrics_escape_label(out, path);
+				if (b < FO_METRICS_NBUCKETS)
+					fprintf(out, "\",le=\"%g\"} %llu\n", fo_metrics_bucket_bounds[b],
+						(unsigned long long)cum);
+				else
+					fprintf(out, "\",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+			}
+			fprintf(out, "%s_sum{pair=\"", name);
+			fo_metrics_escape_label(out, (const char *)ps->name);
+			fputs("\",path=\"", out);
+			fo_metrics_escape_label(out, path);
+			fprintf(out, "\"} %.9f\n", (double)hi->sum_ns / 1e9);
+			fprintf(out, "%s_count{pair=\"", name);
+			fo_metrics_escape_label(out, (const char *)ps->name);
+			fputs("\",path=\"", out);
+			fo_metrics_escape_label(out, path);
+			fprintf(out, "\"} %llu\n", (unsigned long long)hi->count);
+		}
+	}
+}
+
+int fo_metrics_render(struct fo_metrics *m, FILE *out)
+{
+	const struct snap *sn = &m->copy;
+	struct timespec ts;
+	uint64_t now;
+
+	if (snapshot_copy(m) < 0)
+		return -EAGAIN;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+
+	family(out, "failoverd_build_info", "gauge", "failoverd's version (always 1).");
+	fprintf(out, "failoverd_build_info{version=\"");
+	fo_metrics_escape_label(out, FO_VERSION);
+	fprintf(out, "\"} 1\n");
+	family(out, "failoverd_log_dropped_total", "counter",
+	       "Log lines lost to a full log queue (journald or stderr slow); each loss is also said in the log.");
+	fprintf(out, "failoverd_log_dropped_total %lu\n", fo_log_dropped());
+	family(out, "failoverd_start_time_seconds", "gauge", "When failoverd started (Unix time).");
+	fprintf(out, "failoverd_start_time_seconds %llu\n", (unsigned long long)sn->start_s);
+	family(out, "failoverd_snapshot_age_seconds", "gauge",
+	       "Since the real-time loop last published these numbers (it does after every event it handles).");
+	fprintf(out, "failoverd_snapshot_age_seconds %.6f\n",
+		sn->publish_ns && now >= sn->publish_ns ? (double)(now - sn->publish_ns) / 1e9 : 0.0);
+
+	family(out, "failoverd_pair_state", "gauge", "Pair state (1 for the current state).");
+	for (int s = 0; s < FO_MAX_PAIRS; s++) {
+		const struct pair_snap *ps = &sn->pairs[s];
+
+		if (!ps->used)
+			continue;
+		for (int st = 0; st < STATES; st++) {
+			series(out, "failoverd_pair_state", ps, "state", fo_pair_state_name((enum fo_pair_state)st));
+			fprintf(out, "%d\n", ps->state == (uint64_t)st);
+		}
+	}
+	per_pair(out, sn, "failoverd_pair_protected", "gauge",
+		 "1 when the pair is ARMED with a verified, paused standby: a failure of the active is covered.",
+		 offsetof(struct pair_snap, protected_));
+	per_pair(out, sn, "failoverd_switchovers_total", "counter", "Switchovers that started the standby.",
+		 offsetof(struct pair_snap, switches));
+	per_pair(out, sn, "failoverd_switchovers_failed_total", "counter", "Switchovers aborted or failed.",
+		 offsetof(struct pair_snap, failed_switches));
+	family(out, "failoverd_switches_by_fault_total", "counter",
+	       "Switches that started the standby, by the fault that caused them.");
+	for (int s = 0; s < FO_MAX_PAIRS; s++) {
+		const struct pair_snap *ps = &sn->pairs[s];
+
+		if (!ps->used)
+			continue;
+		for (int f = 1; f < FAULTS; f++) {
+			series(out, "failoverd_switches_by_fault_total", ps, "fault", fo_fault_name((enum fo_fault)f));
+			fprintf(out, "%llu\n", (unsigned long long)ps->by_fault[f]);
+		}
+	}
+	per_pair(out, sn, "failoverd_switches_over_deadline_total", "counter",
+		 "Switches that started the standby too late: detected to running over deadline_ms, or fault to "
+		 "running over timeout + period + deadline (the event's MISSED).",
+		 offsetof(struct pair_snap, over_deadline));
+	family(out, "failoverd_pair_deadline_seconds", "gauge", "The pair's deadline_ms: detected to standby running.");
+	for (int s = 0; s < FO_MAX_PAIRS; s++) {
+		const struct pair_snap *ps = &sn->pairs[s];
+
+		if (!ps->used)
+			continue;
+		series(out, "failoverd_pair_deadline_seconds", ps, NULL, NULL);
+		fprintf(out, "%.3f\n", (double)ps->deadline_ms / 1e3);
+	}
+	per_member(out, sn, "failoverd_heartbeats_total", "counter", "Valid heartbeats that made progress.",
+		   offsetof(struct pair_snap, beats));
+	per_member(out, sn, "failoverd_heartbeat_invalid_total", "counter", "Heartbeat pages rejected as invalid.",
+		   offsetof(struct pair_snap, invalid));
+	per_member(out, sn, "failoverd_heartbeat_misses_total", "counter", "Heartbeat deadlines that expired.",
+		   offsetof(struct pair_snap, misses));
+	per_member(out, sn, "failoverd_external_unpause_total", "counter",
+		   "Times the fence audit found a member running that should be paused (unpaused outside failoverd).",
+		   offsetof(struct pair_snap, external_unpauses));
+	for (int h = 0; h < H_COUNT; h++)
+		render_hist(out, sn, h);
+	return 0;
+}
