@@ -3,7 +3,7 @@
  * commands.h - the commands of the control protocol: their names (the
  * request's "cmd"), which object each names, which need the admin right,
  * and the faults a drill may inject. The daemon parses requests with this
- * table (io/control.c) and failoverctl checks its command line with it.
+ * table (io/control_requests.c) and failoverctl checks its command line with it.
  */
 #ifndef FO_PROTO_COMMANDS_H
 #define FO_PROTO_COMMANDS_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * event_json.h - an event as the control socket's JSON object, both ways:
- * the daemon writes it (io/control.c), failoverctl reads it back into the
+ * the daemon writes it (io/control_status.c), failoverctl reads it back into the
  * same view to print the same line (proto/event.h).
  */
 #ifndef FO_PROTO_EVENT_JSON_H
