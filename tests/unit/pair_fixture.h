@@ -14,7 +14,7 @@
 
 #include "sim_config.h"
 #include "core/manager.h"
-#include "hv/hv_sim.h"
+#include "hv/sim/hv_sim.h"
 
 #define MS 1000000ull
 

@@ -24,7 +24,7 @@
 #include "check.h"
 #include "sim_config.h"
 #include "core/manager.h"
-#include "hv/hv_sim.h"
+#include "hv/sim/hv_sim.h"
 #include "io/control.h"
 #include "io/loop.h"
 #include "lib/text.h"
