@@ -81,14 +81,11 @@ int sim_lookup(struct fo_hv *hv, const char *name, fo_domid_t *ret)
 
 int sim_get_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret)
 {
-	struct fo_hv_sim *s = sim_of(hv);
-	struct sim_domain *d;
-	int r = sim_enter(s, FO_SIM_GET_STATE, domid);
+	int r = sim_enter(sim_of(hv), FO_SIM_GET_STATE, domid);
 
 	if (r < 0)
 		return r;
-	d = sim_find_dom(s, domid);
-	*ret = d ? d->state : FO_DOM_GONE;
+	*ret = fo_sim_state(hv, domid);
 	return 0;
 }
 

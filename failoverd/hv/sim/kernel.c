@@ -143,12 +143,6 @@ static int sim_kernel_adopt(struct fo_hv *hv, uint32_t pair_id, uint32_t poll_ms
 
 static void sim_kernel_poll_events(struct fo_hv *hv) { fo_sim_kernel_deliver(hv); }
 
-static enum fo_dom_state sim_state_of(struct fo_hv_sim *s, fo_domid_t domid)
-{
-	struct sim_domain *d = sim_find_dom(s, domid);
-	return d ? d->state : FO_DOM_GONE;
-}
-
 /* The module's domctls in the model: Xen's counted pauses, not logged as
  * the daemon's own calls (the module makes them, not failoverd). */
 static int kmod_model_pause(void *ctx, uint32_t domid)
@@ -175,7 +169,7 @@ static int kmod_model_unpause(void *ctx, uint32_t domid)
 
 static int kmod_model_get_state(void *ctx, uint32_t domid, uint32_t *state)
 {
-	*state = (uint32_t)sim_state_of(ctx, domid);
+	*state = (uint32_t)fo_sim_state(&((struct fo_hv_sim *)ctx)->base, domid);
 	return 0;
 }
 
