@@ -14,7 +14,7 @@
 
 #include "pair_fixture.h"
 
-static inline void fx_armed(struct fx *f)
+static inline void fx_kernel_armed(struct fx *f)
 {
 	struct fo_config cfg;
 

@@ -20,7 +20,7 @@ static void test_handover_on_armed(void)
 {
 	struct fx f;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	CHECK(f.p->state == FO_PAIR_ARMED, "state %s", fo_pair_state_name(f.p->state));
 	CHECK(f.p->kernel_ok && f.p->kernel_armed, "ARMED pair handed to the module");
 	CHECK(f.p->kernel_id == fo_pair_kernel_id("brake"), "pair id is the name's hash");
@@ -172,7 +172,7 @@ static void test_backstop_reads_late_event(void)
 {
 	struct fx f;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	f.hold_delivery = true;
 	fo_sim_clear_calls(f.hv);
@@ -197,7 +197,7 @@ static void test_manual_disarm_switch_rearm(void)
 	char err[256] = "";
 	const struct fo_event *e;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	fo_sim_clear_calls(f.hv);
 	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) == 0, "switchover: %s", err);
@@ -235,7 +235,7 @@ static void test_drill_heartbeat_loss_by_kernel(void)
 	char err[256] = "";
 	const struct fo_event *e;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	fo_sim_clear_calls(f.hv);
 	CHECK(fo_pair_request_drill(f.p, FO_DRILL_HEARTBEAT_LOSS, err, sizeof(err)) == 0, "drill: %s", err);
@@ -257,7 +257,7 @@ static void test_crash_disarm_then_switch(void)
 	struct fx f;
 	const struct fo_event *e;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	fo_sim_clear_calls(f.hv);
 	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true);
@@ -279,7 +279,7 @@ static void test_unhealthy_while_kernel_armed(void)
 	struct fx f;
 	const struct fo_event *e;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	fo_sim_heartbeat_status(f.hv, f.a, FO_HB_APP_UNHEALTHY);
 	e = last_event_of(&f, FO_EV_SWITCHOVER);
@@ -297,7 +297,7 @@ static void test_race_kernel_firing(void)
 	struct fx f;
 	char err[256] = "";
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	fo_sim_kernel_hold(f.hv, true);
 	advance(&f, 60); /* module deadline passed: FIRING, not switched yet */
@@ -326,7 +326,7 @@ static void test_race_kernel_done_event_unread(void)
 {
 	struct fx f;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	f.hold_delivery = true;
 	/* The module fired at 40; our look at the module comes at 50. The
@@ -353,7 +353,7 @@ static void test_race_late_event_after_own_switch(void)
 	struct fx f;
 	struct fo_hv_kevent ev;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	/* What the module does in that window: pair gone, event not queued. */
 	CHECK(f.hv->ops->kernel_disarm(f.hv, f.p->kernel_id) == 0, "pair vanishes from the module");
@@ -406,7 +406,7 @@ static void test_ebusy_foreign_owner(void)
  * progress, read by a poll just now (the agent wrote it a period ago). */
 static uint64_t fx_armed_polled(struct fx *f)
 {
-	fx_armed(f);
+	fx_kernel_armed(f);
 	fo_sim_kernel_poll_pages(f->hv, true);
 	live(f, 50);
 	CHECK(f->p->kernel_armed && f->p->m[0].hb.progressed && f->p->m[0].hb.last_progress_ns == fo_sim_now(f->hv),
@@ -601,7 +601,7 @@ static void test_backstop_broken_module(void)
 	const struct fo_event *e;
 	uint64_t last;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	fo_sim_heartbeat(f.hv, f.a);
 	last = fo_sim_now(f.hv);
@@ -632,7 +632,7 @@ static void test_kernel_switch_paused_active_not_paused_twice(void)
 	struct fx f;
 	const struct fo_event *e;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	CHECK(fo_sim_external_pause(f.hv, f.a) == 0, "third-party pause of the active");
 	for (int i = 0; i < 100 && fo_sim_state(f.hv, f.b) != FO_DOM_RUNNING; i++) {

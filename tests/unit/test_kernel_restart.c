@@ -22,7 +22,7 @@ static void test_restart_adopts_armed(void)
 	struct fx f;
 	char err[256] = "";
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	/* Switch once so that the module's roles differ from the config's. */
 	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) == 0, "%s", err);
@@ -58,7 +58,7 @@ static void test_restart_after_kernel_switch(void)
 	struct fx f;
 	const struct fo_event *e;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	/* "SIGKILL": from here nobody reads the device or runs deadlines. */
 	f.hold_delivery = true;
@@ -107,7 +107,7 @@ static void test_restart_while_firing(void)
 {
 	struct fx f;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	f.hold_delivery = true;
 	fo_sim_kernel_hold(f.hv, true);
@@ -133,7 +133,7 @@ static void test_restart_stale_arming(void)
 	struct fx f;
 	fo_domid_t x, y;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	fo_pair_disarm(f.p);
 	x = fo_sim_add_domain(f.hv, "old-x", FO_DOM_RUNNING);
 	y = fo_sim_add_domain(f.hv, "old-y", FO_DOM_PAUSED);
@@ -153,7 +153,7 @@ static void test_standby_dies_disarms(void)
 {
 	struct fx f;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	fo_sim_set_state(f.hv, f.b, FO_DOM_CRASHED, true);
 	CHECK(f.p->state == FO_PAIR_DEGRADED, "DEGRADED");
@@ -168,7 +168,7 @@ static void test_agent_new_port_rearms(void)
 {
 	struct fx f;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	fo_sim_clear_calls(f.hv);
 	fo_sim_agent_event(f.hv, f.a, -ESTALE, "agent's port changed (5 -> 7) while the kernel module holds the old one");
@@ -192,7 +192,7 @@ static void test_reload_removed_disarms(void)
 	struct fo_config empty;
 	uint32_t id;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	id = f.p->kernel_id;
 	sim_base_config(&empty);
 	empty.n_pairs = 0;
@@ -223,7 +223,7 @@ static void test_restart_renamed_orphan_disarmed(void)
 	char name[32], dom[16];
 	const struct fo_event *e;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	old_id = f.p->kernel_id;
 	CHECK(kernel_has(&f, f.a, f.b), "armed under the old name");
@@ -265,7 +265,7 @@ static void test_restart_removed_orphan_disarmed(void)
 	struct fx f;
 	uint32_t id;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	id = f.p->kernel_id;
 	f.cfg.n_pairs = 0;
@@ -289,7 +289,7 @@ static void test_restart_orphan_firing_left(void)
 	struct fx f;
 	uint32_t id;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	id = f.p->kernel_id;
 	f.hold_delivery = true;
@@ -349,7 +349,7 @@ static void test_restart_stale_arming_recorded(void)
 	const struct fo_event_ring *r;
 	bool seen = false;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	fo_pair_disarm(f.p);
 	x = fo_sim_add_domain(f.hv, "old-x", FO_DOM_RUNNING);
 	y = fo_sim_add_domain(f.hv, "old-y", FO_DOM_PAUSED);
@@ -372,7 +372,7 @@ static void test_module_without_list(void)
 {
 	struct fx f;
 
-	fx_armed(&f);
+	fx_kernel_armed(&f);
 	live(&f, 50);
 	CHECK(fo_sim_kernel_arm_external(f.hv, 777, fo_sim_add_domain(f.hv, "o-x", FO_DOM_RUNNING),
 					 fo_sim_add_domain(f.hv, "o-y", FO_DOM_PAUSED), 60000) == 0,
@@ -398,7 +398,7 @@ static void test_random_walk_kernel(void)
 		struct fx f;
 		char err[256];
 
-		fx_armed(&f);
+		fx_kernel_armed(&f);
 		for (int step = 0; step < 150; step++) {
 			seed = seed * 1103515245u + 12345u;
 			unsigned r = (seed >> 16) % 100;

@@ -12,25 +12,11 @@
 #include "check.h"
 #include "pair_fixture.h"
 
-/* Domains a and b in the given states, manager started (arming ran). */
-static void fx_setup_cfg(struct fx *f, const struct fo_config *cfg, enum fo_dom_state sa, enum fo_dom_state sb)
-{
-	fx_new(f, cfg, sa, sb, false);
-}
-
 static void fx_setup(struct fx *f, enum fo_dom_state sa, enum fo_dom_state sb)
 {
 	struct fo_config cfg;
 	sim_base_config(&cfg);
 	fx_setup_cfg(f, &cfg, sa, sb);
-}
-
-/* First boot: both running, standby heartbeats, gets paused: ARMED. */
-static void fx_armed(struct fx *f)
-{
-	struct fo_config cfg;
-	sim_base_config(&cfg);
-	fx_armed_cfg(f, &cfg, false);
 }
 
 static void test_arm_first_boot(void)
