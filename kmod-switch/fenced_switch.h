@@ -9,7 +9,7 @@
  * shut down, dying or gone). The same source is compiled into the fo_switch
  * kernel module (switch.c, over domctls) and into failoverd (its own switch
  * in core/switchover.c over libxenctrl, and the simulator's model of the
- * module in hv/hv_sim.c), so the three cannot drift apart.
+ * module in hv/sim/kernel.c), so the three cannot drift apart.
  *
  * It allocates nothing, takes no lock, logs nothing: it only calls the four
  * operations it is given. Domain states are the uapi's FO_SWITCH_DOM_*

@@ -10,7 +10,8 @@
  *             (heartbeat page and event channel), libxenlight (name lookup,
  *             domain creation), libxentoollog (Xen's log lines into ours);
  *             start at xen/backend.c.
- *   hv_sim.c  in-process, deterministic virtual clock, fault injection.
+ *   sim/      in-process, deterministic virtual clock, fault injection;
+ *             start at sim/backend.c, the test API is sim/hv_sim.h.
  *   kmod/hv_kmod.c  a decorator around the Xen backend: domain actions and
  *             the fenced switch through /dev/fo_switch (kmod-switch/), the
  *             rest inner.
@@ -337,7 +338,7 @@ struct fo_hv {
 /* Backends. */
 /* The Xen backend (xen/backend.c). */
 int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret);
-/* hv_sim.h declares the simulator's test API; this is its daemon entry. */
+/* sim/hv_sim.h declares the simulator's test API; this is its daemon entry. */
 int fo_hv_sim_new_for_daemon(const struct fo_hv_callbacks *cb, struct fo_hv **ret);
 /* The kernel-module fast path (kmod/hv_kmod.c): wraps `inner` so that get_state,
  * pause, unpause and switch_fenced go through `device` (NULL:

@@ -2,8 +2,9 @@
 /*
  * pair_fixture.h - one pair ("brake": brake-a, brake-b) on the simulated
  * hypervisor with its virtual clock, driven the way the daemon's loop would
- * drive it. Shared by test_pair.c and test_kernel.c (header-only: each test
- * is one executable).
+ * drive it. Shared by the tests of pairs (test_pair*.c, test_kernel*.c via
+ * kernel_fixture.h, test_fence.c, ...; header-only: each test is one
+ * executable).
  */
 #ifndef FO_TEST_PAIR_FIXTURE_H
 #define FO_TEST_PAIR_FIXTURE_H
@@ -14,7 +15,7 @@
 
 #include "sim_config.h"
 #include "core/manager.h"
-#include "hv/hv_sim.h"
+#include "hv/sim/hv_sim.h"
 
 #define MS 1000000ull
 
@@ -118,6 +119,20 @@ static inline void fx_armed_cfg(struct fx *f, const struct fo_config *cfg, bool 
 	prove(f, f->b);
 	fo_sim_guard(f->hv, f->a, f->b);
 	fo_sim_clear_calls(f->hv);
+}
+
+/* fx_armed_cfg on the base config, no kernel module. */
+static inline void fx_armed(struct fx *f)
+{
+	struct fo_config cfg;
+	sim_base_config(&cfg);
+	fx_armed_cfg(f, &cfg, false);
+}
+
+/* Domains a and b in the given states, manager started (arming ran). */
+static inline void fx_setup_cfg(struct fx *f, const struct fo_config *cfg, enum fo_dom_state sa, enum fo_dom_state sb)
+{
+	fx_new(f, cfg, sa, sb, false);
 }
 
 static inline size_t count_calls(struct fx *f, enum fo_sim_op op, fo_domid_t domid)

@@ -18,18 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__,   \
-				__LINE__, #cond);                               \
-			fprintf(stderr, __VA_ARGS__);                           \
-			fputc('\n', stderr);                                    \
-			failures++;                                             \
-		}                                                               \
-	} while (0)
+#include "check.h"
 
 #define CASES "config_cases/"
 
@@ -566,8 +555,8 @@ int main(void)
 	test_load_errors();
 	test_load_fifo();
 	test_hostile_text();
-	if (failures) {
-		fprintf(stderr, "test_config: %d check(s) failed\n", failures);
+	if (check_failures) {
+		fprintf(stderr, "test_config: %d check(s) failed\n", check_failures);
 		return 1;
 	}
 	printf("test_config: ok (%zu bad cases, %zu good cases)\n",

@@ -18,14 +18,6 @@
 #include "check.h"
 #include "pair_fixture.h"
 
-static void fx_armed(struct fx *f)
-{
-	struct fo_config cfg;
-
-	sim_base_config(&cfg);
-	fx_armed_cfg(f, &cfg, false);
-}
-
 /* `ms` of life in 10 ms steps where only `d` heartbeats. */
 static void only_beats(struct fx *f, fo_domid_t d, uint64_t ms)
 {

@@ -26,7 +26,7 @@
 #include "sim_config.h"
 #include "core/manager.h"
 #include "lib/text.h"
-#include "hv/hv_sim.h"
+#include "hv/sim/hv_sim.h"
 #include "io/metrics.h"
 
 static char *render(struct fo_metrics *m)

@@ -108,9 +108,9 @@ def main():
         "daemon": {"control_socket": sock, "metrics_listen": f"127.0.0.1:{port}"},
         "pairs": [
             {"name": "brake-ctl", "active": "brake-a", "standby": "brake-b",
-             "heartbeat": {"period_ms": 10, "timeout_ms": 50}, "deadline_ms": 100},
+             "heartbeat": {"period_ms": 10, "timeout_ms": 500}, "deadline_ms": 100},
             {"name": "odd-pair", "active": ODD_MEMBER, "standby": "odd-b",
-             "heartbeat": {"period_ms": 10, "timeout_ms": 50}, "deadline_ms": 100},
+             "heartbeat": {"period_ms": 10, "timeout_ms": 500}, "deadline_ms": 100},
         ],
     }
     with open(os.path.join(tmp, "failoverd.json"), "w") as f:
@@ -133,7 +133,12 @@ def main():
         check(rc == 0, f"drill crash: {rc} {out} {err}")
         rc, out, err = ctl(sock, "switchover", "odd-pair")
         check(rc == 0, f"switchover odd-pair: {rc} {err}")
-        time.sleep(0.3)  # the new actives' first heartbeats complete the events
+        # The new actives' first heartbeats complete the events: odd-pair
+        # is ARMED again (roles swapped), brake-ctl has no standby left
+        # after the crash drill (keep-paused). Waited for, not slept on: a
+        # loaded machine takes longer.
+        check(wait_state(sock, "odd-pair", "ARMED") and wait_state(sock, "brake-ctl", "DEGRADED"),
+              "the switches did not complete")
 
         rc, out, _ = ctl(sock, "events", "--json")
         events = [json.loads(line) for line in out.splitlines() if line.strip()] if rc == 0 else []

@@ -10,7 +10,7 @@
 #ifndef FO_HV_SIM_H
 #define FO_HV_SIM_H
 
-#include "hv.h"
+#include "hv/hv.h"
 
 enum fo_sim_op {
 	FO_SIM_LOOKUP = 0,
