@@ -50,25 +50,30 @@ static struct fo_trace_event *recs;
 static size_t nrecs, caprecs;
 static bool recs_truncated;
 
+static void vwarnx(const char *fmt, va_list ap)
+{
+	fputs("fo-trace: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void die(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("fo-trace: ", stderr);
+
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vwarnx(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(EXIT_FAIL);
 }
 
 static void warnx_(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("fo-trace: ", stderr);
+
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vwarnx(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static uint64_t mono_ns(void)

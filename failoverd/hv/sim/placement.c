@@ -33,6 +33,16 @@ static int pool_find(struct fo_hv_sim *s, const char *name)
 	return -1;
 }
 
+/* A call that names a pool that does not exist fails as Xen would. */
+static int pool_find_or_fail(struct fo_hv_sim *s, const char *name)
+{
+	int i = pool_find(s, name);
+
+	if (i < 0)
+		sim_set_result(s, -ENOENT);
+	return i < 0 ? -ENOENT : i;
+}
+
 static int pool_of_cpu(struct fo_hv_sim *s, int cpu)
 {
 	for (int i = 0; i < SIM_MAX_POOLS; i++)
@@ -157,11 +167,9 @@ int sim_cpupool_get(struct fo_hv *hv, const char *name, struct fo_hv_pool *ret)
 
 	if (r < 0)
 		return r;
-	i = pool_find(s, name);
-	if (i < 0) {
-		sim_set_result(s, -ENOENT);
-		return -ENOENT;
-	}
+	i = pool_find_or_fail(s, name);
+	if (i < 0)
+		return i;
 	memset(ret, 0, sizeof(*ret));
 	snprintf(ret->name, sizeof(ret->name), "%s", s->pools[i].name);
 	snprintf(ret->sched, sizeof(ret->sched), "%s", s->pools[i].sched);
@@ -180,11 +188,9 @@ int sim_cpupool_move(struct fo_hv *hv, fo_domid_t domid, const char *name)
 
 	if (r < 0)
 		return r;
-	i = pool_find(s, name);
-	if (i < 0) {
-		sim_set_result(s, -ENOENT);
-		return -ENOENT;
-	}
+	i = pool_find_or_fail(s, name);
+	if (i < 0)
+		return i;
 	if (d->pool != i) {
 		d->pool = i;
 		sim_reset_affinity(s, d);
