@@ -33,7 +33,10 @@ enum fo_hb_app_status {
 
 /*
  * The page. Only the first bytes are used; the rest of the 4 KiB page is
- * reserved and must be zero. Writers update `sequence` last (after a release
+ * reserved: writers leave it zero, readers do not look at it (failoverd
+ * never reads it), so that a later version can use it the way extension 1
+ * below used bytes version 1 had reserved, and an older daemon is not
+ * upset by a newer agent. Writers update `sequence` last (after a release
  * barrier), readers read it first (then an acquire barrier), so a reader that
  * sees sequence N sees the other fields as written for N.
  */
