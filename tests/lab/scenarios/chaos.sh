@@ -61,18 +61,30 @@ recover() {
 	wait_state p1 ARMED 90 || fail "chaos $1: p1 could not be armed again: $(status_json)"
 }
 
-faults=0 spontaneous=0 failovers=0 false_failovers=0 unprotected=0 violations=0 tp_windows=0 tp_max_ms=0 over_budget=0
+faults=0 spontaneous=0 redraws=0 failovers=0 false_failovers=0 unprotected=0 violations=0 tp_windows=0 tp_max_ms=0 over_budget=0
 arm_pairs p1
 i=0
 while [ $i -lt $N ]; do
 	i=$((i + 1))
+	# Events from here on are this fault's (or a failover of failoverd's
+	# own before it, checked below).
+	id0=$(max_event_id)
 	if ! wait_state p1 ARMED 180; then
 		unprotected=$((unprotected + 1))
 		recover "$i"
 	fi
 	kind=$(echo $KINDS | cut -d' ' -f$(($(draw $i $NKINDS) + 1)))
-	id0=$(max_event_id)
+	# One snapshot, and it must still say ARMED: a status call can take
+	# seconds while dom0 builds a domain, and the pair may have moved on
+	# (a failover of its own, a rebuild) since wait_state saw it ARMED.
 	snap=$(status_json)
+	if [ "$(echo "$snap" | jq -r '.pairs[0].state')" != ARMED ]; then
+		log "chaos $i: p1 left ARMED before $kind was injected ($(echo "$snap" | jq -c '.pairs[0] | {state, reason, active}')); waiting again"
+		redraws=$((redraws + 1))
+		[ $redraws -le $((N / 2 + 10)) ] || fail "chaos: the pair left ARMED before a fault $redraws times"
+		i=$((i - 1))
+		continue
+	fi
 	act=$(echo "$snap" | jq -r '.pairs[0].active') sby=$(echo "$snap" | jq -r '.pairs[0].standby')
 	start_observer p1
 	usleep 300000

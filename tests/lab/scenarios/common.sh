@@ -590,9 +590,14 @@ lab_dump_debug() {
 	xl list 2>&1
 	if command -v failoverctl >/dev/null 2>&1; then
 		echo "== failoverctl status:"; fctl status --json 2>&1 | head -c 4000; echo
-		echo "== failoverctl events:"; fctl events --json 2>&1 | head -c 6000; echo
+		# The newest events, one short line each: the ones that tell
+		# what happened, not the first of a long history.
+		echo "== failoverctl events (newest 60):"
+		fctl events --json 2>&1 | jq -c '{id, kind, fault, from, to, result, message}' 2>&1 | tail -n 60
 	fi
-	[ -f $LAB/failoverd.log ] && { echo "== failoverd.log (tail)"; tail -n 60 $LAB/failoverd.log; }
+	# libxl's and the domain builder's debug lines would fill the tail.
+	[ -f $LAB/failoverd.log ] && { echo "== failoverd.log (tail, without libxl/xc debug)"
+		grep -v -E '^<7>failoverd: (libxl|xc|domainbuilder): ' $LAB/failoverd.log | tail -n 80; }
 	[ -s $LAB/observer.err ] && { echo "== observer.err"; tail -n 20 $LAB/observer.err; }
 	for f in /var/log/xen/console/guest-*.log; do
 		[ -f "$f" ] || continue
