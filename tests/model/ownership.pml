@@ -639,23 +639,32 @@ inline kq_pop(f, res)
 	kq_n--
 }
 
-/* fo_pair_on_kernel_event() (and the watch's outcome, read by QUERY): the
- * owner switched away from f. One step: memory, then the file. ARMING keeps
- * it for arming_evaluate() whatever the active is (the code checks "already
- * done" first, but in ARMING the active is only a guess: with members known
- * it was set from the module's own PAIRINFO, so the two orders agree). */
+/* fo_pair_on_kernel_event(): the module switched away from f. One step:
+ * memory, then the file. */
 inline on_owner_event(f, res)
 {
 	if
-	:: ds == ARMING -> atomic { kev = 1; kev_f = f; kev_r = res; need_eval = 1 }
-	:: ds != ARMING && da == other(f) ->
+	:: da == other(f) ->
 		/* we have the new active already: "switched as well" */
 		atomic {
 			vm[f] = 1; persist();
 			if :: kfiring && !karmed -> kfiring = 0 :: else fi;
 			if :: ds == ARMED -> become_degraded() :: else fi
 		}
-	:: ds != ARMING && da == f -> atomic { adopt_switch(f, res) }
+	:: da == f && ds == ARMING -> atomic { kev = 1; kev_f = f; kev_r = res; need_eval = 1 }
+	:: da == f && ds != ARMING -> atomic { adopt_switch(f, res) }
+	fi
+}
+
+/* An outcome read while ARMING is kept for arming_evaluate() whatever the
+ * active is: there the active is a guess (the code checks "already done"
+ * first, which in ARMING can leave the pair ARMING for good). Used where no
+ * code exists yet: the watch's outcome, and the arming poll of F_FIXES. */
+inline keep_or_adopt(f, res)
+{
+	if
+	:: ds == ARMING -> atomic { kev = 1; kev_f = f; kev_r = res; need_eval = 1 }
+	:: else -> on_owner_event(f, res)
 	fi
 }
 
@@ -667,11 +676,22 @@ inline o_poll()
 	atomic { kq_pop(f, res) };
 	on_owner_event(f, res)
 }
+
+inline o_poll_keep()
+{
+	atomic { kq_pop(f, res) };
+	keep_or_adopt(f, res)
+}
 #else
 /* The watch queues nothing: its outcome is read with QUERY (design §5),
  * and DISARM answers EALREADY until RELEASE, so there is nothing to poll. */
 #define o_poll_guard	(false)
 inline o_poll()
+{
+	skip
+}
+
+inline o_poll_keep()
 {
 	skip
 }
@@ -711,7 +731,7 @@ inline watch_takeover()
 		/* FAILED_STANDBY at FIRE: nothing held, nothing switched */
 		atomic { res = ABORTED; wst = W_NONE; wact = NOMEMBER; wsby = NOMEMBER }
 	fi;
-	on_owner_event(f, res)
+	keep_or_adopt(f, res)
 }
 #endif
 
@@ -835,7 +855,7 @@ end_loop:
 				if
 				:: on(F_FIXES) ->
 					if
-					:: o_poll_guard -> o_poll(); dec = 1
+					:: o_poll_guard -> o_poll_keep(); dec = 1
 					:: else
 					fi
 				:: else
