@@ -6,6 +6,8 @@
  * /work/shared/design/hypervisor-failover-watch.md), the guests, and a third
  * party running `xl pause` / `xl unpause`. Checked by SPIN (check.sh);
  * README.md beside it says what is abstracted and what each run shows.
+ * Longer than the project's 800 lines: spin reads one model, whose
+ * processes share the domain state, the ghosts and the fenced sequence.
  *
  * One pair, members 0 and 1. At the start 0 runs as the active and 1 is
  * paused (one toolstack pause), no state file, nothing armed anywhere.
