@@ -18,7 +18,7 @@ PACKAGES="build-essential cmake ninja-build pkg-config git
  flex bison dpkg-dev
  clang libclang-rt-14-dev bpftool libbpf-dev
  python3-prometheus-client python3-yaml
- scdoc lintian
+ scdoc lintian spin
  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm"
 
 # --list: the package names only (tests/lab/check-host.sh checks them).

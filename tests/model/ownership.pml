@@ -1,0 +1,1116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ownership.pml - a model of who may pause and unpause a pair's members:
+ * failoverd (which crashes and restarts at any point), the kernel module
+ * (kmod-switch) or the hypervisor watch (designed, not built:
+ * /work/shared/design/hypervisor-failover-watch.md), the guests, and a third
+ * party running `xl pause` / `xl unpause`. Checked by SPIN (check.sh);
+ * README.md beside it says what is abstracted and what each run shows.
+ * Longer than the project's 800 lines: spin reads one model, whose
+ * processes share the domain state, the ghosts and the fenced sequence.
+ *
+ * One pair, members 0 and 1. At the start 0 runs as the active and 1 is
+ * paused (one toolstack pause), no state file, nothing armed anywhere.
+ *
+ * Configuration (-D at `spin -a`):
+ *   WATCH        the pair's second owner is the hypervisor watch; without
+ *                it, the kernel module (the two are checked apart: failoverd
+ *                hands a pair to one of them, never both).
+ *   LIVE         add the liveness formula (run with pan -a -f).
+ *   FLAGS        a variant: P5, the proposed fixes, a bug put back (below).
+ *   MAXFAULT, MAXCRASH, MAXTP, MAXOP, TRIES   the bounds (below).
+ *
+ * Granularity: every hypercall, ioctl and state-file write is one atomic
+ * step; a process can be interleaved between any two of them, and failoverd
+ * can be killed between any two of them (the Crasher). Local computation is
+ * folded into the step it follows, as it is invisible to the others.
+ *
+ * Abstractions (each keeps the search exhaustive and small; none hides an
+ * order of events the real system allows, except where said):
+ *   - Time: a timer may expire whenever what it waits for is absent (the
+ *     module's, the watch's and failoverd's heartbeat deadline whenever the
+ *     active they watch does not beat; grace and arm-wait at any time), so
+ *     every order of expiries is explored and no timeout value matters. A heartbeat is a
+ *     boolean: a member beats while it runs and its agent is not hung.
+ *   - failoverd's event loop: one handler at a time, each enabled only when
+ *     it has something new to see (a changed domain, a queued event, a
+ *     deadline whose cause is there): re-reading an unchanged world is a
+ *     repeat of a state already explored.
+ *   - A pause of a live domain always succeeds (Xen's fails only at 255
+ *     pauses or for a dying domain); what a failed pause would do (the
+ *     retries, "both paused") is not explored.
+ *   - One pair, two members, no rebuild, no `switchover`/drills (manual
+ *     switches), no clear-failed: after a fault switch the pair ends
+ *     DEGRADED (on_failover: keep), as the code does. No destroy/re-create:
+ *     a domain's instance never changes (the verdict's UUID check is moot).
+ *   - kmod-switch: LIST/orphans and a pair id armed with other domains are
+ *     left out (one configured pair, one id); ARM may be refused (the
+ *     active's agent not attached yet), which leaves failoverd the owner.
+ *   - The watch: the design (§3, §5), with the daemon side written the way
+ *     kernel_owner.c treats the module (there is no code yet); FAILED_QUIESCE
+ *     and REVOKED are left out.
+ *   - Bounds: MAXFAULT guest faults, MAXCRASH kills of failoverd, MAXTP
+ *     third-party actions, TRIES tries per fenced step (FO_FENCED_TRIES is
+ *     3: fewer tries only let a fence or a start give up sooner, after a
+ *     third party's interference, which the model must survive anyway).
+ */
+
+/* ------------------------------------------------------------ bounds */
+
+#ifndef MAXFAULT
+#define MAXFAULT 1	/* guest failures (hang or crash) */
+#endif
+#ifndef MAXCRASH
+#define MAXCRASH 1	/* failoverd kills (each followed by a restart) */
+#endif
+#ifndef MAXTP
+#define MAXTP 2		/* third-party `xl pause` / `xl unpause` */
+#endif
+#ifndef MAXOP
+#define MAXOP 0		/* operator `failoverctl disarm` / `arm` */
+#endif
+#ifndef TRIES
+#define TRIES 2		/* FO_FENCED_TRIES is 3 (see above) */
+#endif
+#define MAXPAUSE 4	/* toolstack pause count bound (Xen's is 255) */
+
+/* Variants: -DFLAGS=N (a sum of these) at `spin -a` and `spin -t`;
+ * check.sh names them. */
+#define F_P5		1	/* check P5 too */
+#define F_FIXES		2	/* the changes proposed in README.md */
+#define F_STRICT_RELEASE 4	/* check the watch's RELEASE more strictly */
+#define F_BUG_START_FIRST 8	/* BUG: the standby is unpaused before the fence */
+#define F_BUG_FORGET_VERDICTS 16 /* BUG: a restart does not read the state file */
+#define F_BUG_NO_DISARM	32	/* BUG: failoverd switches without DISARM */
+#define F_BUG_WATCH_TOOLSTACK_FENCE 64 /* BUG: the watch fences with a toolstack pause */
+#define F_BUG_NO_HB_SWITCH 128	/* BUG: failoverd leaves a heartbeat loss to the owner */
+#ifndef FLAGS
+#define FLAGS 0
+#endif
+#define on(f)	((FLAGS & (f)) != 0)
+
+/* ------------------------------------------------------------ constants */
+
+/* Domain state as getdomaininfo reports it (fo_dom_state / FO_SWITCH_DOM_*). */
+#define RUN 0
+#define PSD 1		/* paused: the toolstack pause count is above 0 */
+#define DEAD 2		/* crashed (shut down): fenced for good */
+
+/* Results of ioctls, domctls and switches. */
+#define OK 0
+#define EALREADY 1
+#define ENOENT 2
+#define EBUSY 3
+#define EINVAL 4
+#define FAILED 5	/* FO_SWITCH_FAILED: `to` not started */
+#define ABORTED 6	/* FO_SWITCH_ABORTED: `from` not fenced, `to` untouched */
+
+/* failoverd's pair states (fo_pair_state); REBUILDING is not modelled. */
+#define ARMING 0
+#define ARMED 1
+#define SWITCHING 2
+#define DEGRADED 3
+#define DISARMED 4
+
+/* kmod-switch's pair (kmod-switch/pair.c); K_NONE: not on its list. */
+#define K_NONE 0
+#define K_ARMED 1
+#define K_FIRING 2
+
+/* The watch (design §3): W_FAILED stands for FAILED_STANDBY. */
+#define W_NONE 0
+#define W_ARMED 1
+#define W_QUIESCING 2
+#define W_FIRED 3
+#define W_FAILED 4
+
+/* Who acts on the pair (the owner-exclusion ghost). */
+#define OWN_D 1
+#define OWN_K 2
+#define OWN_W 4
+
+#define NOMEMBER 2
+
+/* ------------------------------------------------------------ Xen */
+
+/*
+ * Per domain: the toolstack (controller) pause count, the watch's private
+ * pause (0 none; 1 taken with domain_pause_nosync, vCPUs may still run;
+ * 2 quiesced), crashed. getdomaininfo shows "paused" only for the toolstack
+ * count (XEN_DOMINF_paused is controller_pause_count > 0): a domain held only
+ * by the watch's private pause reads as running.
+ */
+byte tp[2];
+byte wp[2];
+bool dead[2];
+bool hung[2];		/* the guest's agent makes no progress (a hang) */
+
+#define running(d)	(!dead[d] && tp[d] == 0 && wp[d] != 2)
+#define info(d)		(dead[d] -> DEAD : (tp[d] > 0 -> PSD : RUN))
+#define beats(d)	(running(d) && !hung[d])
+#define other(d)	(1 - (d))
+
+bool reldom;		/* @releaseDomain fired (a domain died), not yet read */
+
+/* ------------------------------------------------------------ ghosts */
+
+bool tpu[2];		/* a third party's unpause of d, and d not paused since */
+short tph[2];		/* the third party's own pauses of d, net (F_STRICT_RELEASE) */
+bool gfailed[2];	/* an owner decided d failed (switched away from it) */
+byte insw;		/* owners inside a fenced switch (OWN_*) */
+byte gact;		/* the member the last switch (anyone's) started */
+bool dtp;		/* a third party's unpause was pending when failoverd last looked */
+bool af;		/* the protected active failed ... */
+byte afm = NOMEMBER;	/* ... this one */
+byte nfault, ncrash, ntp, nop;
+
+/*
+ * P1: never both members running, except after a third party's unpause
+ * that nobody has undone yet (the fence audit's bounded window).
+ * P4: a fence the watch holds is not released by anyone but RELEASE.
+ * Checked after every change of a domain's state.
+ */
+bool wfenced;		/* the watch holds its fence on wact (quiesced) */
+bool wheld;		/* the watch took a fence (QUERY's t_fence), not released */
+byte wact = NOMEMBER, wsby = NOMEMBER;
+
+inline check()
+{
+	assert(!(running(0) && running(1)) || tpu[0] || tpu[1]);	/* P1 */
+	assert(!wfenced || wact == NOMEMBER || !running(wact));		/* P4 */
+}
+
+/* XEN_DOMCTL_pausedomain (the toolstack's count). */
+inline xen_pause(d)
+{
+	assert(tp[d] < MAXPAUSE);
+	tp[d]++;
+	tpu[d] = 0;
+	check()
+}
+
+/* XEN_DOMCTL_unpausedomain: below 0 is refused; with the watch's optional
+ * rule (design §3), the standby of an ARMED watch is refused too. */
+inline xen_unpause(d, r)
+{
+	if
+	:: wst == W_ARMED && d == wsby -> r = EBUSY
+	:: else ->
+		if
+		:: tp[d] > 0 -> tp[d]--; r = OK
+		:: else -> r = EINVAL
+		fi
+	fi
+}
+
+/* An owner's unpause: P2, a member an owner found failed is never started
+ * by failoverd, the module or the watch. */
+inline owner_unpause(d, r)
+{
+	assert(!gfailed[d]);	/* P2 */
+	xen_unpause(d, r);
+	check()
+}
+
+/* P5 (with F_P5): failoverd's pauses outside a switch (the fence audit,
+ * arming, the invariant check) never stop the member that the last switch
+ * started, unless it failed since or a third party's unpause made both run
+ * (now, or when failoverd looked: then failoverd has to choose). Such a
+ * pause undoes a switch: both paused, or the failed one left running.
+ * `outside` is the caller's. */
+inline G(d)
+{
+	assert(!on(F_P5) || !outside || d != gact || gfailed[d] || tpu[0] || tpu[1] || dtp)	/* P5 */
+}
+
+/* failoverd reads both members' state (getdomaininfo twice). */
+#define look()	sx[0] = info(0); sx[1] = info(1); dtp = (on(F_P5) && (tpu[0] || tpu[1]))
+#define set_gact(d)	gact = (on(F_P5) -> d : 0)
+#define set_outside(v)	outside = (on(F_P5) -> v : 0)
+
+/* P3: one owner at a time inside a fenced switch. */
+inline enter(o, to)
+{
+	assert(insw == 0);	/* P3 */
+	insw = o;
+	if
+	:: on(F_BUG_START_FIRST) ->
+		/* BUG: the standby is started first (to save the fence's latency). */
+		owner_unpause(to, r); news()
+	:: else
+	fi
+}
+
+inline leave(o)
+{
+	insw = insw & ~o
+}
+
+/* ------------------------------------------------------------ the module */
+
+byte kst = K_NONE;
+byte kact = NOMEMBER;	/* its armed active; the standby is the other */
+byte kq_n;		/* queued events (read by failoverd) */
+byte kq_f[3];		/* an event: the member switched away from ... */
+byte kq_r[3];		/* ... and the result */
+
+/* ------------------------------------------------------------ the watch */
+
+byte wst = W_NONE;
+bool wvirq;		/* VIRQ_FAILOVER pending for failoverd */
+
+/* ------------------------------------------------------------ failoverd */
+
+/* The state file (daemon.state_file): verdicts and the recorded active. */
+bool vf[2];
+byte raf = NOMEMBER;
+
+/* Its memory, lost when it is killed. */
+byte ds = ARMING;	/* pair state */
+byte da;		/* active member */
+bool vm[2];		/* verdicts */
+byte ram = NOMEMBER;	/* recorded active */
+bool karmed;		/* the owner (module or watch) has the pair */
+bool kfiring;		/* ... and is switching it */
+bool kev;		/* an event read at start, kept for arming */
+byte kev_f, kev_r;
+bool need_eval;		/* arming_evaluate() runs next */
+bool need_fo;		/* fail_over() of the active runs next */
+bool armwait;		/* ARMING waits for a first-boot standby's heartbeat */
+bool blind;		/* started_blind */
+bool anews;		/* something changed since the last audit */
+bool snews;		/* ... since the standby's last heartbeat was handled */
+byte narm;		/* kernel ARM attempts (bounded: a refused ARM is retried) */
+
+bool crash_req;
+
+#define busy (need_eval || need_fo)
+
+/* Every change failoverd could notice on its next period. */
+inline news()
+{
+	anews = 1;
+	snews = 1
+}
+
+/* ------------------------------------------------------------ the fenced
+ * switch (kmod-switch/fenced_switch.c), one copy for the three owners, as
+ * in the code. Locals of the caller: i, r, st, ok, ours, res. */
+
+/* fo_fenced_fence(d): pause it if it runs, confirm it cannot run. */
+inline fence(d)
+{
+	i = 0;
+	ok = 0;
+	ours = 0;
+	do
+	:: atomic { !ok && i < TRIES && info(d) != RUN -> ok = 1 }
+	:: atomic { !ok && i < TRIES && info(d) == RUN -> skip }
+		atomic { G(d); xen_pause(d); ours = 1; news() };
+		atomic { ok = (info(d) != RUN); i++ }
+	:: ok || i >= TRIES -> break
+	od
+}
+
+/* fence_member(): failoverd's fence outside a switch. */
+inline fence_out(d)
+{
+	set_outside(1);
+	fence(d);
+	set_outside(0)
+}
+
+/* fo_fenced_switch(from, to) -> res, as owner o. */
+inline fenced_switch(from, to, o)
+{
+	res = OK;
+	fence(from);
+	if
+	:: !ok -> atomic { res = ABORTED }
+	:: else ->
+		/* 2. start the standby */
+		i = 0;
+		st = DEAD;
+		do
+		:: atomic { i < TRIES && st != RUN -> owner_unpause(to, r); news() };
+			atomic { st = info(to); i++; if :: st == DEAD -> i = TRIES :: else fi }
+		:: i >= TRIES || st == RUN -> break
+		od;
+		if
+		:: st != RUN -> res = FAILED
+		:: else ->
+			/* 3. the old active once more: fenced again if it runs */
+			if
+			:: atomic { info(from) == RUN -> skip };
+				fence(from);
+				if
+				:: !ok -> res = ABORTED; fence(to)
+				:: else
+				fi
+			:: atomic { info(from) != RUN -> skip }
+			fi
+		fi
+	fi;
+	if
+	:: res == OK -> atomic { tpu[to] = 0; set_gact(to) }	/* the role is the switch's now */
+	:: else
+	fi
+}
+
+/* ------------------------------------------------------------ processes */
+
+#ifdef LIVE
+#define set_af(d)	af = 1; afm = d
+#else
+#define set_af(d)	skip
+#endif
+
+/* The guests: a running member fails (its agent hangs, or it crashes). */
+inline guest_fault(d)
+{
+	nfault++;
+	if
+	:: (ds == ARMED && da == d) || (kst == K_ARMED && kact == d) ||
+	   (wst == W_ARMED && wact == d) -> set_af(d)
+	:: else
+	fi
+}
+
+proctype Guest()
+{
+end:
+	do
+	:: atomic { nfault < MAXFAULT && running(0) && !hung[0] -> guest_fault(0); hung[0] = 1; news() }
+	:: atomic { nfault < MAXFAULT && running(1) && !hung[1] -> guest_fault(1); hung[1] = 1; news() }
+	:: atomic { nfault < MAXFAULT && running(0) -> guest_fault(0); dead[0] = 1; reldom = 1; news(); check() }
+	:: atomic { nfault < MAXFAULT && running(1) -> guest_fault(1); dead[1] = 1; reldom = 1; news(); check() }
+	od
+}
+
+/* A third party's `xl pause` / `xl unpause` of either member. */
+#define tp_own(d, n)	tph[d] = (on(F_STRICT_RELEASE) -> tph[d] + (n) : 0)
+proctype ThirdParty()
+{
+	byte r;
+
+end:
+	do
+	:: atomic { ntp < MAXTP && !dead[0] && tp[0] < MAXPAUSE - 1 -> ntp++; xen_pause(0); tp_own(0, 1); news() }
+	:: atomic { ntp < MAXTP && !dead[1] && tp[1] < MAXPAUSE - 1 -> ntp++; xen_pause(1); tp_own(1, 1); news() }
+	:: atomic { ntp < MAXTP && !dead[0] -> ntp++; xen_unpause(0, r);
+		if :: r == OK -> tpu[0] = 1; tp_own(0, -1) :: else fi; news(); check(); r = 0 }
+	:: atomic { ntp < MAXTP && !dead[1] -> ntp++; xen_unpause(1, r);
+		if :: r == OK -> tpu[1] = 1; tp_own(1, -1) :: else fi; news(); check(); r = 0 }
+	od
+}
+
+/* failoverd is killed (SIGKILL, a crash, RLIMIT_RTTIME) at any point. */
+proctype Crasher()
+{
+end:
+	do
+	:: atomic { !crash_req && ncrash < MAXCRASH -> ncrash++; crash_req = 1 }
+	od
+}
+
+#ifndef WATCH
+/*
+ * kmod-switch (pair.c, switch.c): the timer fires when no notification came
+ * for timeout_ms (here: whenever its active does not beat), the worker runs
+ * the fenced switch, then takes the pair off its list (DISARM and PAIRINFO
+ * answer ENOENT from then on) and only then queues the event
+ * (pair_fire(): unbind, list_del, kfree, printk, fo_events_push).
+ */
+inline kpush()
+{
+	assert(kq_n < 3);
+	kq_f[kq_n] = f;
+	kq_r[kq_n] = res;
+	kq_n++
+}
+
+proctype Kmod()
+{
+	byte i, r, st, res, f;
+	bool ok, ours, outside, q;
+
+end:
+	do
+	:: atomic { kst == K_ARMED && !beats(kact) -> kst = K_FIRING; f = kact; gfailed[f] = 1; enter(OWN_K, other(f)) };
+		fenced_switch(f, other(f), OWN_K);
+		atomic { leave(OWN_K); kst = K_NONE; kact = NOMEMBER;
+			/* F_FIXES (README, finding A): the event is queued in the
+			 * step that takes the pair off the list, so that ENOENT
+			 * always finds it */
+			if :: on(F_FIXES) -> kpush(); q = 1 :: else fi };
+		atomic { if :: !q -> kpush() :: else fi;
+			i = 0; r = 0; st = 0; res = 0; f = 0; ok = 0; ours = 0; q = 0 }
+	od
+}
+#else
+/*
+ * The hypervisor watch (design §3): a Xen timer. On timeout (its active does
+ * not beat) or shutdown it validates the standby (alive, paused by the
+ * controller), takes a private pause on the active (domain_pause_nosync),
+ * waits until the active's vCPUs stopped (QUIESCING), validates the standby
+ * again and unpauses it by consuming the toolstack's pause; then FIRED and a
+ * VIRQ. The private pause stays until failoverd sends RELEASE.
+ */
+proctype Watch()
+{
+	byte r;
+
+end:
+	do
+	:: atomic { wst == W_ARMED && !beats(wact) ->
+		gfailed[wact] = 1;
+		if
+		:: dead[wsby] || tp[wsby] == 0 -> wst = W_FAILED; wvirq = 1	/* FAILED_STANDBY, no fence */
+		:: else ->
+			if
+			:: on(F_BUG_WATCH_TOOLSTACK_FENCE) ->
+				/* BUG: the fence is a toolstack pause, which any
+				 * `xl unpause` releases. */
+				xen_pause(wact); wfenced = 1
+			:: else -> wp[wact] = 1
+			fi;
+			wheld = 1;
+			wst = W_QUIESCING; enter(OWN_W, wsby)
+		fi; news() }
+	:: atomic { wst == W_QUIESCING ->	/* every vCPU of the active stopped */
+		if :: !on(F_BUG_WATCH_TOOLSTACK_FENCE) -> wp[wact] = 2; wfenced = 1 :: else fi;
+		if
+		:: !dead[wsby] && tp[wsby] > 0 -> owner_unpause(wsby, r); wst = W_FIRED;
+			if :: running(wsby) -> tpu[wsby] = 0; set_gact(wsby) :: else fi
+		:: else -> wst = W_FAILED
+		fi;
+		leave(OWN_W); wvirq = 1; news(); check(); r = 0 }
+	od
+}
+#endif
+
+/* ------------------------------------------------------------ failoverd's
+ * pieces (failoverd/core/pair/). Locals of Daemon(). */
+
+/* persist(): the state file, written atomically. */
+inline persist()
+{
+	vf[0] = vm[0];
+	vf[1] = vm[1];
+	raf = ram
+}
+
+#ifndef WATCH
+/* hv kernel_disarm (DISARM ioctl) -> r. */
+inline o_disarm(r, sw)
+{
+	atomic {
+		if
+		:: sw && on(F_BUG_NO_DISARM) -> r = OK	/* BUG: a switch without DISARM */
+		:: !(sw && on(F_BUG_NO_DISARM)) && kst == K_ARMED -> kst = K_NONE; kact = NOMEMBER; r = OK
+		:: !(sw && on(F_BUG_NO_DISARM)) && kst == K_FIRING -> r = EALREADY
+		:: else -> r = ENOENT
+		fi
+	}
+}
+
+/* kernel_try_arm(): ARM (may be refused: the active's agent not attached
+ * yet, -ENOENT; a bounded number of times). */
+inline o_try_arm()
+{
+	if
+	:: ds == ARMED && !karmed && narm < 3 ->
+		atomic {
+			narm++;
+			if
+			:: kst == K_NONE && !dead[da] && !dead[other(da)] -> kst = K_ARMED; kact = da; karmed = 1; kfiring = 0
+			:: true -> skip	/* refused; retried on a later heartbeat */
+			fi
+		}
+	:: else
+	fi
+}
+#else
+/* DISARM of the watch: only an ARMED watch is disarmed; one that fired
+ * (QUIESCING, FIRED, FAILED) answers EALREADY until RELEASE. */
+inline o_disarm(r, sw)
+{
+	atomic {
+		if
+		:: sw && on(F_BUG_NO_DISARM) -> r = OK	/* BUG: a switch without DISARM */
+		:: !(sw && on(F_BUG_NO_DISARM)) && wst == W_ARMED -> wst = W_NONE; r = OK
+		:: !(sw && on(F_BUG_NO_DISARM)) && wst == W_NONE -> r = ENOENT
+		:: else -> r = EALREADY
+		fi
+	}
+}
+
+/* ARM: both alive, the standby paused by the controller (design §4). */
+inline o_try_arm()
+{
+	if
+	:: ds == ARMED && !karmed && narm < 3 ->
+		atomic {
+			narm++;
+			if
+			:: wst == W_NONE && !dead[da] && !dead[other(da)] && tp[other(da)] > 0 ->
+				wst = W_ARMED; wact = da; wsby = other(da); wfenced = 0; karmed = 1; kfiring = 0
+			:: true -> skip
+			fi
+		}
+	:: else
+	fi
+}
+#endif
+
+/* become(): leaving ARMED for DEGRADED or DISARMED takes the pair back
+ * from its owner (kernel_release()). */
+inline release_owner()
+{
+	if
+	:: karmed && !kfiring ->
+		o_disarm(r, 0);
+		if
+		:: r == EALREADY -> kfiring = 1
+		:: else -> karmed = 0; kfiring = 0
+		fi
+	:: else
+	fi
+}
+
+inline become_degraded()
+{
+	ds = DEGRADED;
+	news()
+}
+
+/* become_armed(): mark_active, persist, hand it to the owner. */
+inline become_armed()
+{
+	atomic { ds = ARMED; armwait = 0; ram = da; persist(); news() };
+	o_try_arm()
+}
+
+/* after_switch() of a fault switch from `da`, ours or an owner's, one
+ * step: the verdict and the new roles in memory, then the file. */
+inline after_switch(res)
+{
+	vm[da] = 1;
+	if
+	:: res != OK -> persist(); become_degraded()
+	:: else -> da = other(da); ram = da; ds = SWITCHING; persist(); news()
+	fi
+}
+
+/* kernel_adopt_switch(): an owner's switch away from f is ours. */
+inline adopt_switch(f, res)
+{
+	karmed = 0;
+	kfiring = 0;
+	da = f;
+	after_switch(res)
+}
+
+
+/* become(DEGRADED), refuse_standby(): the owner lets go (kernel_release
+ * DISARMs whatever it believes, firing or not). */
+inline degrade()
+{
+	atomic { become_degraded() };
+	if
+	:: karmed ->
+		o_disarm(r, 0);
+		if
+		:: r == EALREADY -> kfiring = 1
+		:: else -> karmed = 0; kfiring = 0
+		fi
+	:: else
+	fi
+}
+
+inline kq_pop(f, res)
+{
+	f = kq_f[0];
+	res = kq_r[0];
+	kq_f[0] = kq_f[1];
+	kq_r[0] = kq_r[1];
+	kq_f[1] = kq_f[2];
+	kq_r[1] = kq_r[2];
+	kq_f[2] = 0;
+	kq_r[2] = 0;
+	kq_n--
+}
+
+/* fo_pair_on_kernel_event(): the module switched away from f. One step:
+ * memory, then the file. */
+inline on_owner_event(f, res)
+{
+	if
+	:: da == other(f) ->
+		/* we have the new active already: "switched as well" */
+		atomic {
+			vm[f] = 1; persist();
+			if :: kfiring && !karmed -> kfiring = 0 :: else fi;
+			if :: ds == ARMED -> become_degraded() :: else fi
+		}
+	:: da == f && ds == ARMING -> atomic { kev = 1; kev_f = f; kev_r = res; need_eval = 1 }
+	:: da == f && ds != ARMING -> atomic { adopt_switch(f, res) }
+	fi
+}
+
+/* An outcome read while ARMING is kept for arming_evaluate() whatever the
+ * active is: there the active is a guess (the code checks "already done"
+ * first, which in ARMING can leave the pair ARMING for good). Used where no
+ * code exists yet: the watch's outcome, and the arming poll of F_FIXES. */
+inline keep_or_adopt(f, res)
+{
+	if
+	:: ds == ARMING -> atomic { kev = 1; kev_f = f; kev_r = res; need_eval = 1 }
+	:: else -> on_owner_event(f, res)
+	fi
+}
+
+#ifndef WATCH
+/* kernel_poll_events(): the one event queued, if any, is adopted. */
+#define o_poll_guard	(kq_n > 0)
+inline o_poll()
+{
+	atomic { kq_pop(f, res) };
+	on_owner_event(f, res)
+}
+
+inline o_poll_keep()
+{
+	atomic { kq_pop(f, res) };
+	keep_or_adopt(f, res)
+}
+#else
+/* The watch queues nothing: its outcome is read with QUERY (design §5),
+ * and DISARM answers EALREADY until RELEASE, so there is nothing to poll. */
+#define o_poll_guard	(false)
+inline o_poll()
+{
+	skip
+}
+
+inline o_poll_keep()
+{
+	skip
+}
+
+/*
+ * QUERY said FIRED or FAILED (f: the watch's active): failoverd takes its
+ * own toolstack pause of f (the usual fence: it pauses only what getdomaininfo
+ * shows running, and the private pause does not show), then RELEASE, then
+ * records the watch's switch as the module's (kernel_adopt_switch). The
+ * daemon side of the watch is not written yet: this is the design's
+ * sequence (§3 "Fence ownership"), in the code's idiom.
+ */
+inline watch_takeover()
+{
+	f = wact;
+	if
+	:: wheld ->
+		/* the watch holds its fence (QUERY's t_fence): ours first */
+		res = (wst == W_FIRED -> OK : FAILED);
+		fence(f);
+		if
+		:: ok ->
+			atomic {
+				/* RELEASE: the private pause is dropped */
+				if :: on(F_BUG_WATCH_TOOLSTACK_FENCE) && tp[f] > 0 -> tp[f]-- :: else fi;
+				wp[f] = 0; wfenced = 0; wheld = 0; wst = W_NONE; wact = NOMEMBER; wsby = NOMEMBER;
+				check();
+				assert(!running(f) || tpu[f]);	/* P2: RELEASE starts no failed member */
+				/* strict: after RELEASE, f is held by a pause that is not
+				 * the third party's own (Xen counts them anonymously) */
+				assert(!on(F_STRICT_RELEASE) || dead[f] || tp[f] > tph[f]);
+				news()
+			}
+		:: else -> skip	/* the watch keeps its fence; DEGRADED below */
+		fi
+	:: else ->
+		/* FAILED_STANDBY at FIRE: nothing held, nothing switched */
+		atomic { res = ABORTED; wst = W_NONE; wact = NOMEMBER; wsby = NOMEMBER }
+	fi;
+	keep_or_adopt(f, res)
+}
+#endif
+
+/* take_from_kernel(): before failoverd pauses or unpauses anything of an
+ * owned pair. r: OK (ours now) or EALREADY (the owner switched or is
+ * switching: its outcome is adopted). */
+inline take_from_owner(r, sw)
+{
+	if
+	:: !karmed -> r = OK
+	:: karmed && kfiring -> r = EALREADY
+	:: else ->
+		o_disarm(r, sw);
+		if
+		:: r == OK -> karmed = 0
+		:: r == EALREADY -> kfiring = 1
+		:: r == ENOENT ->
+			/* it fired: its event, if queued already, first */
+			if
+			:: o_poll_guard -> o_poll(); r = EALREADY
+			:: else -> karmed = 0; kfiring = 0; r = OK
+			fi
+		fi
+	fi
+}
+
+/* ------------------------------------------------------------ failoverd */
+
+/* audit_take_from_kernel(): the owner's outcome first, then DISARM. dec:
+ * the pair is failoverd's to pause now. */
+inline audit_take()
+{
+	if
+	:: !karmed -> dec = 1
+	:: else ->
+		if
+		:: o_poll_guard -> o_poll(); dec = 0
+		:: else ->
+			if
+			:: ds != ARMED || kfiring -> dec = 0
+			:: else -> take_from_owner(r, 0); dec = (r == OK)
+			fi
+		fi
+	fi
+}
+
+proctype Daemon()
+{
+	byte i, r, st, res, f, from, to;
+	byte sx[2];
+	bool ok, ours, dec, firing, outside;
+
+restart:
+	atomic {
+		i = 0; r = 0; st = 0; res = 0; f = 0; from = 0; to = 0;
+		sx[0] = 0; sx[1] = 0; ok = 0; ours = 0; dec = 0; firing = 0; outside = 0;
+		ds = ARMING; da = 0;
+		if
+		:: on(F_BUG_FORGET_VERDICTS) -> vm[0] = 0; vm[1] = 0; ram = NOMEMBER	/* BUG */
+		:: else -> vm[0] = vf[0]; vm[1] = vf[1]; ram = raf
+		fi;
+		karmed = 0; kfiring = 0; kev = 0; kev_f = 0; kev_r = 0;
+		need_eval = 0; need_fo = 0; armwait = 0; blind = 1; anews = 0; snews = 0
+	};
+	{
+#ifndef WATCH
+		/* Start: the module's events queued while no daemon ran are
+		 * read before anything is armed, and kept for arming. */
+		do
+		:: atomic { kq_n > 0 -> kq_pop(f, res); kev = 1; kev_f = f; kev_r = res }
+		:: kq_n == 0 -> break
+		od;
+#endif
+		need_eval = 1;
+end_loop:
+		do
+		:: if
+		/* ---- arming_evaluate(): roles from the module/watch and Xen */
+		:: need_eval ->
+			atomic { need_eval = 0; dec = 0; look() };
+			if
+			:: kev -> atomic { kev = 0; adopt_switch(kev_f, kev_r); dec = 1 };
+				if :: ds == DEGRADED -> degrade() :: else fi
+			:: else
+			fi;
+#ifndef WATCH
+			/* kernel_adopt_on_arming(): PAIRINFO */
+			if
+			:: !dec ->
+				atomic {
+					if
+					:: kst == K_NONE -> r = ENOENT
+					:: else -> r = OK; f = kact; firing = (kst == K_FIRING)
+					fi
+				}
+			:: else
+			fi;
+#else
+			/* QUERY (design §5: the source of truth at start) */
+			if
+			:: !dec ->
+				atomic {
+					if
+					:: wst == W_NONE -> r = ENOENT
+					:: else -> r = OK; f = wact; firing = (wst == W_QUIESCING)
+					fi
+				};
+				if
+				:: r == OK && (wst == W_FIRED || wst == W_FAILED) ->
+					watch_takeover(); dec = 1;
+					if :: ds == DEGRADED -> degrade() :: else fi
+				:: else
+				fi
+			:: else
+			fi;
+#endif
+			if
+			:: !dec && r == ENOENT ->
+				/* F_FIXES (finding B): gone from the module: its event
+				 * first, as take_from_kernel() does (kept; arming again) */
+				if
+				:: on(F_FIXES) ->
+					if
+					:: o_poll_guard -> o_poll_keep(); dec = 1
+					:: else
+					fi
+				:: else
+				fi;
+				karmed = 0; kfiring = 0
+			:: !dec && r == OK ->
+				da = f; karmed = 1; kfiring = 0;
+				if
+				:: firing -> kfiring = 1; ds = ARMING; dec = 1	/* waiting for its event */
+				:: else ->
+					if
+					:: sx[da] == RUN && sx[other(da)] == RUN ->
+						/* never both: PAUSE is allowed on an armed pair */
+						fence_out(other(da)); sx[other(da)] = (ok -> PSD : RUN);
+						if :: !ok -> degrade(); dec = 1 :: else fi
+					:: else
+					fi;
+					if
+					:: !dec && sx[da] == RUN && sx[other(da)] == PSD ->
+						dec = 1;
+						if
+						:: vm[other(da)] -> degrade()	/* refuse_standby */
+						:: else -> become_armed()	/* adopted from the owner */
+						fi
+					:: !dec && !(sx[da] == RUN && sx[other(da)] == PSD) ->
+						/* its active does not run: take it back, decide from Xen */
+						take_from_owner(r, 0);
+						if
+						:: r == EALREADY -> dec = 1;
+							if :: ds == ARMING && kfiring -> skip :: else fi
+						:: else -> karmed = 0; kfiring = 0
+						fi
+					:: dec -> skip
+					fi
+				fi
+			:: dec -> skip
+			fi;
+			/* from what Xen says; never unpauses */
+			if
+			:: !dec && (sx[0] == RUN) != (sx[1] == RUN) ->
+				da = (sx[0] == RUN -> 0 : 1);
+				if
+				:: sx[other(da)] == DEAD -> degrade()
+				:: else ->
+					/* presume_switched_away(): recorded active paused, other runs */
+					if
+					:: !vm[other(da)] && blind && ram == other(da) ->
+						atomic { vm[other(da)] = 1; gfailed[other(da)] = 1; persist() }
+					:: else
+					fi;
+					if
+					:: vm[other(da)] -> degrade()	/* refuse_standby */
+					:: else -> become_armed()		/* adopted from the hypervisor */
+					fi
+				fi
+			:: !dec && sx[0] == RUN && sx[1] == RUN ->
+				/* prefer_active() */
+				if :: ram != NOMEMBER -> da = ram :: else fi;
+				if :: vm[da] && !vm[other(da)] -> da = other(da) :: else fi;
+				if
+				:: vm[other(da)] ->
+					fence_out(other(da)); degrade()
+				:: else ->
+					if
+					:: atomic { beats(other(da)) -> skip } ->
+						/* the standby heartbeated: paused, then ARMED */
+						fence_out(other(da));
+						if :: ok -> become_armed() :: else -> degrade() fi
+					:: else -> atomic { armwait = 1; ds = ARMING }
+					fi
+				fi
+			:: !dec && sx[0] != RUN && sx[1] != RUN -> degrade()	/* nothing runs */
+			:: else
+			fi;
+			atomic { if :: ds != ARMING -> blind = 0 :: else fi; dec = 0; firing = 0; f = 0; res = 0 }
+
+		/* ---- fail_over(): a fault on the active; begin_switchover() */
+		:: need_fo ->
+			atomic { need_fo = 0; from = da; to = other(da); gfailed[from] = 1; st = info(to) };
+			if
+			:: st == DEAD -> atomic { vm[from] = 1; persist() }; degrade()	/* -ENODEV */
+			:: else ->
+				take_from_owner(r, 1);
+				if
+				:: r == OK ->
+					atomic { enter(OWN_D, to) };
+					fenced_switch(from, to, OWN_D);
+					atomic { leave(OWN_D); after_switch(res) };
+					if :: ds == DEGRADED -> degrade() :: else fi
+				:: else	/* EALREADY: the owner's switch is adopted */
+				fi
+			fi;
+			atomic { from = 0; to = 0; res = 0; st = 0 }
+
+		/* ---- @releaseDomain, or the standby heartbeating outside
+		 *      arming: fo_pair_on_domains_changed() */
+		:: !busy && (reldom || (snews && beats(other(da)))) ->
+			atomic { reldom = 0; snews = 0; look() };
+			if
+			:: ds == ARMED && sx[da] == DEAD -> need_fo = 1	/* fo_pair_domains_fault() */
+			:: ds == ARMING -> need_eval = 1
+			:: else ->
+				/* the invariant first, in every state */
+				if
+				:: sx[da] == RUN && sx[other(da)] == RUN ->
+					/* F_FIXES (finding C): as the audit, the owner's
+					 * outcome and a DISARM first (with the watch, the
+					 * fenced old active reads as running until RELEASE) */
+					if :: on(F_FIXES) -> audit_take() :: else -> dec = 1 fi;
+					if
+					:: dec -> fence_out(other(da));
+						if :: !ok && ds == ARMED -> degrade() :: else fi
+					:: else
+					fi
+				:: else
+				fi;
+				if
+				:: ds == ARMED && sx[other(da)] == DEAD -> degrade()
+				:: ds == SWITCHING && sx[da] == DEAD -> degrade()
+				:: else
+				fi
+			fi
+
+		/* ---- the active's heartbeat deadline (kernel_backstop()) */
+		:: !busy && ds == ARMED && !beats(da) && !(karmed && kfiring) ->
+			if
+			/* BUG_NO_HB_SWITCH: a heartbeat loss is left to the
+			 * module even when it does not have the pair */
+			:: !karmed -> need_fo = !on(F_BUG_NO_HB_SWITCH)
+			:: else ->
+#ifndef WATCH
+				atomic {	/* PAIRINFO */
+					if
+					:: kst == K_NONE -> r = ENOENT
+					:: else -> r = OK; firing = (kst == K_FIRING)
+					fi
+				};
+#else
+				atomic {	/* QUERY */
+					if
+					:: wst == W_NONE -> r = ENOENT
+					:: else -> r = OK; firing = (wst != W_ARMED)
+					fi
+				};
+#endif
+				if
+				:: r == ENOENT ->
+					if
+					:: o_poll_guard -> o_poll()
+					:: else -> karmed = 0; need_fo = 1
+					fi
+				:: r == OK && firing -> kfiring = 1
+				:: r == OK && !firing -> need_fo = 1	/* its deadline long past */
+				fi;
+				firing = 0
+			fi
+
+#ifndef WATCH
+		/* ---- the module's event (poll/read on the device) */
+		:: !busy && kq_n > 0 ->
+			o_poll();
+			if :: ds == DEGRADED -> degrade() :: else fi;
+			atomic { f = 0; res = 0 }
+#else
+		/* ---- VIRQ_FAILOVER: QUERY */
+		:: !busy && wvirq ->
+			atomic { wvirq = 0 };
+			if
+			:: wst == W_FIRED || wst == W_FAILED -> watch_takeover();
+				if :: ds == DEGRADED -> degrade() :: else fi
+			:: wst == W_QUIESCING && karmed -> kfiring = 1
+			:: else
+			fi;
+			atomic { f = 0; res = 0 }
+#endif
+
+		/* ---- SWITCHING ends: first heartbeat or grace expired; either
+		 *      way a fault switch ends DEGRADED (on_failover: keep) */
+		:: !busy && ds == SWITCHING -> degrade()
+
+		/* ---- ARMING: the first-boot standby heartbeated, or did not */
+		:: !busy && ds == ARMING && armwait && beats(other(da)) -> need_eval = 1
+		:: !busy && ds == ARMING && armwait ->
+			armwait = 0; fence_out(other(da)); degrade()
+
+		/* ---- the fence audit, once a period (fo_pair_audit()) */
+		:: !busy && anews && (ds == ARMED || ds == DEGRADED) && !kfiring ->
+			atomic { anews = 0; look() };
+			if
+			:: sx[other(da)] == RUN && (vm[other(da)] || ds == ARMED || sx[da] == RUN) ->
+				audit_take();
+				if
+				:: dec ->
+					fence_out(other(da));
+					if
+					:: ok -> o_try_arm()
+					:: else -> if :: ds == ARMED -> degrade() :: else fi
+					fi
+				:: else -> if :: ds == DEGRADED -> degrade() :: else fi
+				fi;
+				dec = 0
+			:: else
+			fi
+
+		/* ---- a refused ARM is retried on a later heartbeat */
+		:: !busy && ds == ARMED && !karmed && beats(da) && narm < 3 -> o_try_arm()
+
+		/* ---- the operator: failoverctl disarm / arm */
+		:: !busy && nop < MAXOP && ds != DISARMED ->
+			atomic { nop++; ds = DISARMED; armwait = 0; news() };
+			if
+			:: karmed ->
+				o_disarm(r, 0);
+				if :: r == EALREADY -> kfiring = 1 :: else -> karmed = 0; kfiring = 0 fi
+			:: else
+			fi
+		:: !busy && nop < MAXOP && (ds == DISARMED || ds == DEGRADED) ->
+			atomic { nop++; ds = ARMING; need_eval = 1 }
+		fi;
+		/* what a handler computed is gone before the next (fewer states) */
+		d_step {
+			i = 0; r = 0; st = 0; res = 0; f = 0; from = 0; to = 0; sx[0] = 0; sx[1] = 0;
+			ok = 0; ours = 0; dec = 0; firing = 0; outside = 0; dtp = 0
+		}
+		od
+	} unless {
+		atomic { crash_req -> crash_req = 0; leave(OWN_D); wvirq = 0 }
+	};
+	goto restart
+}
+
+#ifdef LIVE
+/* A fault of the protected active (ARMED in failoverd, the module or the
+ * watch) is followed by the standby running, or DEGRADED (or an operator's
+ * disarm). */
+ltl live { [] (af -> <> (ds == DEGRADED || ds == DISARMED ||
+			 (afm == 0 && running(1)) || (afm == 1 && running(0)))) }
+#endif
+
+/* The start: member 0 runs as the active, member 1 is paused (one toolstack
+ * pause, as libxl leaves a domain it built); no state file, nothing armed. */
+init
+{
+	atomic {
+		tp[1] = 1;
+		run Guest();
+		run ThirdParty();
+		run Crasher();
+#ifndef WATCH
+		run Kmod();
+#else
+		run Watch();
+#endif
+		run Daemon()
+	}
+}
