@@ -178,6 +178,7 @@ static void pair_fire(struct fo_pair *p)
 {
 	struct fo_event_node *n = p->event;
 	struct fo_switch_req req = { .active = p->active, .standby = p->standby };
+	struct fo_switch_event ev;
 	int r;
 
 	r = fo_switch_fenced(&req);
@@ -192,27 +193,32 @@ static void pair_fire(struct fo_pair *p)
 	n->ev.flags = req.flags;
 	n->ev.phases = req.phases;
 
+	/* What the log line needs, copied: once queued, a reader may free n. */
+	ev = n->ev;
+
+	/* The event is queued before the pair leaves the list, under the
+	 * list's mutex: a DISARM that no longer finds the pair (ENOENT) then
+	 * always finds its event (failoverd's fence audit relies on it; the
+	 * model in tests/model found the window where it did not). The
+	 * pair's slot now belongs to the event, until it is read. */
 	mutex_lock(&fo_pairs_mutex);
 	pair_unbind(p);
+	fo_events_push(n);
 	list_del(&p->node);
 	mutex_unlock(&fo_pairs_mutex);
 	kfree(p);
 
-	/* Logged before the push: once queued, a reader may free n. */
 	if (r == 0)
 		pr_info("pair %u: no heartbeat for %llu us, switched dom%u -> dom%u in %llu us\n",
-			n->ev.pair_id, div_u64(n->ev.detected_ns - n->ev.last_notify_ns, NSEC_PER_USEC),
-			n->ev.active, n->ev.standby,
-			div_u64(req.phases.unpause_done_ns - n->ev.detected_ns, NSEC_PER_USEC));
+			ev.pair_id, div_u64(ev.detected_ns - ev.last_notify_ns, NSEC_PER_USEC),
+			ev.active, ev.standby,
+			div_u64(req.phases.unpause_done_ns - ev.detected_ns, NSEC_PER_USEC));
 	else
 		pr_err("pair %u: no heartbeat, switch dom%u -> dom%u %s (active state %u, standby state %u)\n",
-		       n->ev.pair_id, n->ev.active, n->ev.standby,
+		       ev.pair_id, ev.active, ev.standby,
 		       req.result == FO_SWITCH_FAILED ? "failed: standby not started" :
 		       "aborted: active not confirmed fenced, standby left alone",
 		       req.active_state, req.standby_state);
-
-	/* The pair's slot now belongs to the event, until it is read. */
-	fo_events_push(n);
 }
 
 static int fo_worker_fn(void *unused)
