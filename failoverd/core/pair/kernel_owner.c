@@ -398,6 +398,19 @@ bool kernel_adopt_on_arming(struct fo_pair *p)
 		if (r != -ENOENT)
 			fo_warn("pair %s: cannot ask the kernel module about it: %s", p->cfg.name, strerror(-r));
 		p->kernel_armed = p->kernel_firing = false;
+		/* Not armed (any more): the module may have switched since
+		 * arming read the domains' states, its event queued. Read the
+		 * events now, as take_from_kernel() does, and arm from the
+		 * switch rather than from the stale states (the SPIN model,
+		 * tests/model, finding B: otherwise the new active is taken
+		 * for a standby and paused). */
+		if (r == -ENOENT && hv->ops->kernel_poll_events && !p->kevent_stored) {
+			hv->ops->kernel_poll_events(hv);
+			if (p->kevent_stored) {
+				arming_evaluate(p);
+				return true;
+			}
+		}
 		return false;
 	}
 	ai = fo_pair_member_by_domid(p, k.active);
