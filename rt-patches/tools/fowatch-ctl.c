@@ -229,19 +229,27 @@ static int cmd_arm(int argc, char **argv)
 	return 0;
 }
 
+/* "SUB-COMMAND DOMID": the domid, and fw cleared for op; false on a usage error. */
+static bool one_domid_op(int argc, char **argv, uint32_t op, uint16_t *domid, struct fo_xen_failover_watch *fw)
+{
+	if (argc != 2) {
+		usage(stderr);
+		return false;
+	}
+	if (!parse_domid("DOMID", argv[1], domid))
+		return false;
+	memset(fw, 0, sizeof(*fw));
+	fw->op = op;
+	return true;
+}
+
 static int cmd_simple(uint32_t op, const char *name, int argc, char **argv)
 {
 	struct fo_xen_failover_watch fw;
 	uint16_t domid;
 
-	if (argc != 2) {
-		usage(stderr);
+	if (!one_domid_op(argc, argv, op, &domid, &fw))
 		return 2;
-	}
-	if (!parse_domid("DOMID", argv[1], &domid))
-		return 2;
-	memset(&fw, 0, sizeof(fw));
-	fw.op = op;
 	if (fowatch_domctl(domid, &fw))
 		return report_errno(name, domid);
 	printf("{\"%s\":true,\"domid\":%u}\n", op == FO_FOWATCH_OP_DISARM ? "disarmed" : "released", domid);
@@ -254,14 +262,8 @@ static int cmd_query(int argc, char **argv)
 	uint16_t domid;
 	int64_t m0, m1, offset;
 
-	if (argc != 2) {
-		usage(stderr);
+	if (!one_domid_op(argc, argv, FO_FOWATCH_OP_QUERY, &domid, &fw))
 		return 2;
-	}
-	if (!parse_domid("DOMID", argv[1], &domid))
-		return 2;
-	memset(&fw, 0, sizeof(fw));
-	fw.op = FO_FOWATCH_OP_QUERY;
 	m0 = mono_ns();
 	if (fowatch_domctl(domid, &fw))
 		return report_errno("query", domid);
