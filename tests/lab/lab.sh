@@ -215,6 +215,8 @@ find_project_bins() {
 		KMOD=${FO_KMOD:-$BUILD_DIR/kmod-switch/fo_switch.ko}
 	fi
 	KMOD_TEST=${FO_KMOD_TEST:-$BUILD_DIR/kmod-switch/fo-switch-test}
+	# The patched Xen's failover watch CLI (rt-patches/tools/fowatch-ctl.c)
+	FOWATCH_CTL=${FO_FOWATCH_CTL:-$BUILD_DIR/rt-patches/fowatch-ctl}
 }
 
 # A scenario's "# needs: a b" line names the project binaries it cannot run
@@ -229,6 +231,7 @@ check_needs() {
 		fo-heartbeat) path=$HEARTBEAT ;;
 		fo-plant) path=$PLANT ;;
 		fo-switch-test) path=$KMOD_TEST ;;
+		fowatch-ctl) path=$FOWATCH_CTL ;;
 		fo_switch.ko)
 			[ -f "$KMOD" ] && continue
 			echo "FAIL $SCENARIO: needs fo_switch.ko for the $DOM0_KERNEL dom0 kernel, not found at $KMOD" \
@@ -280,6 +283,7 @@ build_project_image() {
 		fi
 	fi
 	if [ -x "$KMOD_TEST" ]; then img_copy_exe "$root" "$KMOD_TEST" /lab/bin/fo-switch-test; fi
+	if [ -x "$FOWATCH_CTL" ]; then img_copy_exe "$root" "$FOWATCH_CTL" /lab/bin/fowatch-ctl; fi
 	local agent=""
 	if [ -x "$HEARTBEAT" ]; then agent=$HEARTBEAT; have_agent=1; fi
 	for b in "$REPO"/configs/*.json; do
