@@ -52,6 +52,13 @@ enum fo_fenced_why {
 	FO_FENCED_WHY_BOTH_MAY_RUN,     /* ... and `to` could not be paused either */
 };
 
+/* `from` ran again after the unpause and was (or had to be) fenced once
+ * more: FO_SWITCH_F_REFENCED in the uapi. */
+static inline bool fo_fenced_why_refenced(uint32_t why)
+{
+	return why == FO_FENCED_WHY_REFENCED || why == FO_FENCED_WHY_BOTH_PAUSED || why == FO_FENCED_WHY_BOTH_MAY_RUN;
+}
+
 struct fo_fenced_outcome {
 	uint32_t result;     /* FO_SWITCH_OK, _ABORTED or _FAILED */
 	uint32_t why;        /* enum fo_fenced_why */

@@ -156,8 +156,7 @@ int fo_switch_fenced(struct fo_switch_req *req)
 	req->active_state = out.from_state;
 	req->standby_state = out.to_state;
 	req->flags = 0;
-	if (out.why == FO_FENCED_WHY_REFENCED || out.why == FO_FENCED_WHY_BOTH_PAUSED ||
-	    out.why == FO_FENCED_WHY_BOTH_MAY_RUN)
+	if (fo_fenced_why_refenced(out.why))
 		req->flags |= FO_SWITCH_F_REFENCED;
 	if (out.paused_from)
 		req->flags |= FO_SWITCH_F_PAUSED_ACTIVE;

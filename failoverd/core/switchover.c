@@ -29,11 +29,6 @@ static const struct fo_fenced_ops hv_fenced_ops = {
 	.now_ns = op_now_ns,
 };
 
-_Static_assert(FO_SWITCH_DOM_RUNNING == (int)FO_DOM_RUNNING && FO_SWITCH_DOM_PAUSED == (int)FO_DOM_PAUSED &&
-		       FO_SWITCH_DOM_CRASHED == (int)FO_DOM_CRASHED && FO_SWITCH_DOM_SHUTDOWN == (int)FO_DOM_SHUTDOWN &&
-		       FO_SWITCH_DOM_DYING == (int)FO_DOM_DYING && FO_SWITCH_DOM_GONE == (int)FO_DOM_GONE,
-	       "fo_switch_dom_state and fo_dom_state must agree");
-
 int fo_fence_counted(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state, bool *ret_paused)
 {
 	uint32_t st;

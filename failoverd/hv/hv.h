@@ -39,6 +39,12 @@ enum fo_dom_state {
 	FO_DOM_DYING,       /* being destroyed */
 	FO_DOM_GONE,        /* no such domain */
 };
+/* The kernel module's uapi and the shared fenced sequence use the same
+ * values (kmod-switch/uapi/fo_switch.h): states cross as plain numbers. */
+_Static_assert(FO_SWITCH_DOM_RUNNING == (int)FO_DOM_RUNNING && FO_SWITCH_DOM_PAUSED == (int)FO_DOM_PAUSED &&
+		       FO_SWITCH_DOM_CRASHED == (int)FO_DOM_CRASHED && FO_SWITCH_DOM_SHUTDOWN == (int)FO_DOM_SHUTDOWN &&
+		       FO_SWITCH_DOM_DYING == (int)FO_DOM_DYING && FO_SWITCH_DOM_GONE == (int)FO_DOM_GONE,
+	       "fo_switch_dom_state and fo_dom_state must agree");
 
 const char *fo_dom_state_name(enum fo_dom_state s);
 

@@ -60,12 +60,6 @@
 #include "lib/limits.h"
 #include "hv/doomed.h"
 
-_Static_assert(FO_SWITCH_DOM_RUNNING == (int)FO_DOM_RUNNING && FO_SWITCH_DOM_PAUSED == (int)FO_DOM_PAUSED &&
-		       FO_SWITCH_DOM_CRASHED == (int)FO_DOM_CRASHED &&
-		       FO_SWITCH_DOM_SHUTDOWN == (int)FO_DOM_SHUTDOWN && FO_SWITCH_DOM_DYING == (int)FO_DOM_DYING &&
-		       FO_SWITCH_DOM_GONE == (int)FO_DOM_GONE,
-	       "fo_switch_dom_state and fo_dom_state must agree");
-
 
 /* Pairs the module holds a channel for: at most one per pair, and the
  * module's own limit is FO_SWITCH_MAX_SLOTS. */

@@ -201,8 +201,7 @@ static void kpair_fire(struct fo_hv_sim *s, struct sim_kpair *k)
 	ev.error = o.result == FO_SWITCH_OK ? 0 : -EIO;
 	ev.active_state = (enum fo_dom_state)o.from_state;
 	ev.standby_state = (enum fo_dom_state)o.to_state;
-	ev.refenced = o.why == FO_FENCED_WHY_REFENCED || o.why == FO_FENCED_WHY_BOTH_PAUSED ||
-		      o.why == FO_FENCED_WHY_BOTH_MAY_RUN;
+	ev.refenced = fo_fenced_why_refenced(o.why);
 	ev.pause_issued_ns = o.pause_issued_ns;
 	ev.pause_done_ns = o.pause_done_ns;
 	ev.unpause_issued_ns = o.unpause_issued_ns;
