@@ -188,9 +188,12 @@ static void reload_apply(struct fo_daemon *d, bool first_try)
 	    strcmp(next->daemon.control_group, d->cfg.daemon.control_group) != 0 ||
 	    strcmp(next->daemon.control_admin_group, d->cfg.daemon.control_admin_group) != 0 ||
 	    next->daemon.cpu != d->cfg.daemon.cpu || next->daemon.rt_priority != d->cfg.daemon.rt_priority ||
-	    next->daemon.kernel_fast_path != d->cfg.daemon.kernel_fast_path)
+	    next->daemon.kernel_fast_path != d->cfg.daemon.kernel_fast_path ||
+	    next->daemon.hypervisor_watch != d->cfg.daemon.hypervisor_watch ||
+	    next->daemon.hypervisor_watch_cpu != d->cfg.daemon.hypervisor_watch_cpu)
 		fo_warn("reload: daemon.control_socket, daemon.control_group, daemon.control_admin_group, daemon.cpu, "
-			"daemon.rt_priority and daemon.kernel_fast_path apply at the next restart");
+			"daemon.rt_priority, daemon.kernel_fast_path and daemon.hypervisor_watch(_cpu) apply at the "
+			"next restart");
 	if (next->daemon.dom0_vcpu_pcpu != d->cfg.daemon.dom0_vcpu_pcpu || next->n_cpupools != d->cfg.n_cpupools ||
 	    memcmp(next->cpupools, d->cfg.cpupools, sizeof(next->cpupools[0]) * next->n_cpupools) != 0)
 		fo_warn("reload: cpupools and daemon.dom0_vcpu_pcpu are set up at the next restart; until then "
@@ -282,6 +285,46 @@ static int setup_fds(struct fo_daemon *d)
 }
 
 /*
+ * daemon.hypervisor_watch: make Xen's failover watch (our patched Xen,
+ * rt-patches/) the armed owner of the pairs: Xen then switches a pair on
+ * heartbeat loss or the active's crash by itself, however busy or frozen
+ * dom0 is. Probed, never read from a version string. "auto" takes it when
+ * the hypervisor has it; "on" is for hosts whose failover budget assumes
+ * it, where a stock Xen must stop the start, not slow the failovers.
+ * Before the kernel fast path: the module then only speeds up our own
+ * pauses and switches (one owner per pair).
+ */
+static int setup_hypervisor_watch(struct fo_daemon *d)
+{
+	enum fo_hypervisor_watch mode = d->cfg.daemon.hypervisor_watch;
+	char why[192];
+	int r;
+
+	if (mode == FO_HYPERVISOR_WATCH_OFF) {
+		fo_info("hypervisor watch off (daemon.hypervisor_watch): pairs are armed in failoverd or the kernel module");
+		return 0;
+	}
+	if (d->opt.use_sim) {
+		if (mode == FO_HYPERVISOR_WATCH_ON)
+			fo_warn("daemon.hypervisor_watch \"on\" ignored: the sim backend of `failoverd --backend sim` has no watch");
+		return 0;
+	}
+	r = fo_hv_xen_enable_fowatch(d->hv, (uint16_t)d->cfg.daemon.hypervisor_watch_cpu, why, sizeof(why));
+	if (r < 0) {
+		if (mode == FO_HYPERVISOR_WATCH_ON) {
+			fo_err("daemon.hypervisor_watch is \"on\" but Xen's failover watch cannot be used: %s "
+			       "(boot the patched Xen from rt-patches/, or set \"auto\")", why);
+			return r;
+		}
+		fo_info("hypervisor watch: not used (%s)", why);
+		return 0;
+	}
+	fo_info("hypervisor watch: Xen switches armed pairs itself (its timer on pCPU %d); failoverd observes "
+		"through VIRQ_FAILOVER", d->cfg.daemon.hypervisor_watch_cpu);
+	return 0;
+}
+
+/*
  * daemon.kernel_fast_path: put /dev/fo_switch (kmod-switch/) in front of the
  * Xen backend. "auto" takes it when the module is loaded and says which path
  * it uses either way; "on" is for hosts whose latency budget was measured
@@ -353,7 +396,7 @@ int fo_daemon_run(const struct fo_daemon_options *opt)
 		fo_err("cannot open the %s hypervisor backend: %s", opt->use_sim ? "sim" : "xen", strerror(-r));
 		goto out;
 	}
-	if (setup_kernel_fast_path(d) < 0)
+	if (setup_hypervisor_watch(d) < 0 || setup_kernel_fast_path(d) < 0)
 		goto out;
 	fo_manager_attach_hv(d->mgr, d->hv);
 	/* Pools and dom0's vCPU before anything is armed: a host that cannot

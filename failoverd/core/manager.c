@@ -175,6 +175,8 @@ static void assign_kernel_ids(struct fo_manager *m)
 
 		p->kernel_id = fo_pair_kernel_id(p->cfg.name);
 		p->kernel_ok = capable;
+		p->kernel_owner_is_hv = capable && m->env.hv->ops->armed_owner &&
+					!strcmp(m->env.hv->ops->armed_owner(m->env.hv), "hypervisor");
 		for (size_t j = 0; j < i && capable; j++)
 			if (m->pairs[j].kernel_id == p->kernel_id) {
 				p->kernel_ok = false;

@@ -80,17 +80,29 @@ enum fo_hv_kresult {
 	FO_HV_KSWITCH_FAILED = 2,  /* active fenced, standby could not be started */
 };
 
-/* The kernel switched an armed pair (its deadline expired). Phase times are
- * CLOCK_MONOTONIC, the clock now_ns() reads; 0 = phase not reached. */
+/* What made an armed owner switch. The kernel module reacts to heartbeat
+ * loss only; Xen's failover watch also to the active's shutdown. */
+enum fo_hv_ktrigger {
+	FO_HV_KTRIGGER_TIMEOUT = 0, /* no progress (notification or sequence) for the timeout */
+	FO_HV_KTRIGGER_CRASH,       /* the active crashed */
+	FO_HV_KTRIGGER_SHUTDOWN,    /* the active shut down (poweroff, reboot, watchdog) */
+};
+
+/* The owner switched an armed pair. Phase times are CLOCK_MONOTONIC, the
+ * clock now_ns() reads (Xen's own stamps mapped onto it, within
+ * clock_err_ns); 0 = phase not reached. */
 struct fo_hv_kevent {
 	uint32_t pair_id;
 	fo_domid_t active, standby;
+	const char *owner;         /* "kernel" or "hypervisor": the event's path */
+	enum fo_hv_ktrigger trigger;
 	enum fo_hv_kresult result;
 	int error;                 /* 0 or the -errno of the switch */
 	enum fo_dom_state active_state, standby_state;
 	bool refenced;             /* the old active ran again and was paused once more */
 	uint64_t last_notify_ns, deadline_ns, detected_ns, notifications;
 	uint64_t pause_issued_ns, pause_done_ns, unpause_issued_ns, unpause_done_ns;
+	uint64_t clock_err_ns;     /* bound of the stamps' mapping onto now_ns()'s clock */
 };
 
 /*
@@ -248,9 +260,12 @@ struct fo_hv_ops {
 	int (*switch_fenced)(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, struct fo_fenced_outcome *out);
 
 	/*
-	 * Optional (all NULL if absent): kernel-armed mode. One owner per pair:
-	 * while the module has a pair armed, it alone switches it on heartbeat
-	 * loss; unpause and switch_fenced of its members answer -EBUSY.
+	 * Optional (all NULL if absent): armed mode, with an owner below the
+	 * daemon: the kernel module (hv_kmod.c) or Xen's failover watch
+	 * (fowatch/owner.c, patched Xen). One owner per pair: while the owner
+	 * has a pair armed, it alone switches it on heartbeat loss; unpause
+	 * and switch_fenced of its members answer -EBUSY. The ops keep the
+	 * module's names; armed_owner() says which owner answers them.
 	 *
 	 * kernel_arm: hand the active's heartbeat event channel over to the
 	 *   module and ARM the pair. The channel can be bound only once on
@@ -266,7 +281,9 @@ struct fo_hv_ops {
 	 *   it); -EALREADY (firing: the switch is running, its event follows).
 	 * kernel_adopt: is `pair_id` armed (PAIRINFO)? If so, the module holds
 	 *   the active's channel: the backend stops trying to bind it and
-	 *   reads its page every poll_ms. -ENOENT if not armed.
+	 *   reads its page every poll_ms. -ENOENT if not armed. `members` are
+	 *   the pair's two domains (FO_DOMID_INVALID if unknown): Xen's watch
+	 *   is found by domain, not by pair id.
 	 * kernel_poll_events: deliver every queued kernel event now, through
 	 *   kernel_switched (a daemon that needs to know before it acts).
 	 * kernel_list: every pair the module has armed, whoever armed it
@@ -278,9 +295,17 @@ struct fo_hv_ops {
 	int (*kernel_arm)(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
 			  uint32_t timeout_ms, uint32_t poll_ms);
 	int (*kernel_disarm)(struct fo_hv *hv, uint32_t pair_id);
-	int (*kernel_adopt)(struct fo_hv *hv, uint32_t pair_id, uint32_t poll_ms, struct fo_hv_karm *ret);
+	int (*kernel_adopt)(struct fo_hv *hv, uint32_t pair_id, const fo_domid_t members[2], uint32_t poll_ms,
+			    struct fo_hv_karm *ret);
 	void (*kernel_poll_events)(struct fo_hv *hv);
 	int (*kernel_list)(struct fo_hv *hv, struct fo_hv_karm *ret, size_t max);
+	/* Optional (NULL: "kernel"): who answers the kernel_* ops, for
+	 * messages, status and events: "kernel" or "hypervisor". */
+	const char *(*armed_owner)(struct fo_hv *hv);
+	/* Optional (NULL if absent): the grant reference of the member's
+	 * heartbeat page, as its agent published it and we mapped it (what
+	 * Xen's watch pins). -ENOENT: no agent attached. */
+	int (*agent_gref)(struct fo_hv *hv, fo_domid_t domid, uint32_t *ret_gref);
 
 	/*
 	 * Optional, implemented by the Xen backend for the decorator above it:
@@ -344,6 +369,10 @@ struct fo_hv {
 /* Backends. */
 /* The Xen backend (xen/backend.c). */
 int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret);
+/* Make Xen's failover watch (our patched hypervisor) the armed owner of
+ * pairs, its timer on pCPU `cpu`: probes the hypervisor (-ENOSYS: a Xen
+ * without the watch), binds VIRQ_FAILOVER. On failure `why` says what. */
+int fo_hv_xen_enable_fowatch(struct fo_hv *hv, uint16_t cpu, char *why, size_t whylen);
 /* sim/hv_sim.h declares the simulator's test API; this is its daemon entry. */
 int fo_hv_sim_new_for_daemon(const struct fo_hv_callbacks *cb, struct fo_hv **ret);
 /* The kernel-module fast path (kmod/hv_kmod.c): wraps `inner` so that get_state,

@@ -130,6 +130,10 @@ cJSON *status_json(struct fo_control *c)
 		/* true: the kernel module owns heartbeat-loss switching of this
 		 * pair right now (ARMed there); failoverd watches. */
 		cJSON_AddBoolToObject(po, "kernel_armed", v.kernel_armed);
+		if (v.owner)
+			cJSON_AddStringToObject(po, "owner", v.owner);
+		else
+			cJSON_AddNullToObject(po, "owner");
 		if (v.kernel_ok)
 			cJSON_AddNumberToObject(po, "kernel_pair_id", (double)v.kernel_id);
 		cJSON_AddNumberToObject(po, "kernel_switches", (double)v.kernel_switches);

@@ -72,7 +72,8 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 {
 	static const char *const keys[] = { "control_socket", "control_group", "control_admin_group", "rt_priority",
 					    "cpu", "dom0_vcpu_pcpu", "require_rt", "log_level",
-					    "kernel_fast_path", "state_file", "metrics_listen", NULL };
+					    "kernel_fast_path", "state_file", "metrics_listen",
+					    "hypervisor_watch", "hypervisor_watch_cpu", NULL };
 	/* A control socket path must also fit sockaddr_un, or bind() fails at
 	 * startup with a less helpful ENAMETOOLONG. */
 	const size_t socket_max = sizeof(((struct sockaddr_un *)0)->sun_path) < FO_PATH_MAX
@@ -147,6 +148,20 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 		return rc;
 	if (rc > 0)
 		d->kernel_fast_path = (enum fo_kernel_fast_path)kfp;
+
+	/* The same three words as kernel_fast_path (describe.c). */
+	rc = read_enum(p, obj, "daemon", "hypervisor_watch", kernel_fast_path_names, &kfp);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		d->hypervisor_watch = (enum fo_hypervisor_watch)kfp;
+
+	/* Xen checks the pCPU exists when the watch is enabled. */
+	rc = read_int(p, obj, "daemon", "hypervisor_watch_cpu", 0, CPU_MAX, &v);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		d->hypervisor_watch_cpu = (int)v;
 
 	rc = read_string(p, obj, "daemon", "metrics_listen", &s);
 	if (rc < 0)
@@ -376,6 +391,8 @@ int fo_config_parse(const char *json_text, struct fo_config *ret, char *err, siz
 	c->daemon.require_rt = false;
 	c->daemon.log_level = FO_LOG_INFO;
 	c->daemon.kernel_fast_path = FO_KERNEL_FAST_PATH_AUTO;
+	c->daemon.hypervisor_watch = FO_HYPERVISOR_WATCH_AUTO;
+	c->daemon.hypervisor_watch_cpu = 0;
 
 	/* require_null_terminated: trailing garbage after the document is an
 	 * error, not ignored. */

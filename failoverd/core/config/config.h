@@ -31,6 +31,14 @@ enum fo_kernel_fast_path {
 	FO_KERNEL_FAST_PATH_OFF,
 };
 
+/* daemon.hypervisor_watch: Xen's failover watch (our patched Xen) as the
+ * armed owner of pairs, so that Xen switches them without dom0. */
+enum fo_hypervisor_watch {
+	FO_HYPERVISOR_WATCH_AUTO = 0, /* when the hypervisor has it (probed), else the other paths */
+	FO_HYPERVISOR_WATCH_ON,       /* refuse to start without it */
+	FO_HYPERVISOR_WATCH_OFF,
+};
+
 /* cpupools[].scheduler: Xen's scheduler for the pool. */
 enum fo_sched {
 	FO_SCHED_NULL = 0, /* one vCPU per pCPU, no time slicing: the RT choice */
@@ -100,6 +108,8 @@ struct fo_daemon_config {
 	bool require_rt;                    /* default false */
 	enum fo_log_level log_level;        /* default info */
 	enum fo_kernel_fast_path kernel_fast_path; /* default auto */
+	enum fo_hypervisor_watch hypervisor_watch; /* default auto */
+	int hypervisor_watch_cpu;                  /* pCPU of Xen's watch timer, default 0 */
 	char state_file[FO_PATH_MAX];       /* failure verdicts across restarts; "" = failed-members
 	                                     * in the control socket's directory (the runtime dir) */
 	char metrics_listen[64];            /* "" = no HTTP /metrics (default); "127.0.0.1:9464", "[::1]:9464" */
@@ -130,6 +140,7 @@ const char *fo_on_failover_name(enum fo_on_failover v);
 const char *fo_failback_name(enum fo_failback v);
 const char *fo_log_level_name(enum fo_log_level v);
 const char *fo_kernel_fast_path_name(enum fo_kernel_fast_path v);
+const char *fo_hypervisor_watch_name(enum fo_hypervisor_watch v);
 
 struct sockaddr_storage;
 /* daemon.metrics_listen: "A.B.C.D:PORT" or "[IPv6]:PORT", port 1..65535,

@@ -54,6 +54,21 @@ uint32_t fo_pair_kernel_id(const char *name)
 	return h;
 }
 
+/* Who has the pair when it is armed, for messages. */
+static const char *owner_desc(const struct fo_pair *p)
+{
+	return p->kernel_owner_is_hv ? "Xen's failover watch" : "the kernel module";
+}
+
+/* Ask the owner whether it has the pair armed (PAIRINFO / QUERY). */
+static int owner_adopt(struct fo_pair *p, struct fo_hv_karm *k)
+{
+	struct fo_hv *hv = p->env->hv;
+	const fo_domid_t members[2] = { p->m[0].domid, p->m[1].domid };
+
+	return hv->ops->kernel_adopt(hv, p->kernel_id, members, p->cfg.period_ms, k);
+}
+
 /* ARMED and the module can have it: hand it over. Failures leave the pair
  * ours (we switch it ourselves, as without the module) and are retried. */
 void kernel_try_arm(struct fo_pair *p)
@@ -73,8 +88,8 @@ void kernel_try_arm(struct fo_pair *p)
 		p->kernel_firing = false;
 		arm_active_deadline(p); /* now the backstop */
 		record(p, FO_EV_INFO, FO_RESULT_INFO,
-		       "armed in the kernel module (pair id %u): it switches %s -> %s on heartbeat loss", p->kernel_id,
-		       a->name, s->name);
+		       "armed in %s (pair id %u): it switches %s -> %s on heartbeat loss", owner_desc(p),
+		       p->kernel_id, a->name, s->name);
 		return;
 	}
 	p->kernel_retry_ns = now + FO_KERNEL_RETRY_NS;
@@ -82,8 +97,8 @@ void kernel_try_arm(struct fo_pair *p)
 	 * over); its attach retries at once (fo_pair_on_agent), a heartbeat
 	 * after the delay. Anything else is worth a line. */
 	if (r != -ENOENT && fo_ratelimit_ok(&a->garbage_rl, now))
-		fo_warn("pair %s: cannot arm in the kernel module (pair id %u, dom%u -> dom%u): %s; failoverd switches it itself",
-			p->cfg.name, p->kernel_id, a->domid, s->domid, strerror(-r));
+		fo_warn("pair %s: cannot arm in %s (pair id %u, dom%u -> dom%u): %s; failoverd switches it itself",
+			p->cfg.name, owner_desc(p), p->kernel_id, a->domid, s->domid, strerror(-r));
 }
 
 /* Take the pair back from the module. */
@@ -211,19 +226,20 @@ enum fo_fault kernel_backstop(struct fo_pair *p, uint64_t now, uint64_t due, uin
 		set_deadline(a, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
 		return FO_FAULT_NONE;
 	}
-	r = hv->ops->kernel_adopt(hv, p->kernel_id, p->cfg.period_ms, &k);
+	r = owner_adopt(p, &k);
 	if (r == -ENOENT) {
 		hv->ops->kernel_poll_events(hv);
 		if (p->kernel_switches != seen)
 			return FO_FAULT_NONE; /* adopted its switch */
 		p->kernel_armed = false;
 		record(p, FO_EV_INFO, FO_RESULT_INFO,
-		       "the kernel module no longer has the pair armed (disarmed outside failoverd); failoverd switches it");
+		       "%s no longer has the pair armed (disarmed outside failoverd); failoverd switches it",
+		       owner_desc(p));
 		return FO_FAULT_HEARTBEAT_TIMEOUT;
 	}
 	if (r < 0) {
-		record(p, FO_EV_INFO, FO_RESULT_INFO, "cannot ask the kernel module about the pair: %s; it stays armed there",
-		       strerror(-r));
+		record(p, FO_EV_INFO, FO_RESULT_INFO, "cannot ask %s about the pair: %s; it stays armed there",
+		       owner_desc(p), strerror(-r));
 		set_deadline(a, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
 		return FO_FAULT_NONE;
 	}
@@ -280,12 +296,25 @@ enum fo_fault kernel_backstop(struct fo_pair *p, uint64_t now, uint64_t due, uin
 		return FO_FAULT_NONE;
 	}
 	record(p, FO_EV_INFO, FO_RESULT_INFO,
-	       "the kernel module has not switched %llu ms after its deadline; failoverd takes the pair back",
+	       "%s has not switched %llu ms after its deadline; failoverd takes the pair back", owner_desc(p),
 	       (unsigned long long)((now - k.deadline_ns) / 1000000ull));
 	return FO_FAULT_HEARTBEAT_TIMEOUT;
 }
 
-/* Record the module's switch as ours and go on from there. m[ai] was the
+/* The fault behind an owner's switch. */
+static enum fo_fault kevent_fault(const struct fo_hv_kevent *ev)
+{
+	switch (ev->trigger) {
+	case FO_HV_KTRIGGER_CRASH:
+		return FO_FAULT_CRASHED;
+	case FO_HV_KTRIGGER_SHUTDOWN:
+		return FO_FAULT_SHUTDOWN;
+	default:
+		return FO_FAULT_HEARTBEAT_TIMEOUT;
+	}
+}
+
+/* Record the owner's switch as ours and go on from there. m[ai] was the
  * active, m[si] the standby. */
 void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int ai)
 {
@@ -293,6 +322,8 @@ void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int a
 	bool drill = p->drill_active && p->drill_event_id == 0;
 	struct fo_switch_outcome out = { .from_state = ev->active_state, .to_state = ev->standby_state };
 	uint64_t det = ev->detected_ns ? ev->detected_ns : now_ns(p);
+	enum fo_fault fault = kevent_fault(ev);
+	bool hv_owner = ev->owner && !strcmp(ev->owner, "hypervisor");
 	struct fo_event *e;
 
 	if (old && old->pending)
@@ -302,10 +333,9 @@ void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int a
 	p->kernel_firing = false;
 	p->active = ai;
 
-	/* A heartbeat timeout: the only thing the module reacts to. */
-	e = claim_switch_event(p, det, FO_FAULT_HEARTBEAT_TIMEOUT, drill, &p->m[ai], &p->m[!ai]);
-	/* The module detects and decides in one step (its hrtimer); its times
-	 * are CLOCK_MONOTONIC like ours. */
+	e = claim_switch_event(p, det, fault, drill, &p->m[ai], &p->m[!ai]);
+	/* The owner detects and decides in one step (the module's hrtimer,
+	 * Xen's watch timer); its times are on our clock (Xen's mapped). */
 	e->phase_ns[FO_PHASE_FAULT] = drill ? p->drill_inject_ns : ev->deadline_ns && ev->deadline_ns <= det ? ev->deadline_ns : det;
 	e->phase_ns[FO_PHASE_DETECTED] = det;
 	e->phase_ns[FO_PHASE_DECIDED] = det;
@@ -313,11 +343,19 @@ void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int a
 	e->phase_ns[FO_PHASE_PAUSE_DONE] = ev->pause_done_ns;
 	e->phase_ns[FO_PHASE_UNPAUSE_ISSUED] = ev->unpause_issued_ns;
 	e->phase_ns[FO_PHASE_UNPAUSE_DONE] = ev->unpause_done_ns;
-	snprintf(e->path, sizeof(e->path), "kernel");
-	snprintf(e->message, sizeof(e->message),
-		 "switched by the kernel module: no notification for %llu ms (%llu while armed)%s",
-		 (unsigned long long)((det - ev->last_notify_ns) / 1000000ull),
-		 (unsigned long long)ev->notifications, ev->refenced ? "; old active ran again and was paused again" : "");
+	snprintf(e->path, sizeof(e->path), "%s", hv_owner ? "hypervisor" : "kernel");
+	if (hv_owner)
+		snprintf(e->message, sizeof(e->message),
+			 "switched by Xen's failover watch: %s (stamps within %u us)",
+			 fault == FO_FAULT_HEARTBEAT_TIMEOUT ? "no heartbeat progress for the timeout" :
+			 fault == FO_FAULT_CRASHED ? "the active crashed" : "the active shut down",
+			 (unsigned)(ev->clock_err_ns / 1000ull % 1000000u));
+	else
+		snprintf(e->message, sizeof(e->message),
+			 "switched by the kernel module: no notification for %llu ms (%llu while armed)%s",
+			 (unsigned long long)((det - ev->last_notify_ns) / 1000000ull),
+			 (unsigned long long)ev->notifications,
+			 ev->refenced ? "; old active ran again and was paused again" : "");
 	switch (ev->result) {
 	case FO_HV_KSWITCH_OK:
 		out.result = FO_RESULT_OK;
@@ -332,7 +370,7 @@ void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int a
 		break;
 	}
 	p->state = FO_PAIR_SWITCHING;
-	after_switch(p, e, &out, FO_FAULT_HEARTBEAT_TIMEOUT, drill);
+	after_switch(p, e, &out, fault, drill);
 }
 
 void fo_pair_on_kernel_event(struct fo_pair *p, const struct fo_hv_kevent *ev)
@@ -357,18 +395,18 @@ void fo_pair_on_kernel_event(struct fo_pair *p, const struct fo_hv_kevent *ev)
 		/* We already have m[si] as the active: our own switch went the
 		 * same way (DISARM said ENOENT before the event was queued) or
 		 * arming adopted the outcome. m[ai] failed all the same. */
-		mark_failed(p, &p->m[ai], fo_fault_name(FO_FAULT_HEARTBEAT_TIMEOUT));
+		mark_failed(p, &p->m[ai], fo_fault_name(kevent_fault(ev)));
 		persist(p);
 		if (p->kernel_firing && !p->kernel_armed)
 			p->kernel_firing = false;
-		record(p, FO_EV_INFO, FO_RESULT_INFO, "the kernel module switched %s -> %s as well (already done)",
-		       p->m[ai].name, p->m[si].name);
+		record(p, FO_EV_INFO, FO_RESULT_INFO, "%s switched %s -> %s as well (already done)",
+		       owner_desc(p), p->m[ai].name, p->m[si].name);
 		if (p->state == FO_PAIR_ARMED) {
 			if (p->cfg.on_failover == FO_ON_FAILOVER_REBUILD)
 				start_rebuild(p, ai);
 			else
-				become(p, FO_PAIR_DEGRADED, "no standby: %s failed (the kernel module switched away from it)",
-				       p->m[ai].name);
+				become(p, FO_PAIR_DEGRADED, "no standby: %s failed (%s switched away from it)",
+				       p->m[ai].name, owner_desc(p));
 		}
 		return;
 	}
@@ -393,7 +431,7 @@ bool kernel_adopt_on_arming(struct fo_pair *p)
 	struct fo_member *a, *s;
 	int ai, si, r;
 
-	r = hv->ops->kernel_adopt(hv, p->kernel_id, p->cfg.period_ms, &k);
+	r = owner_adopt(p, &k);
 	if (r < 0) {
 		if (r != -ENOENT)
 			fo_warn("pair %s: cannot ask the kernel module about it: %s", p->cfg.name, strerror(-r));
@@ -434,7 +472,8 @@ bool kernel_adopt_on_arming(struct fo_pair *p)
 	s = &p->m[si];
 	if (k.firing) {
 		p->kernel_firing = true;
-		become(p, FO_PAIR_ARMING, "the kernel module is switching %s -> %s; waiting for its event", a->name, s->name);
+		become(p, FO_PAIR_ARMING, "%s is switching %s -> %s; waiting for its event", owner_desc(p), a->name,
+		       s->name);
 		return true;
 	}
 	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_RUNNING) {
@@ -455,7 +494,8 @@ bool kernel_adopt_on_arming(struct fo_pair *p)
 			return true;
 		}
 		s->usable = true;
-		become_armed(p, "adopted from the kernel module, which has it armed");
+		become_armed(p, p->kernel_owner_is_hv ? "adopted from Xen's failover watch, which has it armed" :
+							"adopted from the kernel module, which has it armed");
 		return true;
 	}
 	/* The module's active is not running: it will switch when its deadline
@@ -464,8 +504,8 @@ bool kernel_adopt_on_arming(struct fo_pair *p)
 	r = take_from_kernel(p);
 	if (r == -EALREADY) {
 		if (p->state == FO_PAIR_ARMING && p->kernel_firing)
-			become(p, FO_PAIR_ARMING, "the kernel module is switching %s -> %s; waiting for its event",
-			       a->name, s->name);
+			become(p, FO_PAIR_ARMING, "%s is switching %s -> %s; waiting for its event",
+			       owner_desc(p), a->name, s->name);
 		return true;
 	}
 	p->kernel_armed = p->kernel_firing = false;

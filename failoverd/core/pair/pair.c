@@ -606,16 +606,16 @@ static int request_switchover(struct fo_pair *p, uint64_t now, char *err, size_t
 	case 0:
 		return 0;
 	case -EALREADY:
-		snprintf(err, errlen, "pair %s: the kernel module switched it first (heartbeat loss); see `events`",
-			 p->cfg.name);
+		snprintf(err, errlen, "pair %s: %s switched it first; see `events`",
+			 p->cfg.name, p->kernel_owner_is_hv ? "Xen's failover watch" : "the kernel module");
 		return -EALREADY;
 	case -ENODEV:
 	case -EIO:
 		snprintf(err, errlen, "pair %s: switchover failed: %s", p->cfg.name, p->reason);
 		return -EIO;
 	default:
-		snprintf(err, errlen, "pair %s: the kernel module would not give the pair back; nothing done",
-			 p->cfg.name);
+		snprintf(err, errlen, "pair %s: %s would not give the pair back; nothing done",
+			 p->cfg.name, p->kernel_owner_is_hv ? "Xen's failover watch" : "the kernel module");
 		return -EBUSY;
 	}
 }

@@ -120,6 +120,7 @@ struct fo_pair {
 	/* kernel-armed mode (hv kernel_arm): one owner per pair */
 	uint32_t kernel_id;        /* the module's pair id: a hash of the name, stable across restarts */
 	bool kernel_ok;            /* the backend can arm in the kernel and the id is unique */
+	bool kernel_owner_is_hv;   /* the armed owner is Xen's failover watch, not the module */
 	bool kernel_armed;         /* the module owns heartbeat-loss switching of this pair */
 	bool kernel_firing;        /* DISARM said EALREADY: the module is switching, its event follows */
 	uint64_t kernel_retry_ns;  /* a failed ARM is retried no earlier than this */
@@ -264,6 +265,7 @@ struct fo_pair_view {
 	/* the kernel module */
 	bool kernel_armed;           /* it owns heartbeat-loss switching of the pair now */
 	bool kernel_ok;              /* kernel_id is the pair's id in the module */
+	const char *owner;           /* who has it armed: "kernel", "hypervisor"; NULL: nobody */
 	uint32_t kernel_id;
 	uint64_t kernel_switches;    /* switches the module did for the pair */
 	/* placement (pin.cpupool, pins) */

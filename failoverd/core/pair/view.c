@@ -43,6 +43,7 @@ void fo_pair_view(const struct fo_pair *p, struct fo_pair_view *v)
 	v->last_switch_time_ns = p->stats.last_switch_time_ns;
 	v->kernel_armed = p->kernel_armed;
 	v->kernel_ok = p->kernel_ok;
+	v->owner = !p->kernel_armed ? NULL : p->kernel_owner_is_hv ? "hypervisor" : "kernel";
 	v->kernel_id = p->kernel_id;
 	v->kernel_switches = p->kernel_switches;
 	v->placement_wanted = p->cfg.pin.cpupool[0] || p->cfg.pin.n_active_pcpus || p->cfg.pin.n_standby_pcpus;

@@ -78,6 +78,10 @@ struct kmod_hv {
 	int fd;
 	struct fo_doomed doomed;
 	struct kmod_lent lent[KMOD_LENT_MAX];
+	/* The inner backend has an armed owner of its own (Xen's failover
+	 * watch): it keeps the pairs, the module only speeds up our own
+	 * pauses and switches. kmod_ops with the inner's kernel_* ops. */
+	struct fo_hv_ops ops_inner_owner;
 };
 
 static struct kmod_hv *to_kmod(struct fo_hv *hv) { return (struct kmod_hv *)hv; }
@@ -333,12 +337,14 @@ static struct fo_hv_karm karm_from_dev(const struct fo_switch_pair_info *info)
 				    .firing = info->firing != 0 };
 }
 
-static int kmod_kernel_adopt(struct fo_hv *hv, uint32_t pair_id, uint32_t poll_ms, struct fo_hv_karm *ret)
+static int kmod_kernel_adopt(struct fo_hv *hv, uint32_t pair_id, const fo_domid_t members[2], uint32_t poll_ms,
+			     struct fo_hv_karm *ret)
 {
 	struct kmod_hv *k = to_kmod(hv);
 	struct fo_switch_pair_info info = { .pair_id = pair_id };
 	int r = dev_ioctl(k, FO_SWITCH_IOC_PAIRINFO, &info);
 
+	(void)members; /* the module knows its pairs by id */
 	if (r < 0)
 		return r;
 	if (!lent_find(k, pair_id) && k->inner->ops->lend_channel) {
@@ -580,6 +586,68 @@ static bool kmod_state_info(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_sta
 	return in->ops->state_info && in->ops->state_info(in, domid, ret);
 }
 
+/* The armed-owner ops of an inner backend that has its own owner. */
+static int fwd_kernel_arm(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
+			  uint32_t timeout_ms, uint32_t poll_ms)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	return in->ops->kernel_arm(in, pair_id, active, standby, timeout_ms, poll_ms);
+}
+
+static int fwd_kernel_disarm(struct fo_hv *hv, uint32_t pair_id)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	return in->ops->kernel_disarm(in, pair_id);
+}
+
+static int fwd_kernel_adopt(struct fo_hv *hv, uint32_t pair_id, const fo_domid_t members[2], uint32_t poll_ms,
+			    struct fo_hv_karm *ret)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	return in->ops->kernel_adopt(in, pair_id, members, poll_ms, ret);
+}
+
+static void fwd_kernel_poll_events(struct fo_hv *hv)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	in->ops->kernel_poll_events(in);
+}
+
+static const char *fwd_armed_owner(struct fo_hv *hv)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	return in->ops->armed_owner(in);
+}
+
+static int fwd_kernel_list(struct fo_hv *hv, struct fo_hv_karm *ret, size_t max)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	return in->ops->kernel_list(in, ret, max);
+}
+
+/* One owner per pair: with the inner's owner in charge, a pair an earlier
+ * failoverd armed in the module (configured with the kernel path) must not
+ * stay armed there too. DISARM leaves both domains as they are. */
+static void give_up_module_pairs(struct kmod_hv *k)
+{
+	struct fo_hv_karm armed[KMOD_LENT_MAX];
+	int n = kmod_kernel_list(&k->base, armed, KMOD_LENT_MAX);
+
+	for (int i = 0; i < n && i < KMOD_LENT_MAX; i++) {
+		int r = kmod_kernel_disarm(&k->base, armed[i].pair_id);
+
+		fo_warn("kernel module: pair id %u (dom%u -> dom%u) was armed in the module, but %s owns armed pairs now: %s",
+			armed[i].pair_id, armed[i].active, armed[i].standby, k->inner->ops->armed_owner(k->inner),
+			r == 0 ? "disarmed there" : strerror(-r));
+	}
+}
+
 static const struct fo_hv_ops kmod_ops = {
 	.name = "xen+kernel",
 	.now_ns = kmod_now_ns,
@@ -641,6 +709,17 @@ int fo_hv_kmod_wrap(struct fo_hv *inner, const char *device, struct fo_hv **ret)
 		goto fail;
 
 	k->base.ops = &kmod_ops;
+	if (inner->ops->armed_owner && inner->ops->kernel_arm) {
+		k->ops_inner_owner = kmod_ops;
+		k->ops_inner_owner.kernel_arm = fwd_kernel_arm;
+		k->ops_inner_owner.kernel_disarm = fwd_kernel_disarm;
+		k->ops_inner_owner.kernel_adopt = fwd_kernel_adopt;
+		k->ops_inner_owner.kernel_poll_events = fwd_kernel_poll_events;
+		k->ops_inner_owner.kernel_list = inner->ops->kernel_list ? fwd_kernel_list : NULL;
+		k->ops_inner_owner.armed_owner = fwd_armed_owner;
+		k->base.ops = &k->ops_inner_owner;
+		give_up_module_pairs(k);
+	}
 	k->base.cb = inner->cb;
 	k->inner = inner;
 	*ret = &k->base;

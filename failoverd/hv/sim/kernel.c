@@ -128,10 +128,12 @@ static int sim_kernel_list(struct fo_hv *hv, struct fo_hv_karm *ret, size_t max)
 	return (int)n;
 }
 
-static int sim_kernel_adopt(struct fo_hv *hv, uint32_t pair_id, uint32_t poll_ms, struct fo_hv_karm *ret)
+static int sim_kernel_adopt(struct fo_hv *hv, uint32_t pair_id, const fo_domid_t members[2], uint32_t poll_ms,
+			    struct fo_hv_karm *ret)
 {
 	struct sim_kpair *k = kpair_find(sim_of(hv), pair_id);
 
+	(void)members; /* the module knows its pairs by id */
 	if (!k)
 		return -ENOENT;
 	if (poll_ms)

@@ -59,6 +59,8 @@ static void dispatch_evtchn(struct xen_hv *x)
 
 		if (port < 0)
 			break; /* EAGAIN: the fd is non-blocking */
+		if (xen_fowatch_port(x, (evtchn_port_t)port))
+			continue; /* VIRQ_FAILOVER: Xen's watch changed state */
 		m = member_by_port(x, (evtchn_port_t)port);
 		if (m) {
 			struct fo_hb_page copy;

@@ -41,6 +41,7 @@
 #include "hv/hv.h"
 #include "hv/proc_helper.h"
 #include "hv/xen/xen_state.h"
+#include "hv/fowatch/owner.h"
 
 #define XEN_MAX_MEMBERS    (FO_MAX_PAIRS * 2)
 #define DOM0_ID            0u     /* the daemon runs in the control domain */
@@ -244,6 +245,14 @@ struct xen_hv {
 	struct fo_doomed doomed;
 	uint64_t next_gen;
 
+	/* Xen's failover watch as the pairs' armed owner (fowatch.c), when
+	 * fo_hv_xen_enable_fowatch found it: base.ops then points at
+	 * ops_fowatch, xen_ops with the kernel_* ops of the watch. */
+	bool fowatch_on;
+	evtchn_port_t fowatch_virq_port; /* VIRQ_FAILOVER, on xce */
+	struct fo_fowatch_owner fowatch;
+	struct fo_hv_ops ops_fowatch;
+
 	struct xen_member members[XEN_MAX_MEMBERS];
 
 	/* cpupool id -> name, so the periodic placement check reads a
@@ -316,6 +325,11 @@ void xen_reclaim_channel(struct fo_hv *hv, fo_domid_t domid);
 void dispatch_xenstore(struct xen_hv *x);
 void dispatch_reader(struct xen_hv *x);
 void dispatch_retry_timer(struct xen_hv *x);
+
+/* fowatch.c */
+int xen_agent_gref(struct fo_hv *hv, fo_domid_t domid, uint32_t *ret_gref);
+/* True (and handled) if `port` is VIRQ_FAILOVER's. */
+bool xen_fowatch_port(struct xen_hv *x, evtchn_port_t port);
 
 /* dispatch.c */
 size_t xen_get_fds(struct fo_hv *hv, int *fds, size_t max);

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * owner.c - Xen's failover watch as a pair's armed owner (see owner.h for
+ * what it translates and why).
+ *
+ * The watch's life as we drive it:
+ *   ARM (pair ARMED) -> ARMED in Xen -> either
+ *     DISARM by us before a switch of our own (ARMED: gone, 0), or
+ *     Xen fires: QUIESCING (DISARM: -EBUSY -> we say -EALREADY, "switching")
+ *       -> FIRED / FAILED_* (an end state, VIRQ_FAILOVER raised): we take our
+ *       own pause of the fenced active, RELEASE, and hand up an event; or
+ *     ABORTED (the active suspended, the standby shut down, a shutdown not
+ *       in the mask): no switch; RELEASE and tell the core to look at its
+ *       domains; or
+ *     a member is destroyed: Xen tears the watch down (QUERY -ENOENT).
+ */
+#include "hv/fowatch/owner.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "lib/log.h"
+
+#define US_PER_MS 1000u
+#define NS_PER_MS 1000000ull
+#define SHUTDOWN_CRASH 3u /* Xen's SHUTDOWN_crash (public/sched.h) */
+
+/* A QUERY and the map of its stamps onto our clock: ours = xen + *off,
+ * within *err. */
+static int query(struct fo_fowatch_owner *o, fo_domid_t domid, struct fo_xen_failover_watch *fw, int64_t *off,
+		 uint64_t *err)
+{
+	uint64_t before, after;
+	int r;
+
+	memset(fw, 0, sizeof(*fw));
+	fw->op = FO_FOWATCH_OP_QUERY;
+	before = o->hv->ops->now_ns(o->hv);
+	r = o->domctl(o->ctx, domid, fw);
+	after = o->hv->ops->now_ns(o->hv);
+	if (r < 0)
+		return r;
+	*off = (int64_t)(before / 2 + after / 2) - (int64_t)fw->t_now;
+	*err = (after - before) / 2 + 1;
+	return 0;
+}
+
+static int simple_op(struct fo_fowatch_owner *o, fo_domid_t domid, uint32_t op)
+{
+	struct fo_xen_failover_watch fw = { .op = op };
+
+	return o->domctl(o->ctx, domid, &fw);
+}
+
+static uint64_t on_our_clock(uint64_t xen_ns, int64_t off)
+{
+	return xen_ns ? (uint64_t)((int64_t)xen_ns + off) : 0;
+}
+
+int fo_fowatch_probe(fo_fowatch_domctl_fn domctl, void *ctx)
+{
+	struct fo_xen_failover_watch fw = { .op = FO_FOWATCH_OP_QUERY };
+	int r = domctl(ctx, 0, &fw);
+
+	if (r == -ENOENT)
+		return 0; /* the command exists; dom0 is never watched */
+	if (r == 0)
+		return -EPROTO; /* a watch on dom0: not the interface we know */
+	return r == -ENOSYS || r == -EOPNOTSUPP ? -ENOSYS : r;
+}
+
+void fo_fowatch_owner_init(struct fo_fowatch_owner *o, struct fo_hv *hv, fo_fowatch_domctl_fn domctl, void *ctx,
+			   uint16_t cpu)
+{
+	memset(o, 0, sizeof(*o));
+	o->hv = hv;
+	o->domctl = domctl;
+	o->ctx = ctx;
+	o->cpu = cpu;
+}
+
+static struct fo_fowatch_slot *slot_by_pair(struct fo_fowatch_owner *o, uint32_t pair_id)
+{
+	for (size_t i = 0; i < FO_MAX_PAIRS; i++)
+		if (o->slot[i].used && o->slot[i].pair_id == pair_id)
+			return &o->slot[i];
+	return NULL;
+}
+
+static struct fo_fowatch_slot *slot_new(struct fo_fowatch_owner *o, uint32_t pair_id)
+{
+	struct fo_fowatch_slot *s = slot_by_pair(o, pair_id);
+
+	for (size_t i = 0; i < FO_MAX_PAIRS && !s; i++)
+		if (!o->slot[i].used)
+			s = &o->slot[i];
+	if (s)
+		*s = (struct fo_fowatch_slot){ .used = true, .pair_id = pair_id };
+	return s;
+}
+
+static bool is_end_state(uint32_t state)
+{
+	return state != FO_FOWATCH_STATE_ARMED && state != FO_FOWATCH_STATE_QUIESCING;
+}
+
+static enum fo_hv_ktrigger trigger_of(const struct fo_xen_failover_watch *fw)
+{
+	if (fw->reason != FO_FOWATCH_REASON_SHUTDOWN)
+		return FO_HV_KTRIGGER_TIMEOUT;
+	return fw->shutdown_code == SHUTDOWN_CRASH ? FO_HV_KTRIGGER_CRASH : FO_HV_KTRIGGER_SHUTDOWN;
+}
+
+static void queue_event(struct fo_fowatch_owner *o, const struct fo_fowatch_slot *s,
+			const struct fo_xen_failover_watch *fw, int64_t off, uint64_t err)
+{
+	struct fo_hv *hv = o->hv;
+	struct fo_hv_kevent *ev;
+
+	if (o->n_queued == FO_MAX_PAIRS) {
+		fo_err("failover watch: event queue full; the switch dom%u -> dom%u is seen as a domain change",
+		       s->active, s->standby);
+		return;
+	}
+	ev = &o->queued[o->n_queued++];
+	memset(ev, 0, sizeof(*ev));
+	ev->pair_id = s->pair_id;
+	ev->active = fw->active;
+	ev->standby = fw->standby;
+	ev->owner = "hypervisor";
+	ev->trigger = trigger_of(fw);
+	switch (fw->state) {
+	case FO_FOWATCH_STATE_FIRED:
+		ev->result = FO_HV_KSWITCH_OK;
+		break;
+	case FO_FOWATCH_STATE_FAILED_STANDBY:
+		/* The standby was unfit: Xen left it alone. Fenced only with
+		 * FENCE_ALWAYS (we do not set it): the active may still run. */
+		ev->result = fw->flags & FO_FOWATCH_OUT_FENCED ? FO_HV_KSWITCH_FAILED : FO_HV_KSWITCH_ABORTED;
+		ev->error = -EBUSY;
+		break;
+	default: /* FAILED_QUIESCE: fenced, but a vCPU still ran; the standby left paused */
+		ev->result = FO_HV_KSWITCH_ABORTED;
+		ev->error = -ETIMEDOUT;
+		ev->refenced = true;
+		break;
+	}
+	ev->last_notify_ns = on_our_clock(fw->t_progress, off);
+	if (ev->trigger == FO_HV_KTRIGGER_TIMEOUT && fw->t_progress)
+		ev->deadline_ns = on_our_clock(fw->t_progress + (uint64_t)fw->timeout_us * 1000ull, off);
+	ev->detected_ns = on_our_clock(fw->t_detect, off);
+	/* Xen's fence is our "pause issued"; all vCPUs off is "pause done";
+	 * the standby's unpause follows the quiesce at once. */
+	ev->pause_issued_ns = on_our_clock(fw->t_fence, off);
+	ev->pause_done_ns = on_our_clock(fw->t_quiesced, off);
+	ev->unpause_issued_ns = ev->pause_done_ns;
+	ev->unpause_done_ns = on_our_clock(fw->t_switched, off);
+	ev->clock_err_ns = err;
+	if (hv->ops->get_state(hv, fw->active, &ev->active_state) < 0)
+		ev->active_state = FO_DOM_GONE;
+	if (hv->ops->get_state(hv, fw->standby, &ev->standby_state) < 0)
+		ev->standby_state = FO_DOM_GONE;
+}
+
+/*
+ * The watch `fw` (QUERYd through slot `s`) is in an end state: make the
+ * fence ours, RELEASE, and queue its event. Returns true if an event was
+ * queued (a switch, done or failed), false if the watch ended without one.
+ */
+static bool finish(struct fo_fowatch_owner *o, struct fo_fowatch_slot *s, const struct fo_xen_failover_watch *fw,
+		   int64_t off, uint64_t err)
+{
+	struct fo_hv *hv = o->hv;
+	bool event = fw->state != FO_FOWATCH_STATE_ABORTED;
+	int r;
+
+	/* Our pause first: RELEASE drops Xen's, and the old active must not
+	 * run again in between (a failed member is never trusted again). */
+	if (fw->flags & FO_FOWATCH_OUT_FENCED) {
+		r = hv->ops->pause(hv, fw->active);
+		if (r < 0 && r != -ESRCH)
+			fo_err("failover watch: cannot pause fenced dom%u before releasing it: %s; the watch keeps it fenced",
+			       fw->active, strerror(-r));
+		if (r < 0 && r != -ESRCH)
+			return false; /* looked at again at the next VIRQ or poll */
+	}
+	r = simple_op(o, fw->active, FO_FOWATCH_OP_RELEASE);
+	if (r < 0 && r != -ENOENT)
+		fo_warn("failover watch: RELEASE of dom%u -> dom%u: %s", fw->active, fw->standby, strerror(-r));
+	if (event)
+		queue_event(o, s, fw, off, err);
+	else
+		fo_info("failover watch: dom%u -> dom%u ended without a switch (%s)", fw->active, fw->standby,
+			fo_fowatch_reason_name(fw->reason));
+	s->used = false;
+	return event;
+}
+
+int fo_fowatch_arm(struct fo_fowatch_owner *o, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
+		   uint32_t timeout_ms, uint32_t period_ms)
+{
+	struct fo_hv *hv = o->hv;
+	struct fo_xen_failover_watch fw = { .op = FO_FOWATCH_OP_ARM };
+	struct fo_fowatch_slot *s;
+	uint32_t gref;
+	int r;
+
+	if (slot_by_pair(o, pair_id))
+		return -EBUSY;
+	if (!hv->ops->agent_gref)
+		return -EOPNOTSUPP;
+	r = hv->ops->agent_gref(hv, active, &gref);
+	if (r < 0)
+		return r; /* -ENOENT: no agent attached yet, as the module's ARM */
+	if (period_ms == 0 || timeout_ms < 2 * period_ms)
+		return -EINVAL;
+	fw.standby = standby;
+	fw.cpu = o->cpu;
+	fw.gref = gref;
+	fw.offset = offsetof(struct fo_hb_page, sequence);
+	/* Xen looks once a heartbeat period: a fault is seen within
+	 * timeout + period, as our own deadline sees it. */
+	fw.period_us = period_ms * US_PER_MS;
+	fw.timeout_us = timeout_ms * US_PER_MS;
+	r = o->domctl(o->ctx, active, &fw);
+	if (r < 0)
+		return r;
+	s = slot_new(o, pair_id);
+	if (!s) {
+		simple_op(o, active, FO_FOWATCH_OP_DISARM);
+		return -ENOSPC;
+	}
+	s->active = active;
+	s->standby = standby;
+	s->timeout_ms = timeout_ms;
+	return 0;
+}
+
+int fo_fowatch_disarm(struct fo_fowatch_owner *o, uint32_t pair_id)
+{
+	struct fo_fowatch_slot *s = slot_by_pair(o, pair_id);
+	struct fo_xen_failover_watch fw;
+	uint64_t err;
+	int64_t off;
+	int r;
+
+	if (!s)
+		return -ENOENT;
+	r = simple_op(o, s->active, FO_FOWATCH_OP_DISARM);
+	if (r == 0 || r == -ENOENT) {
+		/* Gone: disarmed, or torn down when a member died (no switch). */
+		s->used = false;
+		return r;
+	}
+	if (r != -EBUSY)
+		return r;
+	/* EBUSY: quiescing (Xen is switching) or fenced in an end state. */
+	r = query(o, s->active, &fw, &off, &err);
+	if (r == -ENOENT) {
+		s->used = false;
+		return -ENOENT;
+	}
+	if (r < 0)
+		return r;
+	if (!is_end_state(fw.state))
+		return -EALREADY; /* its event follows with the VIRQ */
+	finish(o, s, &fw, off, err);
+	return -ENOENT; /* not armed; the event, if any, is queued */
+}
+
+int fo_fowatch_adopt(struct fo_fowatch_owner *o, uint32_t pair_id, const fo_domid_t members[2],
+		     struct fo_hv_karm *ret)
+{
+	struct fo_fowatch_slot *s = slot_by_pair(o, pair_id);
+	struct fo_xen_failover_watch fw;
+	uint64_t err;
+	int64_t off;
+	int r = -ENOENT;
+
+	if (s)
+		r = query(o, s->active, &fw, &off, &err);
+	for (int i = 0; i < 2 && r == -ENOENT && !s; i++)
+		if (members && members[i] != FO_DOMID_INVALID)
+			r = query(o, members[i], &fw, &off, &err);
+	if (r < 0) {
+		if (r == -ENOENT && s)
+			s->used = false;
+		return r;
+	}
+	if (!s) {
+		s = slot_new(o, pair_id);
+		if (!s)
+			return -ENOSPC;
+		s->active = fw.active;
+		s->standby = fw.standby;
+		s->timeout_ms = fw.timeout_us / US_PER_MS;
+	}
+	if (is_end_state(fw.state)) {
+		finish(o, s, &fw, off, err);
+		return -ENOENT; /* as the module after a switch: its event is queued */
+	}
+	if (ret) {
+		memset(ret, 0, sizeof(*ret));
+		ret->pair_id = pair_id;
+		ret->active = fw.active;
+		ret->standby = fw.standby;
+		ret->timeout_ns = (uint64_t)fw.timeout_us * 1000ull;
+		ret->armed_ns = on_our_clock(fw.t_armed, off);
+		ret->last_notify_ns = on_our_clock(fw.t_progress, off);
+		ret->deadline_ns = ret->last_notify_ns + ret->timeout_ns;
+		/* Xen watches the sequence itself, not notifications: a stuck
+		 * sequence is a timeout to it, never "notifying but stuck". */
+		ret->notifications = 0;
+		ret->firing = fw.state == FO_FOWATCH_STATE_QUIESCING;
+	}
+	return 0;
+}
+
+void fo_fowatch_poll(struct fo_fowatch_owner *o)
+{
+	struct fo_hv *hv = o->hv;
+	bool changed = false;
+
+	for (size_t i = 0; i < FO_MAX_PAIRS; i++) {
+		struct fo_fowatch_slot *s = &o->slot[i];
+		struct fo_xen_failover_watch fw;
+		uint64_t err;
+		int64_t off;
+		int r;
+
+		if (!s->used)
+			continue;
+		r = query(o, s->active, &fw, &off, &err);
+		if (r == -ENOENT) {
+			/* Torn down: a member was destroyed (Xen switched
+			 * nothing), or someone else disarmed it. */
+			s->used = false;
+			changed = true;
+			continue;
+		}
+		if (r < 0 || !is_end_state(fw.state))
+			continue;
+		if (!finish(o, s, &fw, off, err))
+			changed = true;
+	}
+	/* Hand up in order; a callback may call back into us (DISARM of
+	 * another pair), so the queue is copied out first. */
+	while (o->n_queued) {
+		struct fo_hv_kevent ev = o->queued[0];
+
+		memmove(&o->queued[0], &o->queued[1], (o->n_queued - 1) * sizeof(o->queued[0]));
+		o->n_queued--;
+		if (hv->cb.kernel_switched)
+			hv->cb.kernel_switched(hv->cb.ctx, &ev);
+	}
+	if (changed && hv->cb.domains_changed)
+		hv->cb.domains_changed(hv->cb.ctx);
+}
