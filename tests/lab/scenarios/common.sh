@@ -582,6 +582,117 @@ load_kmod() {
 	dmesg_clean "after insmod"
 }
 
+# ---- the patched Xen's failover watch (issue #19; fowatch-ctl) -------------
+# With "hypervisor_watch" on, failoverd hands an ARMED pair to Xen's watch
+# (status "owner": "hypervisor") and Xen switches by itself: it fences the
+# active with a private pause that getdomaininfo does not show (xl list and
+# the observer still see it running) until failoverd, told by the VIRQ,
+# takes its own toolstack pause and RELEASEs the watch.
+
+FO_HV_DAEMON='"hypervisor_watch": "on", "hypervisor_watch_cpu": 0'
+# How long the observer may see both members "running" after Xen's switch:
+# the fence is invisible to it until failoverd's own pause (VIRQ -> pause).
+HV_PAUSE_BOUND_MS=${HV_PAUSE_BOUND_MS:-2000}
+
+# hv_bound_ms: injection -> standby running when Xen switches: timeout +
+# period (Xen polls the sequence once a period) + the injection slack. No
+# deadline term: no dom0 process is on the path.
+hv_bound_ms() {
+	echo $((FO_TIMEOUT_MS + FO_PERIOD_MS + LAB_SLACK_MS))
+}
+
+# hv_query NAME: fowatch-ctl query's JSON line for the watch NAME is in
+# (active or standby); empty, status 1, when there is none.
+hv_query() {
+	local d
+	d=$(domid "$1") || return 1
+	fowatch-ctl query "$d" 2>/dev/null
+}
+
+# wait_hv_armed PAIR ACTIVE STANDBY TIMEOUT_S: failoverd has PAIR ARMED with
+# ACTIVE and the watch as owner, and Xen's QUERY shows the watch armed
+# ACTIVE -> STANDBY (their current domids). HV_Q holds that QUERY.
+wait_hv_armed() {
+	local end=$(($(date +%s) + $4)) a b q=""
+	while [ "$(date +%s)" -le $end ]; do
+		if [ "$(pair_field "$1" state)" = ARMED ] && [ "$(pair_field "$1" active)" = "$2" ] &&
+			[ "$(pair_field "$1" owner)" = hypervisor ]; then
+			a=$(domid "$2")
+			b=$(domid "$3")
+			q=$(fowatch-ctl query "$a" 2>/dev/null)
+			if [ -n "$a" ] && [ -n "$b" ] &&
+				[ "$(echo "$q" | jq -r '"\(.state) \(.active) \(.standby)"' 2>/dev/null)" = "armed $a $b" ]; then
+				HV_Q=$q
+				log "watch armed $2 (d$a) -> $3 (d$b): $q"
+				return 0
+			fi
+		fi
+		usleep 100000
+	done
+	log "$1 not armed in Xen as $2 -> $3 within $4 s: owner '$(pair_field "$1" owner)', query '$q'"
+	return 1
+}
+
+# switches_since PAIR ID: failoverd's switchover events for PAIR after
+# event ID, one JSON object per line.
+switches_since() {
+	events_json | jq -c --arg p "$1" --argjson id "$2" 'select(.id > $id and .pair == $p and .kind == "switchover")'
+}
+
+# check_hv_event PAIR FROM TO SINCE_ID PREFIX hypervisor|own: exactly one
+# switchover of PAIR since event SINCE_ID, FROM -> TO, result ok, done by
+# Xen ("path": "hypervisor") or by failoverd itself (any other path).
+# Emits its phases; HV_EV holds it.
+check_hv_event() {
+	local evs n path
+	evs=$(switches_since "$1" "$4")
+	n=$(echo "$evs" | grep -c .)
+	[ "$n" = 1 ] || fail "$5: expected one switchover of $1 since event $4, got $n: $evs"
+	HV_EV=$evs
+	log "$5: event: $HV_EV"
+	[ "$(echo "$HV_EV" | jq -r '"\(.from) \(.to) \(.result)"')" = "$2 $3 ok" ] ||
+		fail "$5: expected $2 -> $3, result ok: $HV_EV"
+	path=$(echo "$HV_EV" | jq -r '.path // "null"')
+	metric "${5}_path" "$path"
+	case $6 in
+	hypervisor) [ "$path" = hypervisor ] || fail "$5: the switch was not Xen's (path $path): $HV_EV" ;;
+	own) [ "$path" != hypervisor ] || fail "$5: expected failoverd's own switch, got path hypervisor: $HV_EV" ;;
+	esac
+	event_metrics "$HV_EV" "$5"
+}
+
+# check_hv_observer FROM TO T0 PREFIX: judge the observer's record (after
+# observer_report) of a switch Xen made: TO running within hv_bound_ms of
+# the injection at T0, FROM paused by failoverd's toolstack pause after
+# that (or shut down: a crash), and "both running" only in one window that
+# starts after T0 and closes within HV_PAUSE_BOUND_MS (the invisible fence,
+# until failoverd's pause). Emits PREFIX_failover_us, PREFIX_fence_visible_us.
+check_hv_observer() {
+	local from=$1 to=$2 t0=$3 pfx=$4 t_run t_stop bad nviol
+	t_run=$(obs_time "$to" running "$t0")
+	[ -n "$t_run" ] || fail "$pfx: observer never saw $to running after the fault"
+	t_stop=$(obs_time "$from" 'paused|shutdown|absent' "$t0")
+	[ -n "$t_stop" ] || fail "$pfx: observer never saw $from paused after the fault (failoverd's own pause)"
+	metric "${pfx}_failover_us" $((t_run - t0)) us
+	metric "${pfx}_bound_us" $(($(hv_bound_ms) * 1000)) us
+	metric "${pfx}_fence_visible_us" $((t_stop - t_run)) us
+	[ $((t_run - t0)) -le $(($(hv_bound_ms) * 1000)) ] ||
+		fail "$pfx: $to running $(((t_run - t0) / 1000)) ms after the fault, bound $(hv_bound_ms) ms"
+	nviol=$(jq '[.pairs[].violations[]] | length' $LAB/observer.json)
+	metric "${pfx}_invisible_fence_windows" "$nviol"
+	bad=$(jq -c --argjson t0 "$t0" --argjson b $((HV_PAUSE_BOUND_MS * 1000)) \
+		'[.pairs[].violations[] | select(.start_us < $t0 or .end_us - .start_us > $b)]' $LAB/observer.json)
+	[ "$bad" = "[]" ] && [ "$nviol" -le 1 ] ||
+		fail "$pfx: both members seen running outside the fence window (bound $HV_PAUSE_BOUND_MS ms): $(jq -c '[.pairs[].violations[]]' $LAB/observer.json)"
+	log "$pfx: $from -> $to by Xen $(((t_run - t0) / 1000)) ms after the fault; $from paused by failoverd $(((t_stop - t_run) / 1000)) ms later"
+}
+
+# fenced_not_running NAME: none of NAME's vCPUs runs (xl vcpu-list's state
+# column has no r): what Xen's fence guarantees while xl list shows no pause.
+fenced_not_running() {
+	xl vcpu-list "$1" 2>/dev/null | awk 'NR > 1 && $5 ~ /r/ { bad = 1 } END { exit bad }'
+}
+
 # ---- debugging ------------------------------------------------------------
 
 lab_dump_debug() {

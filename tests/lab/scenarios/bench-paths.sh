@@ -1,0 +1,218 @@
+#!/bin/sh
+# bench-paths: failoverd's three switch paths side by side in one boot
+# (issue #19; patched Xen, lab.sh --patched-xen, fo_switch.ko in the image).
+# Not a pass/fail check of targets: PASS means every (path, condition) gave
+# its samples; the numbers are for the host to judge.
+#
+#   xenctrl     kernel_fast_path off, hypervisor_watch off: failoverd
+#               detects and switches through libxenctrl
+#   kernel      kernel_fast_path on: the pair is armed in fo_switch.ko,
+#               whose kernel thread switches (kmod-armed.sh)
+#   hypervisor  hypervisor_watch on: Xen's failover watch switches
+# failoverd is restarted with the path's config between paths. For each
+# path and dom0 condition (BENCH_CONDS, default idle:cpu:io:frozen):
+#   idle    nothing else
+#   cpu     one SCHED_OTHER busy loop per dom0 CPU
+#   io      dd writing and reading a 64 MiB file on a tmpfs, in a loop
+#   frozen  failoverd SIGSTOPped from just before each fault until the
+#           standby runs or FAULT_WINDOW_S passed: the xenctrl path cannot
+#           switch then (recorded as "noswitch", not a failure); the module
+#           and Xen still can
+# BENCH_N faults (default 20), each the active's heartbeat stopped
+# (stop-heartbeat), then the pair restored (agent back to normal,
+# clear-failed, arm: roles swapped). Per fault:
+#   fault_to_running_us     injection (fo-labtime) -> the observer saw the
+#                           standby running (dom0's CLOCK_MONOTONIC)
+#   detected_to_running_us  the event's unpause_done - detected
+# one "@@FO-SAMPLE cond,path,i,fault_to_running_us,detected_to_running_us,
+# event_path" line, and per (path, condition) @@FO-METRIC p50/p99/max of
+# both and the count of faults with no switch in the window.
+# Environment (or the kernel command line fo.bpaths.n=, fo.bpaths.conds=,
+# fo.bpaths.paths=): BENCH_N, BENCH_CONDS, BENCH_PATHS.
+# needs: failoverd failoverctl fo-heartbeat fo_switch.ko fowatch-ctl
+FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-500}
+. /lab/scenarios/common.sh
+
+BENCH_N=${BENCH_N:-20}
+BENCH_CONDS=${BENCH_CONDS:-idle:cpu:io:frozen}
+BENCH_PATHS=${BENCH_PATHS:-xenctrl:kernel:hypervisor}
+for tok in $(cat /proc/cmdline); do
+	case $tok in
+	fo.bpaths.n=*) BENCH_N=${tok#*=} ;;
+	fo.bpaths.conds=*) BENCH_CONDS=${tok#*=} ;;
+	fo.bpaths.paths=*) BENCH_PATHS=${tok#*=} ;;
+	esac
+done
+FAULT_WINDOW_S=${FAULT_WINDOW_S:-10}
+OBS_RTPRIO=${OBS_RTPRIO:-10}
+OUT=$LAB/bpaths
+mkdir -p $OUT
+require_bin failoverd failoverctl fowatch-ctl jq taskset
+have_agent || fail "the domU image has no fo-heartbeat"
+load_kmod
+
+LOAD_PIDS=""
+cleanup() {
+	local p
+	[ -n "$FOD_PID" ] && kill -CONT $FOD_PID 2>/dev/null
+	for p in $LOAD_PIDS; do kill $p 2>/dev/null; done
+}
+trap cleanup EXIT
+
+start_load() {
+	local c
+	LOAD_PIDS=""
+	case $1 in
+	idle | frozen) ;;
+	cpu)
+		for c in $(seq 0 $(($(nproc) - 1))); do
+			taskset -c $c sh -c 'while :; do :; done' &
+			LOAD_PIDS="$LOAD_PIDS $!"
+		done
+		;;
+	io)
+		mkdir -p /run/bench-io
+		grep -q ' /run/bench-io ' /proc/mounts || mount -t tmpfs -o size=256m tmpfs /run/bench-io
+		sh -c 'while :; do dd if=/dev/zero of=/run/bench-io/f bs=1M count=64 conv=fsync 2>/dev/null
+			dd if=/run/bench-io/f of=/dev/null bs=1M 2>/dev/null; done' &
+		LOAD_PIDS=$!
+		;;
+	*) fail "unknown condition $1" ;;
+	esac
+	log "load $1: pids ${LOAD_PIDS:-none}"
+}
+
+stop_load() {
+	local p
+	for p in $LOAD_PIDS; do kill $p 2>/dev/null; done
+	for p in $LOAD_PIDS; do wait $p 2>/dev/null; done
+	LOAD_PIDS=""
+}
+
+# path_config PATH FILE
+path_config() {
+	case $1 in
+	xenctrl) FO_DAEMON_EXTRA='"kernel_fast_path": "off", "hypervisor_watch": "off"' ;;
+	kernel) FO_DAEMON_EXTRA='"kernel_fast_path": "on", "hypervisor_watch": "off"' ;;
+	hypervisor) FO_DAEMON_EXTRA='"kernel_fast_path": "off", '"$FO_HV_DAEMON" ;;
+	*) fail "unknown path $1" ;;
+	esac
+	gen_config "$2" k
+}
+
+other() {
+	if [ "$1" = k-a ]; then echo k-b; else echo k-a; fi
+}
+
+# pair_ready PATH: ARMED, and held by the path's owner. A failover of its
+# own before (an emulator stall) is restored the same way as a fault.
+pair_ready() {
+	local try act
+	for try in 1 2 3; do
+		if wait_state k ARMED 90; then
+			act=$(pair_field k active)
+			case $1 in
+			xenctrl) return 0 ;;
+			kernel) wait_kernel_armed k "$act" 10 && return 0 ;;
+			hypervisor) wait_hv_armed k "$act" "$(other "$act")" 10 && return 0 ;;
+			esac
+		fi
+		log "$1: pair not ready ($(pair_field k state), $(pair_field k reason)); restoring"
+		restore
+	done
+	fail "$1: pair k not ready: $(status_json)"
+}
+
+# restore: both agents back to normal, failure verdicts cleared, armed
+# again with whichever member runs as the active.
+restore() {
+	local d
+	for d in k-a k-b; do
+		xenstore-write "$(xs_dom_path $d data/failover/control)" none 2>/dev/null
+		fctl clear-failed $d > /dev/null 2>&1
+	done
+	fctl arm k > /dev/null 2>&1 || log "arm k refused: $(pair_field k state) $(pair_field k reason)"
+}
+
+# pctl FILE: p50 p99 max of the numbers in FILE (one a line), or "- - -".
+pctl() {
+	local n
+	n=$(grep -c . "$1")
+	[ "$n" -gt 0 ] || { echo "- - -"; return; }
+	sort -n "$1" | awk -v n="$n" '{ v[NR] = $1 }
+		END { i50 = int((n * 50 + 99) / 100); i99 = int((n * 99 + 99) / 100)
+		      if (i50 < 1) i50 = 1; if (i99 < 1) i99 = 1; print v[i50], v[i99], v[n] }'
+}
+
+# bench_one PATH COND
+bench_one() {
+	local path=$1 cond=$2 i id0 act sb t0 t_run ev fr dr evpath end noswitch=0
+	: > $OUT/$path-$cond-fr
+	: > $OUT/$path-$cond-dr
+	for i in $(seq 1 "$BENCH_N"); do
+		pair_ready $path
+		act=$(pair_field k active)
+		sb=$(other "$act")
+		id0=$(max_event_id)
+		start_observer k
+		sleep 1
+		[ "$cond" = frozen ] && kill -STOP $FOD_PID
+		xs_control "$act" stop-heartbeat
+		t0=$T_INJECT
+		end=$(($(date +%s) + FAULT_WINDOW_S))
+		while [ "$(dom_state "$sb")" != running ] && [ "$(date +%s)" -le $end ]; do
+			usleep 20000
+		done
+		[ "$cond" = frozen ] && kill -CONT $FOD_PID
+		wait_active k "$sb" 30 || fail "$path/$cond #$i: no switch to $sb within 30 s: $(status_json)"
+		sleep 1
+		observer_report || true
+		t_run=$(obs_time "$sb" running "$t0")
+		ev=$(switches_since k "$id0" | tail -n 1)
+		evpath=$(echo "$ev" | jq -r '.path // "null"')
+		dr=$(echo "$ev" | jq -r 'if .phases_us.unpause_done and .phases_us.detected
+			then .phases_us.unpause_done - .phases_us.detected else "-" end')
+		if [ -n "$t_run" ] && [ $((t_run - t0)) -le $((FAULT_WINDOW_S * 1000000)) ]; then
+			fr=$((t_run - t0))
+			echo $fr >> $OUT/$path-$cond-fr
+		else
+			fr=noswitch
+			noswitch=$((noswitch + 1))
+		fi
+		case $dr in '' | - | null) dr=- ;; *) echo "$dr" >> $OUT/$path-$cond-dr ;; esac
+		echo "@@FO-SAMPLE $cond,$path,$i,$fr,$dr,$evpath"
+		restore
+	done
+	# shellcheck disable=SC2046
+	set -- $(pctl $OUT/$path-$cond-fr) $(pctl $OUT/$path-$cond-dr)
+	metric "${path}_${cond}_fault_to_running_p50_us" "$1" us
+	metric "${path}_${cond}_fault_to_running_p99_us" "$2" us
+	metric "${path}_${cond}_fault_to_running_max_us" "$3" us
+	metric "${path}_${cond}_detected_to_running_p50_us" "$4" us
+	metric "${path}_${cond}_detected_to_running_p99_us" "$5" us
+	metric "${path}_${cond}_detected_to_running_max_us" "$6" us
+	metric "${path}_${cond}_noswitch" "$noswitch"
+	metric "${path}_${cond}_samples" "$(grep -c . $OUT/$path-$cond-fr)"
+	log "$path/$cond: fault->running p50/p99/max $1/$2/$3 us, detected->running $4/$5/$6 us, $noswitch without a switch in ${FAULT_WINDOW_S} s"
+	[ "$cond" = frozen ] && [ "$path" = xenctrl ] && return 0
+	[ "$(grep -c . $OUT/$path-$cond-fr)" -gt 0 ] || fail "$path/$cond: no sample"
+}
+
+create_pair k
+wait_agent k-a 90 && wait_agent k-b 90 || fail "agents not ready within 90 s"
+for path in $(echo "$BENCH_PATHS" | tr ':' ' '); do
+	path_config $path $LAB/fod-$path.json
+	start_failoverd $LAB/fod-$path.json
+	restore
+	for cond in $(echo "$BENCH_CONDS" | tr ':' ' '); do
+		start_load $cond
+		bench_one $path $cond
+		stop_load
+	done
+	# Give the pair back before the daemon goes (a pair left armed in the
+	# module or in Xen would refuse the next daemon's own switches).
+	fctl disarm k > /dev/null || fail "$path: disarm failed"
+	kill_failoverd TERM
+done
+dmesg_clean "after the benchmark"
+pass "bench-paths: n=$BENCH_N paths=$BENCH_PATHS conds=$BENCH_CONDS"
