@@ -68,7 +68,7 @@ static bool dying(const struct sim_domain *d)
 	return d->state == FO_DOM_DYING || d->state == FO_DOM_GONE;
 }
 
-/* Xen's is Xen's uptime: ahead of dom0's monotonic clock (see hv_sim.h). */
+/* Xen's NOW() is Xen's uptime: ahead of dom0's monotonic clock (hv_sim.h). */
 static uint64_t xen_time(uint64_t clock_ns)
 {
 	return clock_ns ? clock_ns + FO_SIM_XEN_AHEAD_NS : 0;
@@ -319,8 +319,7 @@ static int check_arm_args(const struct fo_hv_sim *s, fo_domid_t a, const struct 
 		return -EINVAL;
 	if ((op->quiesce_us ? op->quiesce_us : FO_FOWATCH_DEF_QUIESCE_US) > FO_FOWATCH_MAX_QUIESCE_US)
 		return -EINVAL;
-	if (op->shutdown_mask &
-	    (~FOWATCH_ALL_SHUTDOWN_MASK | (1u << FO_SIM_SHUTDOWN_SUSPEND)))
+	if (op->shutdown_mask & (~FOWATCH_ALL_SHUTDOWN_MASK | (1u << FO_SIM_SHUTDOWN_SUSPEND)))
 		return -EINVAL;
 	if (op->cpu >= s->n_pcpus)
 		return -EINVAL;
