@@ -37,6 +37,7 @@ static void sim_free(struct fo_hv *hv)
 
 	if (s->agent_tfd >= 0)
 		close(s->agent_tfd);
+	sim_fowatch_free(s);
 	free(s);
 }
 
@@ -134,6 +135,7 @@ void fo_sim_advance(struct fo_hv *hv, uint64_t ns)
 	sim_of(hv)->clock_ns += ns;
 	sim_kernel_page_polls(hv);
 	sim_kernel_timers(sim_of(hv));
+	sim_fowatch_timers(sim_of(hv));
 }
 
 void fo_sim_set_callbacks(struct fo_hv *hv, const struct fo_hv_callbacks *cb) { hv->cb = *cb; }

@@ -19,13 +19,15 @@ int sim_enter(struct fo_hv_sim *s, enum fo_sim_op op, fo_domid_t domid)
 	s->clock_ns += s->delay_ns[op];
 	/* The module's hrtimer does not wait for our call to return: a pair
 	 * may fire while a slow call (DISARM racing it) is under way. */
-	if (s->delay_ns[op])
+	if (s->delay_ns[op]) {
 		sim_kernel_timers(s);
+		sim_fowatch_timers(s); /* nor does Xen's */
+	}
 	if (s->vanish_armed[op] && s->vanish_domid[op] == domid) {
 		struct sim_domain *d = sim_find_dom(s, domid);
 		s->vanish_armed[op] = false;
 		if (d)
-			d->used = false;
+			sim_drop_dom(s, d);
 	}
 	if (f->count > 0 && (f->domid == FO_SIM_ANY_DOMAIN || f->domid == domid)) {
 		f->count--;

@@ -22,7 +22,10 @@ void sim_check_guards(struct fo_hv_sim *s)
 {
 	for (size_t i = 0; i < s->n_guards; i++) {
 		struct sim_domain *a = sim_find_dom(s, s->guards[i][0]), *b = sim_find_dom(s, s->guards[i][1]);
-		if (a && b && a->state == FO_DOM_RUNNING && b->state == FO_DOM_RUNNING)
+		/* Running as the toolstack sees it and not fenced by a
+		 * failover watch: executing. */
+		if (a && b && a->state == FO_DOM_RUNNING && b->state == FO_DOM_RUNNING && !sim_dom_fenced(a) &&
+		    !sim_dom_fenced(b))
 			s->violations++;
 	}
 }
@@ -50,6 +53,7 @@ struct sim_domain *sim_add_dom(struct fo_hv_sim *s, const char *name, enum fo_do
 			d->n_vcpus = 1;
 			for (int c = 0; c < s->n_pcpus; c++)
 				fo_cpumask_set(&d->hard[0], c);
+			sim_fowatch_new_dom(d);
 			return d;
 		}
 	return NULL;
@@ -126,6 +130,23 @@ int sim_count_unpause(struct sim_domain *d)
 	return 0;
 }
 
+/* XEN_DOMCTL_unpausedomain, whoever issues it (us, the module, `xl
+ * unpause`): patch 0008 refuses the standby of an armed failover watch. */
+int sim_domctl_unpause(struct sim_domain *d)
+{
+	int r = sim_fowatch_may_unpause(d);
+
+	return r ? r : sim_count_unpause(d);
+}
+
+/* The domain is destroyed (or vanishes): Xen's domain_kill() tears down
+ * the failover watch it is part of first. */
+void sim_drop_dom(struct fo_hv_sim *s, struct sim_domain *d)
+{
+	sim_fowatch_domain_kill(s, d);
+	d->used = false;
+}
+
 static int change_run_state(struct fo_hv *hv, enum fo_sim_op op, fo_domid_t domid)
 {
 	struct fo_hv_sim *s = sim_of(hv);
@@ -140,7 +161,7 @@ static int change_run_state(struct fo_hv *hv, enum fo_sim_op op, fo_domid_t domi
 	}
 	if (op == FO_SIM_PAUSE && d->pause_is_noop)
 		return 0; /* a lying hypervisor: yes, and nothing happened */
-	r = op == FO_SIM_PAUSE ? sim_count_pause(d) : sim_count_unpause(d);
+	r = op == FO_SIM_PAUSE ? sim_count_pause(d) : sim_domctl_unpause(d);
 	sim_set_result(s, r);
 	/* Only our own unpause can make us guilty of two running members;
 	 * an external start is what we must then undo. */
@@ -159,7 +180,7 @@ int sim_destroy(struct fo_hv *hv, fo_domid_t domid)
 
 	if (r < 0)
 		return r;
-	d->used = false;
+	sim_drop_dom(sim_of(hv), d);
 	return 0;
 }
 
@@ -201,14 +222,15 @@ enum fo_dom_state fo_sim_state(struct fo_hv *hv, fo_domid_t domid)
 	return d ? d->state : FO_DOM_GONE;
 }
 
-void fo_sim_set_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state state, bool notify)
+/* `code`: Xen's SHUTDOWN_* when `state` is CRASHED or SHUTDOWN. */
+static void set_state_code(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state state, unsigned code, bool notify)
 {
 	struct fo_hv_sim *s = sim_of(hv);
 	struct sim_domain *d = sim_find_dom(s, domid);
 
 	if (d) {
 		if (state == FO_DOM_GONE) {
-			d->used = false;
+			sim_drop_dom(s, d);
 		} else {
 			/* Forced, whatever the count: RUNNING is every pause
 			 * undone (or a domain that was never paused), PAUSED
@@ -218,10 +240,28 @@ void fo_sim_set_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state stat
 				d->pause_count = 0;
 			else if (state == FO_DOM_PAUSED && !d->pause_count)
 				d->pause_count = 1;
+			/* Xen's domain_kill() and domain_shutdown() hooks:
+			 * before dom0 hears of it (@releaseDomain). */
+			d->shutdown_code = code;
+			if (state == FO_DOM_DYING)
+				sim_fowatch_domain_kill(s, d);
+			else if (state == FO_DOM_CRASHED || state == FO_DOM_SHUTDOWN)
+				sim_fowatch_domain_shutdown(s, d);
 		}
 	}
 	if (notify)
 		hv->cb.domains_changed(hv->cb.ctx);
+}
+
+void fo_sim_set_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state state, bool notify)
+{
+	set_state_code(hv, domid, state, state == FO_DOM_CRASHED ? FO_SIM_SHUTDOWN_CRASH : FO_SIM_SHUTDOWN_POWEROFF,
+		       notify);
+}
+
+void fo_sim_shutdown(struct fo_hv *hv, fo_domid_t domid, unsigned code, bool notify)
+{
+	set_state_code(hv, domid, code == FO_SIM_SHUTDOWN_CRASH ? FO_DOM_CRASHED : FO_DOM_SHUTDOWN, code, notify);
 }
 
 int fo_sim_external_pause(struct fo_hv *hv, fo_domid_t domid)
@@ -235,7 +275,7 @@ int fo_sim_external_unpause(struct fo_hv *hv, fo_domid_t domid)
 {
 	struct sim_domain *d = sim_find_dom(sim_of(hv), domid);
 
-	return d ? sim_count_unpause(d) : -ESRCH;
+	return d ? sim_domctl_unpause(d) : -ESRCH;
 }
 
 unsigned fo_sim_pause_count(struct fo_hv *hv, fo_domid_t domid)

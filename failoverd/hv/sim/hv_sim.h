@@ -11,6 +11,7 @@
 #define FO_HV_SIM_H
 
 #include "hv/hv.h"
+#include "../../../rt-patches/abi/xen_failover_watch.h"
 
 enum fo_sim_op {
 	FO_SIM_LOOKUP = 0,
@@ -34,6 +35,7 @@ enum fo_sim_op {
 	FO_SIM_UNWATCH_MEMBER, /* xenstore unwatch + unmap + unbind on Xen: likewise */
 	FO_SIM_GET_HANDLE,
 	FO_SIM_RECLAIM,        /* binding a member's channel again after DISARM (hv_kmod.c) */
+	FO_SIM_FOWATCH,        /* XEN_DOMCTL_failover_watch (fo_sim_fowatch_domctl), any op */
 	FO_SIM_OP_COUNT
 };
 
@@ -147,6 +149,79 @@ int fo_sim_add_pool(struct fo_hv *hv, const char *name, const char *sched, const
 void fo_sim_pool_remove_cpu(struct fo_hv *hv, int cpu);
 void fo_sim_move_domain(struct fo_hv *hv, fo_domid_t domid, const char *pool);
 void fo_sim_pin(struct fo_hv *hv, fo_domid_t domid, unsigned vcpu, const int *cpus, size_t n);
+
+/*
+ * The Xen failover watch (rt-patches/xen-4.17/0005-0008), at the domctl
+ * level: fo_sim_fowatch_domctl() is XEN_DOMCTL_failover_watch issued by dom0
+ * (the owner), with patch 0007's checks, states and errnos, so that a layer
+ * that drives the domctl can be tested here as it talks to Xen. Off until
+ * fo_sim_enable_fowatch(); off, every op is -ENOSYS (stock Xen 4.17's
+ * answer to an unknown domctl, after its -ESRCH for a missing domain).
+ *
+ * The watch's timer runs on the virtual clock from fo_sim_advance (and
+ * under a delayed call, as the kernel module's does): every period it reads
+ * the 64-bit value at `offset` of the page the active's agent granted under
+ * `gref` (the simulated agent's heartbeat page, struct fo_hb_page). A shutdown
+ * of either member (fo_sim_set_state CRASHED/SHUTDOWN, fo_sim_shutdown) is
+ * looked at at once; DYING or GONE tears the watch down (Xen's domain_kill).
+ *
+ * The fence is the watch's own pause of the active, not a toolstack pause:
+ * get_state and fo_sim_state still say RUNNING (what `xl list` shows), but
+ * the domain does not execute: its agent's heartbeats are no-ops, and the
+ * guards do not count it as running.
+ *
+ * Every stamp of a QUERY is Xen's NOW(): the virtual clock plus
+ * FO_SIM_XEN_AHEAD_NS (Xen booted before dom0 started its monotonic clock),
+ * so a layer that forgets to map Xen time onto its own is caught.
+ */
+#define FO_SIM_XEN_AHEAD_NS (3ull * 1000000000ull)
+/* Xen's SHUTDOWN_* codes (public/sched.h). */
+#define FO_SIM_SHUTDOWN_POWEROFF 0u
+#define FO_SIM_SHUTDOWN_REBOOT   1u
+#define FO_SIM_SHUTDOWN_SUSPEND  2u
+#define FO_SIM_SHUTDOWN_CRASH    3u
+#define FO_SIM_SHUTDOWN_WATCHDOG 4u
+/* fo_sim_fowatch_quiesce_delay: the active's vCPUs never stop. */
+#define FO_SIM_NEVER UINT64_MAX
+
+void fo_sim_enable_fowatch(struct fo_hv *hv);
+/* The hypervisor has no watch after all (a stock Xen): every op -ENOSYS. */
+void fo_sim_fowatch_absent(struct fo_hv *hv, bool absent);
+/* 0 and `fw` filled (QUERY), or -errno as patch 0007's fowatch_domctl; the
+ * owner is always dom0. Logged as FO_SIM_FOWATCH on `domid`, faultable. */
+int fo_sim_fowatch_domctl(struct fo_hv *hv, fo_domid_t domid, struct fo_xen_failover_watch *fw);
+/* Xen's NOW() at this moment of the virtual clock. */
+uint64_t fo_sim_xen_now(struct fo_hv *hv);
+/* Xen's "fowatch-max" boot option (default and most: 64). */
+void fo_sim_fowatch_set_max(struct fo_hv *hv, unsigned max);
+/* A fenced active's vCPUs stop `ns` after the fence (default 0: at once);
+ * FO_SIM_NEVER: never (FAILED_QUIESCE after quiesce_us). */
+void fo_sim_fowatch_quiesce_delay(struct fo_hv *hv, uint64_t ns);
+/* Does a watch hold `domid` fenced (paused by its own reference)? */
+bool fo_sim_fowatch_fenced(struct fo_hv *hv, fo_domid_t domid);
+/* VIRQ_FAILOVER to dom0, raised on every end state and on every teardown by
+ * a domain's death: the fd is readable while one is pending; take consumes
+ * it (true if one was). Raises while one is pending coalesce, as a VIRQ's
+ * pending bit does; the count counts every raise. -1 before enabling. */
+int fo_sim_fowatch_virq_fd(struct fo_hv *hv);
+bool fo_sim_fowatch_virq_take(struct fo_hv *hv);
+uint64_t fo_sim_fowatch_virqs(struct fo_hv *hv);
+/*
+ * The agent's grant of its heartbeat page to dom0 (the gref it publishes
+ * under data/failover/gref). A new domain's agent granted it under
+ * fo_sim_agent_gref() (distinct per domain). fo_sim_agent_grant: the agent
+ * grants a new page under `gref` (a restarted agent): a watch armed on the
+ * old page keeps its pin on it, and it no longer moves. fo_sim_agent_revoke:
+ * the agent ends its grant: an ARM now fails as Xen's pin does (-EACCES),
+ * an armed watch keeps its pin and still reads the page.
+ */
+uint32_t fo_sim_agent_gref(struct fo_hv *hv, fo_domid_t domid);
+void fo_sim_agent_grant(struct fo_hv *hv, fo_domid_t domid, uint32_t gref);
+void fo_sim_agent_revoke(struct fo_hv *hv, fo_domid_t domid);
+/* The domain shuts down with Xen's `code` (FO_SIM_SHUTDOWN_*): state CRASHED
+ * for crash, SHUTDOWN for the others (suspend included, as getdomaininfo
+ * says "shutdown"). fo_sim_set_state(CRASHED) is code crash, (SHUTDOWN) poweroff. */
+void fo_sim_shutdown(struct fo_hv *hv, fo_domid_t domid, unsigned code, bool notify);
 
 /* What happened. */
 size_t fo_sim_calls(struct fo_hv *hv, const struct fo_sim_call **ret);

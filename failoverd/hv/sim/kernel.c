@@ -163,7 +163,7 @@ static int kmod_model_unpause(void *ctx, uint32_t domid)
 
 	if (!d)
 		return -ESRCH;
-	r = sim_count_unpause(d);
+	r = sim_domctl_unpause(d);
 	if (r == 0)
 		sim_check_guards(ctx);
 	return r;

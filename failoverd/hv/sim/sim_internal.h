@@ -34,6 +34,9 @@
 #define SIM_MAX_KPAIRS 16
 #define SIM_MAX_KEVENTS 64
 #define SIM_MAX_POOLS 8
+#define SIM_MAX_FOWATCH 64 /* Xen's default "fowatch-max" */
+
+struct sim_fowatch;
 
 struct sim_domain {
 	bool used;
@@ -55,6 +58,12 @@ struct sim_domain {
 	int pool;                 /* index into pools[] */
 	unsigned n_vcpus;
 	struct fo_cpumask hard[FO_SIM_MAX_VCPUS];
+	/* The Xen failover watch (fowatch.c). */
+	unsigned shutdown_code;       /* Xen's SHUTDOWN_* while CRASHED or SHUTDOWN */
+	uint32_t gref;                /* the ref the agent granted its page to dom0 under */
+	bool granted;                 /* ... and has not ended that grant */
+	uint32_t page_gen;            /* which page the agent writes: a re-grant is a new one */
+	struct sim_fowatch *fowatch;  /* the watch this domain is active or standby of (Xen's d->fowatch) */
 };
 
 struct sim_pool {
@@ -113,6 +122,14 @@ struct fo_hv_sim {
 	bool fds_changed;
 	int n_pcpus;
 	struct sim_pool pools[SIM_MAX_POOLS]; /* [0] is Pool-0 */
+	/* The Xen failover watch (fowatch.c). */
+	bool fowatch_on;               /* fo_sim_enable_fowatch */
+	bool fowatch_absent;           /* fo_sim_fowatch_absent: a stock Xen after all */
+	unsigned fowatch_max;          /* Xen's "fowatch-max" */
+	uint64_t fowatch_quiesce_delay_ns; /* a fenced active's vCPUs stop this long after the fence */
+	int fowatch_virq_fd;           /* eventfd: VIRQ_FAILOVER pending for dom0 */
+	uint64_t fowatch_virqs;        /* VIRQs raised so far */
+	struct sim_fowatch *fowatches; /* SIM_MAX_FOWATCH of them, allocated by fo_sim_enable_fowatch */
 };
 
 static inline struct fo_hv_sim *sim_of(struct fo_hv *hv) { return (struct fo_hv_sim *)hv; }
@@ -131,6 +148,8 @@ struct sim_domain *sim_find_dom(struct fo_hv_sim *s, fo_domid_t domid);
 struct sim_domain *sim_add_dom(struct fo_hv_sim *s, const char *name, enum fo_dom_state st);
 int sim_count_pause(struct sim_domain *d);
 int sim_count_unpause(struct sim_domain *d);
+int sim_domctl_unpause(struct sim_domain *d);
+void sim_drop_dom(struct fo_hv_sim *s, struct sim_domain *d);
 void sim_check_guards(struct fo_hv_sim *s);
 int sim_lookup(struct fo_hv *hv, const char *name, fo_domid_t *ret);
 int sim_get_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret);
@@ -167,5 +186,14 @@ bool sim_kernel_holds_port(struct fo_hv_sim *s, fo_domid_t domid);
 void sim_kernel_notified(struct fo_hv_sim *s, fo_domid_t domid);
 void sim_kernel_timers(struct fo_hv_sim *s);
 void sim_kernel_page_polls(struct fo_hv *hv);
+
+/* fowatch.c: the Xen failover watch (rt-patches/xen-4.17/0007, 0008). */
+void sim_fowatch_new_dom(struct sim_domain *d);
+void sim_fowatch_free(struct fo_hv_sim *s);
+bool sim_dom_fenced(const struct sim_domain *d);
+int sim_fowatch_may_unpause(const struct sim_domain *d);
+void sim_fowatch_domain_shutdown(struct fo_hv_sim *s, struct sim_domain *d);
+void sim_fowatch_domain_kill(struct fo_hv_sim *s, struct sim_domain *d);
+void sim_fowatch_timers(struct fo_hv_sim *s);
 
 #endif
