@@ -219,7 +219,15 @@ fo_domid_t fo_sim_add_domain(struct fo_hv *hv, const char *name, enum fo_dom_sta
 enum fo_dom_state fo_sim_state(struct fo_hv *hv, fo_domid_t domid)
 {
 	struct sim_domain *d = sim_find_dom(sim_of(hv), domid);
-	return d ? d->state : FO_DOM_GONE;
+
+	if (!d)
+		return FO_DOM_GONE;
+	/* As getdomaininfo on our patched Xen (rt-patches 0011): a domain
+	 * the failover watch holds fenced is reported paused, though its
+	 * toolstack pause count is unchanged. */
+	if (d->state == FO_DOM_RUNNING && sim_dom_fenced(d))
+		return FO_DOM_PAUSED;
+	return d->state;
 }
 
 /* `code`: Xen's SHUTDOWN_* when `state` is CRASHED or SHUTDOWN. */

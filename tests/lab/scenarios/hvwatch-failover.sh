@@ -13,9 +13,9 @@
 #      (fowatch_domain_kill: no switch by Xen); failoverd switches -> p1-a
 # For 1-3: failoverd's event has path "hypervisor", the standby runs within
 # timeout + period + slack of the injection (observer), the old active is
-# paused by failoverd's own toolstack pause (the observer sees it: Xen's
-# fence is invisible to getdomaininfo), the observer sees both "running"
-# only in that one short window, and once the pair is ARMED again Xen's
+# stopped no later than the standby ran (Xen's fence, shown as paused by
+# rt-patches 0011, then failoverd's own pause), the observer never sees
+# both running, and once the pair is ARMED again Xen's
 # QUERY shows the watch armed the other way round. For 4: an event that is
 # not the hypervisor's, same checks as destroy.sh.
 # Timeout 1 s (as hvwatch-smoke's watch): Xen's watch reacts to a guest
