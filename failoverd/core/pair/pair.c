@@ -578,6 +578,19 @@ int fo_pair_request_switchover(struct fo_pair *p, char *err, size_t errlen)
 static int request_switchover(struct fo_pair *p, uint64_t now, char *err, size_t errlen)
 {
 	struct fo_member *to = fo_pair_standby(p);
+	uint64_t seen = p->kernel_switches;
+
+	/* The owner may have switched and its event not been read yet (Xen's
+	 * standby already runs): read it before judging the members. */
+	if (p->kernel_armed && !p->kernel_firing) {
+		p->env->hv->ops->kernel_poll_events(p->env->hv);
+		if (p->kernel_switches != seen) {
+			snprintf(err, errlen, "pair %s: %s switched it first; see `events`", p->cfg.name,
+				 p->kernel_owner_is_hv ? "Xen's failover watch" : "the kernel module");
+			return -EALREADY;
+		}
+		to = fo_pair_standby(p);
+	}
 
 	switch (p->state) {
 	case FO_PAIR_ARMED:

@@ -53,6 +53,13 @@ static int simple_op(struct fo_fowatch_owner *o, fo_domid_t domid, uint32_t op)
 	return o->domctl(o->ctx, domid, &fw);
 }
 
+/* The watch is gone: none on the domain, or the domain itself is (Xen
+ * tears a watch down when either member dies). */
+static bool watch_gone(int r)
+{
+	return r == -ENOENT || r == -ESRCH;
+}
+
 static uint64_t on_our_clock(uint64_t xen_ns, int64_t off)
 {
 	return xen_ns ? (uint64_t)((int64_t)xen_ns + off) : 0;
@@ -248,16 +255,18 @@ int fo_fowatch_disarm(struct fo_fowatch_owner *o, uint32_t pair_id)
 	if (!s)
 		return -ENOENT;
 	r = simple_op(o, s->active, FO_FOWATCH_OP_DISARM);
-	if (r == 0 || r == -ENOENT) {
+	if (r == -ESRCH) /* the active is gone: ask by the standby */
+		r = simple_op(o, s->standby, FO_FOWATCH_OP_DISARM);
+	if (r == 0 || watch_gone(r)) {
 		/* Gone: disarmed, or torn down when a member died (no switch). */
 		s->used = false;
-		return r;
+		return r ? -ENOENT : 0;
 	}
 	if (r != -EBUSY)
 		return r;
 	/* EBUSY: quiescing (Xen is switching) or fenced in an end state. */
 	r = query(o, s->active, &fw, &off, &err);
-	if (r == -ENOENT) {
+	if (watch_gone(r)) {
 		s->used = false;
 		return -ENOENT;
 	}
@@ -280,13 +289,15 @@ int fo_fowatch_adopt(struct fo_fowatch_owner *o, uint32_t pair_id, const fo_domi
 
 	if (s)
 		r = query(o, s->active, &fw, &off, &err);
-	for (int i = 0; i < 2 && r == -ENOENT && !s; i++)
+	for (int i = 0; i < 2 && watch_gone(r) && !s; i++)
 		if (members && members[i] != FO_DOMID_INVALID)
 			r = query(o, members[i], &fw, &off, &err);
 	if (r < 0) {
-		if (r == -ENOENT && s)
+		if (!watch_gone(r))
+			return r;
+		if (s)
 			s->used = false;
-		return r;
+		return -ENOENT;
 	}
 	if (!s) {
 		s = slot_new(o, pair_id);
@@ -332,7 +343,7 @@ void fo_fowatch_poll(struct fo_fowatch_owner *o)
 		if (!s->used)
 			continue;
 		r = query(o, s->active, &fw, &off, &err);
-		if (r == -ENOENT) {
+		if (watch_gone(r)) {
 			/* Torn down: a member was destroyed (Xen switched
 			 * nothing), or someone else disarmed it. */
 			s->used = false;

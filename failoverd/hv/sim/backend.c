@@ -38,6 +38,7 @@ static void sim_free(struct fo_hv *hv)
 	if (s->agent_tfd >= 0)
 		close(s->agent_tfd);
 	sim_fowatch_free(s);
+	free(s->owner);
 	free(s);
 }
 

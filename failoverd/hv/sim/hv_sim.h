@@ -165,10 +165,11 @@ void fo_sim_pin(struct fo_hv *hv, fo_domid_t domid, unsigned vcpu, const int *cp
  * of either member (fo_sim_set_state CRASHED/SHUTDOWN, fo_sim_shutdown) is
  * looked at at once; DYING or GONE tears the watch down (Xen's domain_kill).
  *
- * The fence is the watch's own pause of the active, not a toolstack pause:
- * get_state and fo_sim_state still say RUNNING (what `xl list` shows), but
- * the domain does not execute: its agent's heartbeats are no-ops, and the
- * guards do not count it as running.
+ * The fence is the watch's own pause of the active, not a toolstack pause
+ * (its toolstack pause count is unchanged, an unpause cannot drop it), and
+ * the domain does not execute: its agent's heartbeats are no-ops, the
+ * guards do not count it as running, and get_state / fo_sim_state say
+ * PAUSED, as getdomaininfo does on our patched Xen (rt-patches 0011).
  *
  * Every stamp of a QUERY is Xen's NOW(): the virtual clock plus
  * FO_SIM_XEN_AHEAD_NS (Xen booted before dom0 started its monotonic clock),
@@ -222,6 +223,20 @@ void fo_sim_agent_revoke(struct fo_hv *hv, fo_domid_t domid);
  * for crash, SHUTDOWN for the others (suspend included, as getdomaininfo
  * says "shutdown"). fo_sim_set_state(CRASHED) is code crash, (SHUTDOWN) poweroff. */
 void fo_sim_shutdown(struct fo_hv *hv, fo_domid_t domid, unsigned code, bool notify);
+
+/*
+ * The watch as the pairs' armed owner, through hv/fowatch/owner.c, as the
+ * Xen backend has it with daemon.hypervisor_watch: after this the backend's
+ * kernel_* ops are the watch's, armed_owner() says "hypervisor", and the
+ * VIRQ's fd is among get_fds (dispatch of it = a VIRQ arriving). Enables
+ * the watch (fo_sim_enable_fowatch) if it is not. -ENOSYS when the watch
+ * is absent (fo_sim_fowatch_absent), as the daemon's probe would find.
+ */
+int fo_sim_enable_fowatch_owner(struct fo_hv *hv, uint16_t cpu);
+/* What the daemon's loop does when the VIRQ's fd is readable: true if a
+ * VIRQ was pending (the owner then QUERYd its watches and handed up any
+ * switch through cb.kernel_switched). */
+bool fo_sim_fowatch_deliver(struct fo_hv *hv);
 
 /* What happened. */
 size_t fo_sim_calls(struct fo_hv *hv, const struct fo_sim_call **ret);

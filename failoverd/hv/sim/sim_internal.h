@@ -10,6 +10,7 @@
 #define FO_SIM_INTERNAL_H
 
 #include "hv/sim/hv_sim.h"
+#include "hv/fowatch/owner.h"
 
 #include "lib/limits.h"
 
@@ -93,6 +94,9 @@ struct fo_hv_sim {
 	struct fo_hv base;
 	bool kernel;
 	struct fo_hv_ops kernel_ops; /* sim_ops + the module's ops (fo_sim_enable_kernel) */
+	struct fo_hv_ops owner_ops;  /* the ops before + the watch as armed owner (owner.c) */
+	const struct fo_hv_ops *owner_inner; /* the ops owner_ops was made from */
+	struct fo_fowatch_owner *owner; /* fo_sim_enable_fowatch_owner */
 	bool kernel_hold;
 	bool kernel_stall;
 	bool kernel_no_list; /* fo_sim_kernel_without_list */

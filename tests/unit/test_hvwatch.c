@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_hvwatch.c - the hypervisor switch path (daemon.hypervisor_watch) on
+ * the simulator's model of our patched Xen's failover watch: the daemon's
+ * manager and pairs, hv/fowatch/owner.c translating, the watch at the
+ * domctl level (hv/sim/fowatch.c). What the daemon must do with an owner
+ * that switches without it: hand ARMED pairs over, adopt Xen's switches
+ * (also those made while it was frozen or dead), DISARM before its own,
+ * take its own pause before RELEASE, never run two members.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "kernel_fixture.h"
+
+/* The daemon's loop with the watch: VIRQ_FAILOVER first (an rt fd), then
+ * what is due. `frozen`: the daemon is stopped, only Xen moves. */
+static bool frozen;
+
+static void hv_loop_once(struct fx *f)
+{
+	if (frozen)
+		return;
+	fo_sim_fowatch_deliver(f->hv);
+	fo_manager_run_due(f->mgr);
+}
+
+static void hv_advance(struct fx *f, uint64_t ms)
+{
+	for (uint64_t i = 0; i < ms; i++) {
+		fo_sim_advance(f->hv, MS);
+		hv_loop_once(f);
+	}
+}
+
+/* `ms` of life in which only `beating` heartbeats (FO_DOMID_INVALID: none). */
+static void hv_live(struct fx *f, fo_domid_t beating, uint64_t ms)
+{
+	for (uint64_t t = 0; t < ms; t += 10) {
+		if (beating != FO_DOMID_INVALID)
+			beat_if_running(f, beating);
+		hv_advance(f, 10);
+	}
+}
+
+/* The manager (re)started on the simulator with the watch as the owner,
+ * as the daemon does when its probe finds the watch. */
+static void hv_start(struct fx *f)
+{
+	struct fo_hv_callbacks cb;
+
+	if (fo_manager_new(&f->cfg, &f->mgr) < 0)
+		abort();
+	cb = fo_manager_hv_callbacks(f->mgr);
+	fo_sim_set_callbacks(f->hv, &cb);
+	if (fo_sim_enable_fowatch_owner(f->hv, 0) < 0)
+		abort();
+	fo_manager_attach_hv(f->mgr, f->hv);
+	fo_manager_start(f->mgr);
+	f->p = fo_manager_pair(f->mgr, 0);
+}
+
+/* First boot, both running, the pair ARMED and handed to Xen's watch. */
+static void hv_armed(struct fx *f, enum fo_on_failover on_failover)
+{
+	struct fo_hv_callbacks cb = { 0 };
+
+	memset(f, 0, sizeof(*f));
+	sim_base_config(&f->cfg);
+	f->cfg.pairs[0].on_failover = on_failover;
+	if (fo_hv_sim_new(&cb, &f->hv) < 0)
+		abort();
+	f->a = fo_sim_add_domain(f->hv, "brake-a", FO_DOM_RUNNING);
+	f->b = fo_sim_add_domain(f->hv, "brake-b", FO_DOM_RUNNING);
+	hv_start(f);
+	prove(f, f->a);
+	prove(f, f->b);
+	fo_sim_guard(f->hv, f->a, f->b);
+	fo_sim_clear_calls(f->hv);
+	frozen = false;
+}
+
+/* A daemon restart: SIGKILL, Xen keeps its watches, a new daemon starts. */
+static void hv_restart(struct fx *f)
+{
+	fo_manager_free(f->mgr);
+	hv_start(f);
+	frozen = false;
+}
+
+/* Xen's watch on `domid`: 0 and *fw, or -ENOENT. */
+static int query(struct fx *f, fo_domid_t domid, struct fo_xen_failover_watch *fw)
+{
+	memset(fw, 0, sizeof(*fw));
+	fw->op = FO_FOWATCH_OP_QUERY;
+	return fo_sim_fowatch_domctl(f->hv, domid, fw);
+}
+
+static bool watch_armed(struct fx *f, fo_domid_t active, fo_domid_t standby)
+{
+	struct fo_xen_failover_watch fw;
+
+	return query(f, active, &fw) == 0 && fw.state == FO_FOWATCH_STATE_ARMED && fw.active == active &&
+	       fw.standby == standby;
+}
+
+static const char *owner_of(struct fx *f)
+{
+	struct fo_pair_view v;
+
+	fo_pair_view(f->p, &v);
+	return v.owner ? v.owner : "none";
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void test_handed_to_xen(void)
+{
+	struct fx f;
+	struct fo_xen_failover_watch fw;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->kernel_armed, "ARMED and handed over (%s)", f.p->reason);
+	CHECK(strcmp(owner_of(&f), "hypervisor") == 0, "status owner: %s", owner_of(&f));
+	CHECK(query(&f, f.a, &fw) == 0 && fw.state == FO_FOWATCH_STATE_ARMED && fw.standby == f.b, "Xen has a -> b");
+	CHECK(fw.period_us == 10000 && fw.timeout_us == 50000 && fw.offset == 8,
+	      "Xen watches the sequence at the pair's period and timeout (%u us, %u us, offset %u)", fw.period_us,
+	      fw.timeout_us, fw.offset);
+	CHECK(fw.gref == fo_sim_agent_gref(f.hv, f.a), "on the page the agent granted");
+	hv_live(&f, f.a, 500);
+	CHECK(f.p->state == FO_PAIR_ARMED && watch_armed(&f, f.a, f.b), "a heartbeating active keeps it armed");
+	CHECK(paused_or_unpaused_nothing(&f), "no domain action while healthy");
+	CHECK(f.hv->ops->unpause(f.hv, f.b) == -EBUSY, "Xen refuses to unpause the armed standby (0008)");
+	fo_pair_disarm(f.p);
+	CHECK(!f.p->kernel_armed && query(&f, f.a, &fw) == -ENOENT, "operator disarm: DISARMed in Xen");
+	fo_pair_arm(f.p);
+	CHECK(f.p->kernel_armed && watch_armed(&f, f.a, f.b), "re-armed in Xen");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Heartbeat loss: Xen switches; the daemon adopts it with Xen's stamps,
+ * takes its own pause of the old active, then RELEASEs. */
+static void test_xen_switch_adopted(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+	uint64_t last;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	hv_live(&f, f.a, 100);
+	fo_sim_heartbeat(f.hv, f.a);
+	last = fo_sim_now(f.hv);
+	fo_sim_clear_calls(f.hv);
+	hv_live(&f, FO_DOMID_INVALID, 100);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "Xen started the standby");
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_pause_count(f.hv, f.a) == 1 &&
+		      !fo_sim_fowatch_fenced(f.hv, f.a),
+	      "old active held by our own pause, Xen's fence released (count %u, fenced %d)",
+	      fo_sim_pause_count(f.hv, f.a), fo_sim_fowatch_fenced(f.hv, f.a));
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0, "the daemon unpaused nothing");
+	CHECK(f.p->active == 1 && f.p->kernel_switches == 1 && !f.p->kernel_armed, "adopted: b active");
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && strcmp(e->path, "hypervisor") == 0 && e->fault == FO_FAULT_HEARTBEAT_TIMEOUT &&
+		      e->result == FO_RESULT_OK,
+	      "event: path %s, fault %s", e ? e->path : "-", e ? fo_fault_name(e->fault) : "-");
+	/* Xen's stamps mapped onto our clock: detection one period after the
+	 * timeout expired at the latest, on the watch's period grid. */
+	CHECK(e && e->phase_ns[FO_PHASE_DETECTED] >= last + 50 * MS &&
+		      e->phase_ns[FO_PHASE_DETECTED] <= last + 60 * MS,
+	      "detected %lld ms after the last beat", e ? (long long)(e->phase_ns[FO_PHASE_DETECTED] - last) / 1000000 : -1);
+	for (int ph = FO_PHASE_DETECTED; e && ph < FO_PHASE_UNPAUSE_DONE; ph++)
+		CHECK(e->phase_ns[ph] && e->phase_ns[ph] <= e->phase_ns[ph + 1], "phase %d stamped, ordered", ph);
+	CHECK(e && e->phase_ns[FO_PHASE_UNPAUSE_DONE] <= fo_sim_now(f.hv), "no stamp in the future");
+	prove(&f, f.b);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && !f.p->kernel_armed, "keep-paused: DEGRADED, nothing armed (%s)",
+	      fo_pair_state_name(f.p->state));
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 1, "exactly one switchover");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* The point of the path: dom0 userspace frozen for the whole fault. */
+static void test_frozen_daemon(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	hv_live(&f, f.a, 50);
+	frozen = true;
+	hv_live(&f, FO_DOMID_INVALID, 300);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "Xen switched with the daemon frozen");
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_fowatch_fenced(f.hv, f.a) &&
+		      fo_sim_pause_count(f.hv, f.a) == 0,
+	      "the fenced active is reported paused (0011) while only Xen holds it");
+	CHECK(f.p->active == 0, "the frozen daemon knows nothing yet");
+	frozen = false;
+	hv_advance(&f, 1);
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(f.p->active == 1 && e && strcmp(e->path, "hypervisor") == 0, "adopted at the first loop turn");
+	CHECK(fo_sim_pause_count(f.hv, f.a) == 1 && !fo_sim_fowatch_fenced(f.hv, f.a), "our pause, then RELEASE");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Our own switch (manual) DISARMs Xen's watch first; re-armed the other
+ * way once ARMED again. */
+static void test_manual_switch_disarms_first(void)
+{
+	struct fx f;
+	char err[256] = "";
+	long d, pa, ub;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	hv_live(&f, f.a, 50);
+	fo_sim_clear_calls(f.hv);
+	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) == 0, "switchover: %s", err);
+	d = first_call(&f, FO_SIM_FOWATCH, f.a);
+	pa = first_call(&f, FO_SIM_PAUSE, f.a);
+	ub = first_call(&f, FO_SIM_UNPAUSE, f.b);
+	CHECK(d >= 0 && pa > d && ub > pa, "DISARM (%ld) before pause (%ld) before unpause (%ld)", d, pa, ub);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "switched");
+	prove(&f, f.b);
+	CHECK(f.p->state == FO_PAIR_ARMED && watch_armed(&f, f.b, f.a), "ARMED, re-armed in Xen b -> a");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Race: Xen fired and the VIRQ is not read yet when the operator asks for
+ * a switchover: DISARM finds the fence, the daemon adopts Xen's switch and
+ * makes none of its own. */
+static void test_fired_before_own_switch(void)
+{
+	struct fx f;
+	char err[256] = "";
+	const struct fo_event *e;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	hv_live(&f, f.a, 50);
+	frozen = true;
+	hv_live(&f, FO_DOMID_INVALID, 200);
+	frozen = false;
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && f.p->active == 0, "Xen switched, VIRQ unread");
+	fo_sim_clear_calls(f.hv);
+	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) == -EALREADY, "refused: %s", err);
+	CHECK(strstr(err, "failover watch") != NULL, "says who switched: %s", err);
+	CHECK(f.p->active == 1 && count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0, "adopted, no unpause of ours");
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && strcmp(e->path, "hypervisor") == 0 && count_events(&f, FO_EV_SWITCHOVER) == 1,
+	      "one switchover, Xen's");
+	CHECK(fo_sim_pause_count(f.hv, f.a) == 1 && !fo_sim_fowatch_fenced(f.hv, f.a), "our pause, then RELEASE");
+	hv_advance(&f, 5); /* the VIRQ that was pending finds nothing more */
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 1, "still one");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* The fence audit runs while Xen's switch is unread: it sees the old
+ * active paused (0011) and the standby running, and must not pause Xen's
+ * new active; the VIRQ's event decides. */
+static void test_audit_leaves_xen_switch(void)
+{
+	struct fx f;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	hv_live(&f, f.a, 50);
+	frozen = true;
+	hv_live(&f, FO_DOMID_INVALID, 200);
+	frozen = false;
+	fo_sim_clear_calls(f.hv);
+	fo_pair_audit(f.p); /* before the loop reads the VIRQ */
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && count_calls(&f, FO_SIM_PAUSE, f.b) == 0,
+	      "the audit did not pause Xen's new active");
+	CHECK(f.p->active == 1, "it read Xen's switch first");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Xen switches while no daemon runs; the restarted one adopts it from
+ * QUERY: its own pause, RELEASE, the event, no switch of its own. */
+static void test_restart_adopts_fired(void)
+{
+	struct fx f;
+	struct fo_xen_failover_watch fw;
+	const struct fo_event *e;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	hv_live(&f, f.a, 50);
+	frozen = true; /* SIGKILLed: nothing runs */
+	hv_live(&f, FO_DOMID_INVALID, 200);
+	CHECK(query(&f, f.a, &fw) == 0 && fw.state == FO_FOWATCH_STATE_FIRED, "Xen fired with no daemon");
+	fo_sim_clear_calls(f.hv);
+	hv_restart(&f);
+	hv_advance(&f, 1);
+	CHECK(f.p->active == 1 && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "restart: b active (%s, %s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(query(&f, f.a, &fw) == -ENOENT && fo_sim_pause_count(f.hv, f.a) == 1, "our pause, then RELEASE");
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0, "no unpause of ours");
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && strcmp(e->path, "hypervisor") == 0, "the adopted switch is an event, path hypervisor");
+	prove(&f, f.b);
+	hv_live(&f, f.b, 200);
+	CHECK(f.p->active == 1 && fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED, "the failed member never runs again");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* A restart with the watch armed and nothing wrong: adopted, no churn. */
+static void test_restart_adopts_armed(void)
+{
+	struct fx f;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	hv_live(&f, f.a, 50);
+	fo_sim_clear_calls(f.hv);
+	hv_restart(&f);
+	hv_live(&f, f.a, 200);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->kernel_armed && watch_armed(&f, f.a, f.b), "adopted armed (%s)",
+	      f.p->reason);
+	CHECK(paused_or_unpaused_nothing(&f), "no domain action");
+	/* Still Xen's: it switches on heartbeat loss. */
+	hv_live(&f, FO_DOMID_INVALID, 100);
+	CHECK(f.p->active == 1 && strcmp(last_event_of(&f, FO_EV_SWITCHOVER)->path, "hypervisor") == 0,
+	      "Xen switches the adopted pair");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* The active crashes: Xen fires on the shutdown (no timeout wait). */
+static void test_crash_switched_by_xen(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	hv_live(&f, f.a, 50);
+	frozen = true;
+	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true);
+	hv_advance(&f, 1);
+	frozen = false;
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "Xen switched on the crash at once");
+	hv_advance(&f, 1);
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && strcmp(e->path, "hypervisor") == 0 && e->fault == FO_FAULT_CRASHED,
+	      "event: path %s, fault %s", e ? e->path : "-", e ? fo_fault_name(e->fault) : "-");
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 1, "one switchover");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* The active is destroyed: Xen tears its watch down without a switch; the
+ * daemon switches itself. */
+static void test_destroy_switched_by_daemon(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	hv_live(&f, f.a, 50);
+	fo_sim_set_state(f.hv, f.a, FO_DOM_GONE, true);
+	hv_advance(&f, 2);
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && e && strcmp(e->path, "hypervisor") != 0 &&
+		      e->fault == FO_FAULT_GONE,
+	      "the daemon's own switch (path %s, fault %s)", e ? e->path : "-", e ? fo_fault_name(e->fault) : "-");
+	{
+		struct fo_xen_failover_watch fw;
+
+		CHECK(query(&f, f.b, &fw) == -ENOENT, "no watch left");
+	}
+	fx_free(&f);
+}
+
+/* A stock Xen: the probe says there is no watch. */
+static void test_stock_xen(void)
+{
+	struct fo_hv_callbacks cb = { 0 };
+	struct fo_hv *hv;
+
+	if (fo_hv_sim_new(&cb, &hv) < 0)
+		abort();
+	fo_sim_enable_fowatch(hv);
+	fo_sim_fowatch_absent(hv, true);
+	CHECK(fo_sim_enable_fowatch_owner(hv, 0) == -ENOSYS, "no watch: -ENOSYS");
+	CHECK(hv->ops->kernel_arm == NULL && hv->ops->armed_owner == NULL, "the backend is unchanged");
+	fo_hv_free(hv);
+}
+
+int main(void)
+{
+	RUN(test_handed_to_xen);
+	RUN(test_xen_switch_adopted);
+	RUN(test_frozen_daemon);
+	RUN(test_manual_switch_disarms_first);
+	RUN(test_fired_before_own_switch);
+	RUN(test_audit_leaves_xen_switch);
+	RUN(test_restart_adopts_fired);
+	RUN(test_restart_adopts_armed);
+	RUN(test_crash_switched_by_xen);
+	RUN(test_destroy_switched_by_daemon);
+	RUN(test_stock_xen);
+	return check_summary("test_hvwatch");
+}
