@@ -21,12 +21,20 @@
 # BENCH_N faults (default 20), each the active's heartbeat stopped
 # (stop-heartbeat), then the pair restored (agent back to normal,
 # clear-failed, arm: roles swapped). Per fault:
-#   fault_to_running_us     injection (fo-labtime) -> the observer saw the
-#                           standby running (dom0's CLOCK_MONOTONIC)
+#   inject_to_running_us    injection (fo-labtime) -> the observer saw the
+#                           standby running (dom0's CLOCK_MONOTONIC); holds
+#                           the emulated injection and the whole timeout
+#   fault_to_running_us     the event's unpause_done: the heartbeat
+#                           deadline (last progress + timeout) -> standby
+#                           running, stamped by whoever switched (Xen's
+#                           stamps mapped onto dom0's clock, the module's,
+#                           failoverd's): what the path adds to the timeout
 #   detected_to_running_us  the event's unpause_done - detected
-# one "@@FO-SAMPLE cond,path,i,fault_to_running_us,detected_to_running_us,
-# event_path" line, and per (path, condition) @@FO-METRIC p50/p99/max of
-# both and the count of faults with no switch in the window.
+# one "@@FO-SAMPLE cond,path,i,inject_to_running_us,fault_to_running_us,
+# detected_to_running_us,event_path" line, and per (path, condition)
+# @@FO-METRIC p50/p99/max and the count of faults with no switch in the
+# window. tests/bench/analyze_paths.py turns the serial log into the
+# committed table (bench/results/).
 # Environment (or the kernel command line fo.bpaths.n=, fo.bpaths.conds=,
 # fo.bpaths.paths=): BENCH_N, BENCH_CONDS, BENCH_PATHS.
 # needs: failoverd failoverctl fo-heartbeat fo_switch.ko fowatch-ctl
@@ -146,7 +154,8 @@ pctl() {
 
 # bench_one PATH COND
 bench_one() {
-	local path=$1 cond=$2 i id0 act sb t0 t_run ev fr dr evpath end noswitch=0
+	local path=$1 cond=$2 i id0 act sb t0 t_run ev ir fr dr evpath end noswitch=0
+	: > $OUT/$path-$cond-ir
 	: > $OUT/$path-$cond-fr
 	: > $OUT/$path-$cond-dr
 	for i in $(seq 1 "$BENCH_N"); do
@@ -172,19 +181,29 @@ bench_one() {
 		evpath=$(echo "$ev" | jq -r '.path // "null"')
 		dr=$(echo "$ev" | jq -r 'if .phases_us.unpause_done and .phases_us.detected
 			then .phases_us.unpause_done - .phases_us.detected else "-" end')
+		fr=$(echo "$ev" | jq -r '.phases_us.unpause_done // "-"')
+		# A switch by another path than the one measured would be
+		# mislabelled (the owner was checked armed just before).
+		[ "$evpath" = "$path" ] ||
+			fail "$path/$cond #$i: switched by path $evpath, not $path: $ev"
 		if [ -n "$t_run" ] && [ $((t_run - t0)) -le $((FAULT_WINDOW_S * 1000000)) ]; then
-			fr=$((t_run - t0))
-			echo $fr >> $OUT/$path-$cond-fr
+			ir=$((t_run - t0))
+			echo $ir >> $OUT/$path-$cond-ir
+			case $fr in '' | - | null) fr=- ;; *) echo "$fr" >> $OUT/$path-$cond-fr ;; esac
+			case $dr in '' | - | null) dr=- ;; *) echo "$dr" >> $OUT/$path-$cond-dr ;; esac
 		else
-			fr=noswitch
+			# Nobody switched while failoverd was stopped: its switch
+			# after the SIGCONT measures how long it was stopped.
+			ir=noswitch fr=- dr=-
 			noswitch=$((noswitch + 1))
 		fi
-		case $dr in '' | - | null) dr=- ;; *) echo "$dr" >> $OUT/$path-$cond-dr ;; esac
-		echo "@@FO-SAMPLE $cond,$path,$i,$fr,$dr,$evpath"
+		echo "@@FO-SAMPLE $cond,$path,$i,$ir,$fr,$dr,$evpath"
 		restore
 	done
 	# shellcheck disable=SC2046
-	set -- $(pctl $OUT/$path-$cond-fr) $(pctl $OUT/$path-$cond-dr)
+	set -- $(pctl $OUT/$path-$cond-fr) $(pctl $OUT/$path-$cond-dr) $(pctl $OUT/$path-$cond-ir)
+	metric "${path}_${cond}_inject_to_running_p50_us" "$7" us
+	metric "${path}_${cond}_inject_to_running_p99_us" "$8" us
 	metric "${path}_${cond}_fault_to_running_p50_us" "$1" us
 	metric "${path}_${cond}_fault_to_running_p99_us" "$2" us
 	metric "${path}_${cond}_fault_to_running_max_us" "$3" us
@@ -192,7 +211,7 @@ bench_one() {
 	metric "${path}_${cond}_detected_to_running_p99_us" "$5" us
 	metric "${path}_${cond}_detected_to_running_max_us" "$6" us
 	metric "${path}_${cond}_noswitch" "$noswitch"
-	metric "${path}_${cond}_samples" "$(grep -c . $OUT/$path-$cond-fr)"
+	metric "${path}_${cond}_samples" "$(grep -c . $OUT/$path-$cond-ir)"
 	log "$path/$cond: fault->running p50/p99/max $1/$2/$3 us, detected->running $4/$5/$6 us, $noswitch without a switch in ${FAULT_WINDOW_S} s"
 	[ "$cond" = frozen ] && [ "$path" = xenctrl ] && return 0
 	[ "$(grep -c . $OUT/$path-$cond-fr)" -gt 0 ] || fail "$path/$cond: no sample"

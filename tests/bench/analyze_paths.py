@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""analyze_paths.py - turn a bench-paths lab log into results.
+
+Reads the "@@FO-SAMPLE cond,path,i,inject_to_running_us,fault_to_running_us,
+detected_to_running_us,event_path" lines tests/lab/scenarios/bench-paths.sh
+prints (the three switch paths, xenctrl / kernel / hypervisor, in one boot,
+under each dom0 condition) and writes OUT/samples.json (every sample, the
+summary, the targets) and OUT/README.md (the tables, the targets of issue
+#19 as ratios measured in this run). Percentiles are nearest-rank.
+Standard library only (the host has no plotting library; the tables carry
+p50/p90/p99/max).
+
+  python3 tests/bench/analyze_paths.py --log build/logs/bench-paths-xenrt.log \
+      --out bench/results/<date>-paths [--params "..."] [--check]
+"""
+import argparse
+import json
+import math
+import os
+import re
+import sys
+
+PATHS = ("xenctrl", "kernel", "hypervisor")
+CONDS = ("idle", "cpu", "io", "frozen")
+SERIES = (
+    ("fault", "heartbeat deadline (last progress + timeout) -> standby running, stamped by whoever switched"),
+    ("detected", "detected -> standby running (the switch itself)"),
+    ("inject", "injection (xenstore write) -> observer saw the standby running: the whole timeout and the "
+               "emulated injection included"),
+)
+
+
+def pct(vals, p):
+    if not vals:
+        return None
+    s = sorted(vals)
+    return s[max(0, min(len(s) - 1, math.ceil(p / 100.0 * len(s)) - 1))]
+
+
+def summary(vals):
+    if not vals:
+        return {"n": 0}
+    return {"n": len(vals), "p50": pct(vals, 50), "p90": pct(vals, 90), "p99": pct(vals, 99), "max": max(vals)}
+
+
+def parse(log):
+    data = {}  # (cond, path) -> {"fault": [], "detected": [], "inject": [], "noswitch": n, "paths": {}}
+    raw = []
+    pat = re.compile(r"@@FO-SAMPLE ([a-z]+),([a-z]+),(\d+),([^,]*),([^,]*),([^,]*),(\S*)")
+    with open(log, errors="replace") as f:
+        for line in f:
+            m = pat.search(line)
+            if not m:
+                continue
+            cond, path, i, inj, fault, det, evpath = m.groups()
+            d = data.setdefault((cond, path), {"fault": [], "detected": [], "inject": [], "noswitch": 0, "paths": {}})
+            raw.append({"cond": cond, "path": path, "i": int(i), "inject_us": inj, "fault_us": fault,
+                        "detected_us": det, "event_path": evpath})
+            d["paths"][evpath] = d["paths"].get(evpath, 0) + 1
+            if inj == "noswitch":
+                d["noswitch"] += 1
+                continue
+            for key, v in (("inject", inj), ("fault", fault), ("detected", det)):
+                try:
+                    d[key].append(int(v))
+                except ValueError:
+                    pass
+    return data, raw
+
+
+def fmt(s):
+    if not s or s.get("n", 0) == 0:
+        return "-"
+    return f"{s['p50']} / {s['p99']} / {s['max']} ({s['n']})"
+
+
+def ratio(a, b):
+    return round(a / b, 2) if a is not None and b else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--params", default="")
+    ap.add_argument("--check", action="store_true", help="fail unless every (path, condition) has samples")
+    a = ap.parse_args()
+
+    data, raw = parse(a.log)
+    if not raw:
+        sys.exit(f"analyze_paths: no @@FO-SAMPLE line in {a.log}")
+    conds = [c for c in CONDS if any((c, p) in data for p in PATHS)]
+    summ = {f"{c}/{p}": {k: summary(data[(c, p)][k]) for k, _ in SERIES} | {"noswitch": data[(c, p)]["noswitch"],
+                                                                           "event_paths": data[(c, p)]["paths"]}
+            for c in conds for p in PATHS if (c, p) in data}
+
+    def p99(c, p, k="fault"):
+        return summ.get(f"{c}/{p}", {}).get(k, {}).get("p99")
+
+    targets = []
+    for c in conds:
+        if c == "idle":
+            continue
+        r_idle = ratio(p99(c, "hypervisor"), p99("idle", "hypervisor"))
+        targets.append({"cond": c, "target": "hypervisor fault->running p99 <= 1.2x its own idle p99",
+                        "value": r_idle, "met": None if r_idle is None else r_idle <= 1.2})
+        r_k = ratio(p99(c, "hypervisor"), p99(c, "kernel"))
+        targets.append({"cond": c, "target": "hypervisor fault->running p99 <= 0.5x the kernel path's p99",
+                        "value": r_k, "met": None if r_k is None else r_k <= 0.5})
+
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "samples.json"), "w") as f:
+        json.dump({"params": a.params, "summary": summ, "targets": targets, "samples": raw}, f, indent=1)
+
+    out = ["# The three switch paths side by side (issue #19)", ""]
+    out.append("Lab run: real Xen 4.17 (our patched series) under QEMU/TCG, one boot, one pair, "
+               f"{a.params or 'parameters: see the log'}.")
+    out.append("Made by `tests/lab/scenarios/bench-paths.sh` and `tests/bench/analyze_paths.py`; every "
+               "sample is in `samples.json`. Emulation inflates absolute times: compare ratios within the run.")
+    out.append("")
+    for k, what in SERIES:
+        out.append(f"## {k}: {what}")
+        out.append("")
+        out.append("p50 / p99 / max in µs (samples):")
+        out.append("")
+        out.append("| condition | " + " | ".join(PATHS) + " |")
+        out.append("|---|" + "---:|" * len(PATHS))
+        for c in conds:
+            row = []
+            for p in PATHS:
+                s = summ.get(f"{c}/{p}")
+                cell = fmt(s[k]) if s else "-"
+                if s and s["noswitch"]:
+                    cell += f", {s['noswitch']} no switch"
+                row.append(cell)
+            out.append(f"| {c} | " + " | ".join(row) + " |")
+        out.append("")
+    out.append("## Targets (ratios in this run)")
+    out.append("")
+    out.append("| condition | target | ratio | met |")
+    out.append("|---|---|---:|---|")
+    for t in targets:
+        met = "-" if t["met"] is None else ("yes" if t["met"] else "**no**")
+        out.append(f"| {t['cond']} | {t['target']} | {t['value'] if t['value'] is not None else '-'} | {met} |")
+    out.append("")
+    out.append("Conditions: idle; cpu = one SCHED_OTHER busy loop per dom0 vCPU; io = dd writing and reading a "
+               "64 MiB tmpfs file in a loop; frozen = failoverd SIGSTOPped from just before the fault until the "
+               "standby ran (or 10 s: \"no switch\", the xenctrl path, whose switch then waits for the SIGCONT).")
+    with open(os.path.join(a.out, "README.md"), "w") as f:
+        f.write("\n".join(out) + "\n")
+    print("\n".join(out))
+    if a.check:
+        missing = [f"{c}/{p}" for c in conds for p in PATHS
+                   if not (c == "frozen" and p == "xenctrl") and not summ.get(f"{c}/{p}", {}).get("fault", {}).get("n")]
+        if missing:
+            sys.exit(f"analyze_paths: no samples for {', '.join(missing)}")
+
+
+if __name__ == "__main__":
+    main()
