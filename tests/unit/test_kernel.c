@@ -648,6 +648,37 @@ static void test_kernel_switch_paused_active_not_paused_twice(void)
 	fx_free(&f);
 }
 
+/* SPIN model, finding C: the module switched, its event is unread, and a
+ * third party unpauses the old active: the domain change shows both
+ * running. The never-both-running check must read the module's switch
+ * first (and pause the old active), not pause the module's new active as
+ * "the standby". */
+static void test_both_running_reads_owner_first(void)
+{
+	struct fx f;
+
+	fx_kernel_armed(&f);
+	live(&f, 50);
+	fo_sim_heartbeat(f.hv, f.a);
+	/* The daemon's loop does not run (no audit, no device read) while
+	 * the module's deadline passes and it switches. */
+	for (int i = 0; i < 100 && fo_sim_state(f.hv, f.b) != FO_DOM_RUNNING; i++)
+		fo_sim_advance(f.hv, MS);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && f.p->active == 0, "module switched, event unread (b %s, active %d, %s)",
+	      fo_dom_state_name(fo_sim_state(f.hv, f.b)), f.p->active, fo_pair_state_name(f.p->state));
+	CHECK(fo_sim_external_unpause(f.hv, f.a) == 0 && both_running(&f), "a third party starts the old active");
+	fo_sim_clear_calls(f.hv);
+	fo_pair_on_domains_changed(f.p);
+	CHECK(f.p->active == 1, "the module's switch was read first: b is the active");
+	CHECK(count_calls(&f, FO_SIM_PAUSE, f.b) == 0, "the module's new active was not paused");
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "b runs");
+	prove(&f, f.b);
+	advance(&f, 20); /* the audit: the failed member is paused again */
+	CHECK(fo_sim_state(f.hv, f.a) != FO_DOM_RUNNING, "the failed old active is stopped again (%s)",
+	      fo_dom_state_name(fo_sim_state(f.hv, f.a)));
+	fx_free(&f);
+}
+
 int main(void)
 {
 	RUN(test_handover_on_armed);
@@ -670,5 +701,6 @@ int main(void)
 	RUN(test_stuck_race_module_fires_during_disarm);
 	RUN(test_stuck_no_read_falls_back);
 	RUN(test_backstop_broken_module);
+	RUN(test_both_running_reads_owner_first);
 	return check_summary("test_kernel");
 }

@@ -20,34 +20,6 @@ static const char *audit_should_be_paused(struct fo_pair *p, const struct fo_mem
 	return NULL;
 }
 
-/* The pair is the module's and its standby runs: the module must let go
- * before we pause anything, or a switch of its own could be undone (we
- * would pause the member it just started). True if the pair is ours now. */
-static bool audit_take_from_kernel(struct fo_pair *p)
-{
-	uint64_t seen = p->kernel_switches;
-	int r;
-
-	if (!p->kernel_armed)
-		return true;
-	/* The module may have switched since we last read its device (then
-	 * the running "standby" is its new active): its event first. */
-	p->env->hv->ops->kernel_poll_events(p->env->hv);
-	if (p->kernel_switches != seen || p->state != FO_PAIR_ARMED || !p->kernel_armed || p->kernel_firing)
-		return false;
-	r = take_from_kernel(p);
-	if (r == -EALREADY)
-		return false; /* it switched or is switching: its event decides */
-	if (r < 0) {
-		if (fo_ratelimit_ok(&fo_pair_standby(p)->garbage_rl, now_ns(p)))
-			fo_warn("pair %s: standby %s runs while the kernel module has the pair, and the module would not give it back: %s",
-				p->cfg.name, fo_pair_standby(p)->name, strerror(-r));
-		return false;
-	}
-	arm_active_deadline_if_armed(p); /* ours until re-armed there */
-	return true;
-}
-
 void fo_pair_audit(struct fo_pair *p)
 {
 	struct fo_hv *hv = p->env->hv;
@@ -71,7 +43,7 @@ void fo_pair_audit(struct fo_pair *p)
 		return;
 	}
 	why = audit_should_be_paused(p, a, s);
-	if (!why || !audit_take_from_kernel(p))
+	if (!why || !kernel_yield_for_fence(p))
 		return;
 	r = fo_fence(hv, s->domid, &s->state);
 	if (r == 0) {

@@ -202,6 +202,36 @@ int take_from_kernel(struct fo_pair *p)
 	return 0;
 }
 
+/* The pair is the owner's and its standby runs: the owner must let go
+ * before we pause anything, or a switch of its own could be undone (we
+ * would pause the member it just started). True if the pair is ours now.
+ * Used by the fence audit and by the never-both-running check on a domain
+ * change (the SPIN model's finding C). */
+bool kernel_yield_for_fence(struct fo_pair *p)
+{
+	uint64_t seen = p->kernel_switches;
+	int r;
+
+	if (!p->kernel_armed)
+		return true;
+	/* The module may have switched since we last read its device (then
+	 * the running "standby" is its new active): its event first. */
+	p->env->hv->ops->kernel_poll_events(p->env->hv);
+	if (p->kernel_switches != seen || p->state != FO_PAIR_ARMED || !p->kernel_armed || p->kernel_firing)
+		return false;
+	r = take_from_kernel(p);
+	if (r == -EALREADY)
+		return false; /* it switched or is switching: its event decides */
+	if (r < 0) {
+		if (fo_ratelimit_ok(&fo_pair_standby(p)->garbage_rl, now_ns(p)))
+			fo_warn("pair %s: standby %s runs while %s has the pair, and it would not give it back: %s",
+				p->cfg.name, fo_pair_standby(p)->name, owner_desc(p), strerror(-r));
+		return false;
+	}
+	arm_active_deadline_if_armed(p); /* ours until re-armed there */
+	return true;
+}
+
 /*
  * Our heartbeat deadline passed while the module has the pair (`due`: when
  * it was due). Returns the fault to switch for ourselves, with its time in

@@ -503,12 +503,21 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 	a = fo_pair_active(p);
 	s = fo_pair_standby(p);
 
-	/* The invariant first, in every state. */
+	/* The invariant first, in every state. An owner (the kernel module,
+	 * Xen's watch) may have started the standby itself: its switch is
+	 * read first, and a firing owner is left to finish (SPIN model,
+	 * finding C). */
 	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_RUNNING && p->rebuild_member != !p->active) {
+		uint64_t seen = p->kernel_switches;
+
+		if (!kernel_yield_for_fence(p)) {
+			if (p->kernel_switches != seen)
+				return; /* its switch was adopted: that decided */
+		}
 		/* Nobody but us unpauses a standby: whoever did is a third
 		 * party, reported like the fence audit's own finding (this
 		 * path sees it first when the domain change is news already). */
-		if (fence_member(p, s)) {
+		else if (fence_member(p, s)) {
 			s->external_unpauses++;
 			record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
 			       "%s (domain %u) found running beside the active; paused again", s->name, s->domid);
