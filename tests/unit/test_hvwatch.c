@@ -308,6 +308,30 @@ static void test_restart_adopts_fired(void)
 	fx_free(&f);
 }
 
+/* The same with on_failover=rebuild: the adopted switch is followed by the
+ * rebuild of the failed member, not undone by arming's own decision. */
+static void test_restart_adopts_fired_rebuild(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+
+	hv_armed(&f, FO_ON_FAILOVER_REBUILD);
+	hv_live(&f, f.a, 50);
+	frozen = true;
+	hv_live(&f, FO_DOMID_INVALID, 200);
+	hv_restart(&f);
+	hv_advance(&f, 1);
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && strcmp(e->path, "hypervisor") == 0 && f.p->active == 1, "adopted: an event, path hypervisor");
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 1, "one switchover");
+	prove(&f, f.b);
+	CHECK(f.p->state == FO_PAIR_REBUILDING, "rebuilding the failed member (%s: %s)", fo_pair_state_name(f.p->state),
+	      f.p->reason);
+	CHECK(e && !e->pending, "the adopted switch completed with b's first heartbeat");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 /* A restart with the watch armed and nothing wrong: adopted, no churn. */
 static void test_restart_adopts_armed(void)
 {
@@ -398,6 +422,7 @@ int main(void)
 	RUN(test_fired_before_own_switch);
 	RUN(test_audit_leaves_xen_switch);
 	RUN(test_restart_adopts_fired);
+	RUN(test_restart_adopts_fired_rebuild);
 	RUN(test_restart_adopts_armed);
 	RUN(test_crash_switched_by_xen);
 	RUN(test_destroy_switched_by_daemon);

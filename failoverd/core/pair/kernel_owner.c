@@ -473,11 +473,19 @@ bool kernel_adopt_on_arming(struct fo_pair *p)
 		 * tests/model, finding B: otherwise the new active is taken
 		 * for a standby and paused). */
 		if (r == -ENOENT && hv->ops->kernel_poll_events && !p->kevent_stored) {
+			uint64_t seen = p->kernel_switches;
+
 			hv->ops->kernel_poll_events(hv);
 			if (p->kevent_stored) {
 				arming_evaluate(p);
 				return true;
 			}
+			/* Adopted already: an event for our members, read
+			 * while ARMING, runs arming_evaluate itself (Xen's
+			 * watch is found only now, by QUERY). Deciding again
+			 * from the states read before would undo it. */
+			if (p->kernel_switches != seen)
+				return true;
 		}
 		return false;
 	}
