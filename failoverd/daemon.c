@@ -316,7 +316,8 @@ static int setup_hypervisor_watch(struct fo_daemon *d)
 			       "(boot the patched Xen from rt-patches/, or set \"auto\")", why);
 			return r;
 		}
-		fo_info("hypervisor watch: not used (%s)", why);
+		fo_info("hypervisor watch: not used (%s): armed pairs are switched by failoverd (xenctrl) or the "
+			"kernel module (kernel), see the kernel fast path", why);
 		return 0;
 	}
 	fo_info("hypervisor watch: Xen switches armed pairs itself (its timer on pCPU %d); failoverd observes "

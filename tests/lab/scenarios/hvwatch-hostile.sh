@@ -67,9 +67,25 @@ log "p2 while hostile: $(pair_field p2 state) ($(pair_field p2 reason))"
 kill -0 $FOD_PID 2>/dev/null || fail "failoverd died next to the hostile guests"
 
 # They behave now (the agent republishes its real keys and a fresh page).
-wait_hv_armed p2 p2-a p2-b 120 || fail "p2 not armed in Xen once its agents behaved: $(status_json)"
-gref=$(xenstore-read "$(xs_dom_path p2-a data/failover/gref)")
-[ "$(echo "$HV_Q" | jq -r .gref)" = "$gref" ] || fail "p2's watch is on gref $(echo "$HV_Q" | jq -r .gref), p2-a's real one is $gref"
+# failoverd held p2's misbehaving members as failed (possibly both paused:
+# "nothing runs, choose with switchover"): the operator clears them and
+# chooses, as the README says; then p2 must arm, in Xen, on the real gref.
+sleep 3
+for d in p2-a p2-b; do fctl clear-failed $d > /dev/null 2>&1; done
+if [ "$(dom_state p2-a)" != running ] && [ "$(dom_state p2-b)" != running ]; then
+	fctl switchover p2 || log "switchover p2 refused: $(pair_field p2 state) $(pair_field p2 reason)"
+fi
+fctl arm p2 > /dev/null 2>&1 || log "arm p2: $(pair_field p2 state) $(pair_field p2 reason)"
+end=$(($(date +%s) + 120))
+until [ "$(pair_field p2 state)" = ARMED ] || [ "$(date +%s)" -gt $end ]; do
+	usleep 200000
+done
+act=$(pair_field p2 active)
+[ -n "$act" ] || fail "p2 has no active: $(status_json)"
+if [ "$act" = p2-a ]; then sb=p2-b; else sb=p2-a; fi
+wait_hv_armed p2 "$act" "$sb" 60 || fail "p2 not armed in Xen once its agents behaved: $(status_json)"
+gref=$(xenstore-read "$(xs_dom_path "$act" data/failover/gref)")
+[ "$(echo "$HV_Q" | jq -r .gref)" = "$gref" ] || fail "p2's watch is on gref $(echo "$HV_Q" | jq -r .gref), $act's real one is $gref"
 metric p2_armed_after_ms $(us_to_ms $(fo-labtime since $T_HOSTILE)) ms
 [ "$(pair_field p1 state)" = ARMED ] && [ "$(pair_field p1 switches)" = 0 ] || fail "p1 switched or left ARMED: $(status_json)"
 stop_observer
