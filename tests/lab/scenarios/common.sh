@@ -592,11 +592,26 @@ load_kmod() {
 
 FO_HV_DAEMON='"hypervisor_watch": "on", "hypervisor_watch_cpu": 0'
 
-# hv_bound_ms: injection -> standby running when Xen switches: timeout +
-# period (Xen polls the sequence once a period) + the injection slack. No
-# deadline term: no dom0 process is on the path.
+# The bounds of a switch Xen makes. Judged on Xen's own stamps, from the
+# last heartbeat progress the watch saw (the fault, as the watch sees it)
+# to the standby unpaused: timeout + period (the watch reads the sequence
+# once a period) + HV_SLACK_MS (the emulated timer's slop, the quiesce,
+# the unpause under TCG). The injection (a xenstore write the guest's
+# agent must see first) only gives a metric: under a loaded host it takes
+# the guest seconds to act on it, which is the emulator, not the path.
+HV_SLACK_MS=${HV_SLACK_MS:-200}
 hv_bound_ms() {
-	echo $((FO_TIMEOUT_MS + FO_PERIOD_MS + LAB_SLACK_MS))
+	echo $((FO_TIMEOUT_MS + FO_PERIOD_MS + HV_SLACK_MS))
+}
+
+# hv_check_stamps PREFIX QUERY_JSON: a fired watch's progress -> switched
+# within hv_bound_ms; emits PREFIX_progress_to_switch_us.
+hv_check_stamps() {
+	local d
+	d=$(echo "$2" | jq '((.t_switched - .t_progress) / 1000) | floor')
+	metric "${1}_progress_to_switch_us" "$d" us
+	[ "$d" -le $(($(hv_bound_ms) * 1000)) ] ||
+		fail "$1: Xen switched $((d / 1000)) ms after the last progress it saw, bound $(hv_bound_ms) ms: $2"
 }
 
 # hv_query NAME: fowatch-ctl query's JSON line for the watch NAME is in
@@ -642,7 +657,7 @@ switches_since() {
 # Xen ("path": "hypervisor") or by failoverd itself (any other path).
 # Emits its phases; HV_EV holds it.
 check_hv_event() {
-	local evs n path
+	local evs n path d
 	evs=$(switches_since "$1" "$4")
 	n=$(echo "$evs" | grep -c .)
 	[ "$n" = 1 ] || fail "$5: expected one switchover of $1 since event $4, got $n: $evs"
@@ -653,27 +668,33 @@ check_hv_event() {
 	path=$(echo "$HV_EV" | jq -r '.path // "null"')
 	metric "${5}_path" "$path"
 	case $6 in
-	hypervisor) [ "$path" = hypervisor ] || fail "$5: the switch was not Xen's (path $path): $HV_EV" ;;
+	hypervisor)
+		[ "$path" = hypervisor ] || fail "$5: the switch was not Xen's (path $path): $HV_EV"
+		# Xen's stamps on dom0's clock: the fault phase is the watch's
+		# deadline (last progress + timeout; the crash for a crash).
+		d=$(echo "$HV_EV" | jq -r '.phases_us.unpause_done // empty')
+		[ -n "$d" ] || fail "$5: Xen's switch event has no unpause_done: $HV_EV"
+		metric "${5}_deadline_to_running_us" "$d" us
+		[ "$d" -le $(((FO_PERIOD_MS + HV_SLACK_MS) * 1000)) ] ||
+			fail "$5: standby running $((d / 1000)) ms after the watch's deadline, bound $((FO_PERIOD_MS + HV_SLACK_MS)) ms: $HV_EV"
+		;;
 	own) [ "$path" != hypervisor ] || fail "$5: expected failoverd's own switch, got path hypervisor: $HV_EV" ;;
 	esac
 	event_metrics "$HV_EV" "$5"
 }
 
 # check_hv_observer FROM TO T0 PREFIX: judge the observer's record (after
-# observer_report) of a switch Xen made: TO running within hv_bound_ms of
-# the injection at T0, FROM seen stopped (Xen's fence, then failoverd's
-# pause; or shut down: a crash) no later than TO ran, and never both
-# running. Emits PREFIX_failover_us.
+# observer_report) of a switch Xen made after the injection at T0: FROM
+# seen stopped (Xen's fence, then failoverd's pause; or shut down: a
+# crash) no later than TO ran, and never both running. Emits
+# PREFIX_inject_to_running_us (the time bound is check_hv_event's).
 check_hv_observer() {
 	local from=$1 to=$2 t0=$3 pfx=$4 t_run t_stop both
 	t_run=$(obs_time "$to" running "$t0")
 	[ -n "$t_run" ] || fail "$pfx: observer never saw $to running after the fault"
 	t_stop=$(obs_time "$from" 'paused|shutdown|crashed|dying|absent' "$t0")
 	[ -n "$t_stop" ] || fail "$pfx: observer never saw $from stopped after the fault"
-	metric "${pfx}_failover_us" $((t_run - t0)) us
-	metric "${pfx}_bound_us" $(($(hv_bound_ms) * 1000)) us
-	[ $((t_run - t0)) -le $(($(hv_bound_ms) * 1000)) ] ||
-		fail "$pfx: $to running $(((t_run - t0) / 1000)) ms after the fault, bound $(hv_bound_ms) ms"
+	metric "${pfx}_inject_to_running_us" $((t_run - t0)) us
 	[ "$t_stop" -le "$t_run" ] || fail "$pfx: $to ran at $t_run us, $from stopped only at $t_stop us"
 	both=$(jq .both_running $LAB/observer.json)
 	metric "${pfx}_observer_both_running" "$both"

@@ -101,11 +101,9 @@ frozen_fault() {
 	fenced_not_running "$from" || fail "$n: a vCPU of the fenced $from is running"
 	[ "$(dom_state "$from")" = paused ] || fail "$n: the fenced $from is $(dom_state "$from") to xl (0011: paused)"
 	sw_us=$(echo "$q" | jq '((.t_switched + .mono_offset_ns) / 1000) | floor')
-	metric "${n}_failover_us" $((sw_us - t0)) us
+	metric "${n}_inject_to_switch_us" $((sw_us - t0)) us
 	metric "${n}_detect_to_switch_us" "$(echo "$q" | jq '((.t_switched - .t_detect) / 1000) | floor')" us
-	metric "${n}_bound_us" $(($(hv_bound_ms) * 1000)) us
-	[ $((sw_us - t0)) -le $(($(hv_bound_ms) * 1000)) ] ||
-		fail "$n: Xen switched $(((sw_us - t0) / 1000)) ms after the injection, bound $(hv_bound_ms) ms"
+	hv_check_stamps "$n" "$q"
 
 	t_cont=$(now_us)
 	kill -CONT $FOD_PID
@@ -132,4 +130,4 @@ frozen_fault saturated p1-b p1-a 1
 n=$(events_json | jq -s '[.[] | select(.kind == "switchover" and .path != "hypervisor")] | length')
 [ "$n" = 0 ] || fail "failoverd switched by itself $n times: $(events_json | tail -n 5)"
 kill_failoverd
-pass "Xen switched with failoverd stopped (and with dom0 saturated) within $(hv_bound_ms) ms; adopted both times"
+pass "Xen switched with failoverd stopped (and with dom0 saturated) within $(hv_bound_ms) ms of the last heartbeat; adopted both times"

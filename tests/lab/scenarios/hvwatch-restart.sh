@@ -52,10 +52,8 @@ echo "$q"
 fenced_not_running p1-a || fail "a vCPU of the fenced p1-a is running"
 [ "$(dom_state p1-a)" = paused ] || fail "the fenced p1-a is $(dom_state p1-a) to xl (0011: paused)"
 sw_us=$(echo "$q" | jq '((.t_switched + .mono_offset_ns) / 1000) | floor')
-metric nodaemon_failover_us $((sw_us - t0)) us
-metric nodaemon_bound_us $(($(hv_bound_ms) * 1000)) us
-[ $((sw_us - t0)) -le $(($(hv_bound_ms) * 1000)) ] ||
-	fail "Xen switched $(((sw_us - t0) / 1000)) ms after the injection, bound $(hv_bound_ms) ms"
+metric nodaemon_inject_to_switch_us $((sw_us - t0)) us
+hv_check_stamps nodaemon "$q"
 log "Xen switched p1-a -> p1-b $(((sw_us - t0) / 1000)) ms after the injection; starting failoverd"
 
 # ---- 3. restart: adopt ----
