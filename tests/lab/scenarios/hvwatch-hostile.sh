@@ -11,9 +11,10 @@
 #   p2-a  writes random bytes over its whole page (sequence included) and
 #         notifies as fast as it can (garbage-page);
 #   p2-b  publishes bogus grant refs and ports in xenstore (bad-gref).
-# While they misbehave, no watch may be armed on p2 (failoverd must not
-# hand Xen a page it cannot validate, nor a bogus gref); once both behave,
-# p2 must get ARMED and its watch armed p2-a -> p2-b on p2-a's real gref.
+# p1's watch must be on the gref p1-a published. While p2 misbehaves, and
+# after, no watch may be armed on p2 (failoverd must not hand Xen a page it
+# cannot validate, nor a bogus gref): failoverd keeps such members failed
+# until an operator clears them (hostile.sh covers that policy).
 # Not covered: an active that turns hostile while armed in Xen (garbage
 # into an armed page, or revoking its grant): the agent has no control
 # command for either (garbage-page only from boot, no revocation at all).
@@ -34,6 +35,8 @@ start_failoverd "$FO_CONFIG"
 wait_state p1 ARMED 90 || fail "p1 not ARMED: $(status_json)"
 wait_hv_armed p1 p1-a p1-b 30 || fail "p1 not handed to Xen's watch: $(status_json)"
 Q1=$HV_Q
+gref=$(xenstore-read "$(xs_dom_path p1-a data/failover/gref)")
+[ "$(echo "$Q1" | jq -r .gref)" = "$gref" ] || fail "p1's watch is on gref $(echo "$Q1" | jq -r .gref), p1-a published $gref"
 start_observer p1
 XL_EXTRA="cap = $LAB_HOSTILE_CAP"
 create_dom p2-a fo.hostile=garbage-page fo.hostile-seconds=$HOSTILE_S
@@ -66,31 +69,14 @@ metric p2_heartbeat_invalid "$(pair_field p2 heartbeat_invalid)"
 log "p2 while hostile: $(pair_field p2 state) ($(pair_field p2 reason))"
 kill -0 $FOD_PID 2>/dev/null || fail "failoverd died next to the hostile guests"
 
-# They behave now (the agent republishes its real keys and a fresh page).
-# failoverd held p2's misbehaving members as failed (possibly both paused:
-# "nothing runs, choose with switchover"): the operator clears them and
-# chooses, as the README says; then p2 must arm, in Xen, on the real gref.
-sleep 3
-for d in p2-a p2-b; do fctl clear-failed $d > /dev/null 2>&1; done
-if [ "$(dom_state p2-a)" != running ] && [ "$(dom_state p2-b)" != running ]; then
-	fctl switchover p2 || log "switchover p2 refused: $(pair_field p2 state) $(pair_field p2 reason)"
-fi
-fctl arm p2 > /dev/null 2>&1 || log "arm p2: $(pair_field p2 state) $(pair_field p2 reason)"
-end=$(($(date +%s) + 120))
-until [ "$(pair_field p2 state)" = ARMED ] || [ "$(date +%s)" -gt $end ]; do
-	usleep 200000
+# Nothing of p2 was ever handed to Xen; whether and how p2 arms later is
+# the arming policy's (hostile.sh), not the watch's.
+for d in p2-a p2-b; do
+	q=$(hv_query $d) && fail "a watch is armed on $d after the hostile phase: $q"
 done
-act=$(pair_field p2 active)
-[ -n "$act" ] || fail "p2 has no active: $(status_json)"
-if [ "$act" = p2-a ]; then sb=p2-b; else sb=p2-a; fi
-wait_hv_armed p2 "$act" "$sb" 60 || fail "p2 not armed in Xen once its agents behaved: $(status_json)"
-gref=$(xenstore-read "$(xs_dom_path "$act" data/failover/gref)")
-[ "$(echo "$HV_Q" | jq -r .gref)" = "$gref" ] || fail "p2's watch is on gref $(echo "$HV_Q" | jq -r .gref), $act's real one is $gref"
-metric p2_armed_after_ms $(us_to_ms $(fo-labtime since $T_HOSTILE)) ms
 [ "$(pair_field p1 state)" = ARMED ] && [ "$(pair_field p1 switches)" = 0 ] || fail "p1 switched or left ARMED: $(status_json)"
 stop_observer
 [ "$(obs_changes p1-a)" = 0 ] && [ "$(obs_changes p1-b)" = 0 ] || fail "observer saw p1's members change state"
 exactly_one_running p1
-exactly_one_running p2
 kill_failoverd
-pass "hostile guests: no watch armed on a garbage page or a bogus gref; p2 armed in Xen once they behaved; p1 untouched"
+pass "hostile guests: no watch armed on a garbage page or a bogus gref; p1's watch on its real gref, untouched"
