@@ -190,7 +190,8 @@ static void reload_apply(struct fo_daemon *d, bool first_try)
 	    next->daemon.cpu != d->cfg.daemon.cpu || next->daemon.rt_priority != d->cfg.daemon.rt_priority ||
 	    next->daemon.kernel_fast_path != d->cfg.daemon.kernel_fast_path ||
 	    next->daemon.hypervisor_watch != d->cfg.daemon.hypervisor_watch ||
-	    next->daemon.hypervisor_watch_cpu != d->cfg.daemon.hypervisor_watch_cpu)
+	    next->daemon.hypervisor_watch_cpu != d->cfg.daemon.hypervisor_watch_cpu ||
+	    next->daemon.hypervisor_watch_poll_us != d->cfg.daemon.hypervisor_watch_poll_us)
 		fo_warn("reload: daemon.control_socket, daemon.control_group, daemon.control_admin_group, daemon.cpu, "
 			"daemon.rt_priority, daemon.kernel_fast_path and daemon.hypervisor_watch(_cpu) apply at the "
 			"next restart");
@@ -309,7 +310,8 @@ static int setup_hypervisor_watch(struct fo_daemon *d)
 			fo_warn("daemon.hypervisor_watch \"on\" ignored: the sim backend of `failoverd --backend sim` has no watch");
 		return 0;
 	}
-	r = fo_hv_xen_enable_fowatch(d->hv, (uint16_t)d->cfg.daemon.hypervisor_watch_cpu, why, sizeof(why));
+	r = fo_hv_xen_enable_fowatch(d->hv, (uint16_t)d->cfg.daemon.hypervisor_watch_cpu,
+				     d->cfg.daemon.hypervisor_watch_poll_us, why, sizeof(why));
 	if (r < 0) {
 		if (mode == FO_HYPERVISOR_WATCH_ON) {
 			fo_err("daemon.hypervisor_watch is \"on\" but Xen's failover watch cannot be used: %s "
@@ -320,8 +322,9 @@ static int setup_hypervisor_watch(struct fo_daemon *d)
 			"kernel module (kernel), see the kernel fast path", why);
 		return 0;
 	}
-	fo_info("hypervisor watch: Xen switches armed pairs itself (its timer on pCPU %d); failoverd observes "
-		"through VIRQ_FAILOVER", d->cfg.daemon.hypervisor_watch_cpu);
+	fo_info("hypervisor watch: Xen switches armed pairs itself (its timer on pCPU %d, reading each active's "
+		"sequence every %u us); failoverd observes through VIRQ_FAILOVER", d->cfg.daemon.hypervisor_watch_cpu,
+		d->cfg.daemon.hypervisor_watch_poll_us);
 	return 0;
 }
 

@@ -73,7 +73,8 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 	static const char *const keys[] = { "control_socket", "control_group", "control_admin_group", "rt_priority",
 					    "cpu", "dom0_vcpu_pcpu", "require_rt", "log_level",
 					    "kernel_fast_path", "state_file", "metrics_listen",
-					    "hypervisor_watch", "hypervisor_watch_cpu", NULL };
+					    "hypervisor_watch", "hypervisor_watch_cpu",
+					    "hypervisor_watch_poll_us", NULL };
 	/* A control socket path must also fit sockaddr_un, or bind() fails at
 	 * startup with a less helpful ENAMETOOLONG. */
 	const size_t socket_max = sizeof(((struct sockaddr_un *)0)->sun_path) < FO_PATH_MAX
@@ -162,6 +163,14 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 		return rc;
 	if (rc > 0)
 		d->hypervisor_watch_cpu = (int)v;
+
+	/* Xen's own limits: 100 us at least; a pair's heartbeat period caps
+	 * it when the watch is armed (owner.c). */
+	rc = read_int(p, obj, "daemon", "hypervisor_watch_poll_us", 100, 1000000, &v);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		d->hypervisor_watch_poll_us = (unsigned)v;
 
 	rc = read_string(p, obj, "daemon", "metrics_listen", &s);
 	if (rc < 0)
@@ -393,6 +402,7 @@ int fo_config_parse(const char *json_text, struct fo_config *ret, char *err, siz
 	c->daemon.kernel_fast_path = FO_KERNEL_FAST_PATH_AUTO;
 	c->daemon.hypervisor_watch = FO_HYPERVISOR_WATCH_AUTO;
 	c->daemon.hypervisor_watch_cpu = 0;
+	c->daemon.hypervisor_watch_poll_us = 1000;
 
 	/* require_null_terminated: trailing garbage after the document is an
 	 * error, not ignored. */

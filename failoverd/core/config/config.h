@@ -110,6 +110,7 @@ struct fo_daemon_config {
 	enum fo_kernel_fast_path kernel_fast_path; /* default auto */
 	enum fo_hypervisor_watch hypervisor_watch; /* default auto */
 	int hypervisor_watch_cpu;                  /* pCPU of Xen's watch timer, default 0 */
+	unsigned hypervisor_watch_poll_us;         /* Xen reads the sequence this often, default 1000 */
 	char state_file[FO_PATH_MAX];       /* failure verdicts across restarts; "" = failed-members
 	                                     * in the control socket's directory (the runtime dir) */
 	char metrics_listen[64];            /* "" = no HTTP /metrics (default); "127.0.0.1:9464", "[::1]:9464" */

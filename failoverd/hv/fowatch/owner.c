@@ -78,13 +78,14 @@ int fo_fowatch_probe(fo_fowatch_domctl_fn domctl, void *ctx)
 }
 
 void fo_fowatch_owner_init(struct fo_fowatch_owner *o, struct fo_hv *hv, fo_fowatch_domctl_fn domctl, void *ctx,
-			   uint16_t cpu)
+			   uint16_t cpu, uint32_t poll_us)
 {
 	memset(o, 0, sizeof(*o));
 	o->hv = hv;
 	o->domctl = domctl;
 	o->ctx = ctx;
 	o->cpu = cpu;
+	o->poll_us = poll_us ? poll_us : FO_FOWATCH_DEFAULT_POLL_US;
 }
 
 static struct fo_fowatch_slot *slot_by_pair(struct fo_fowatch_owner *o, uint32_t pair_id)
@@ -226,9 +227,13 @@ int fo_fowatch_arm(struct fo_fowatch_owner *o, uint32_t pair_id, fo_domid_t acti
 	fw.cpu = o->cpu;
 	fw.gref = gref;
 	fw.offset = offsetof(struct fo_hb_page, sequence);
-	/* Xen looks once a heartbeat period: a fault is seen within
-	 * timeout + period, as our own deadline sees it. */
-	fw.period_us = period_ms * US_PER_MS;
+	/* Xen reads the sequence every poll_us (never less often than the
+	 * agent beats): a fault is seen within timeout + poll_us of the last
+	 * progress, where our own deadline and a once-a-period look would
+	 * add up to a whole heartbeat period. */
+	fw.period_us = o->poll_us < period_ms * US_PER_MS ? o->poll_us : period_ms * US_PER_MS;
+	if (fw.period_us < FO_FOWATCH_MIN_PERIOD_US)
+		fw.period_us = FO_FOWATCH_MIN_PERIOD_US;
 	fw.timeout_us = timeout_ms * US_PER_MS;
 	r = o->domctl(o->ctx, active, &fw);
 	if (r < 0)

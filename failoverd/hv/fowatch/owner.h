@@ -45,6 +45,7 @@ struct fo_fowatch_owner {
 	fo_fowatch_domctl_fn domctl;
 	void *ctx;
 	uint16_t cpu;                /* the pCPU of Xen's watch timer */
+	uint32_t poll_us;            /* how often Xen reads the sequence (at most the heartbeat period) */
 	struct fo_fowatch_slot slot[FO_MAX_PAIRS];
 	/* Switches found by DISARM or QUERY, handed up by fo_fowatch_poll. */
 	struct fo_hv_kevent queued[FO_MAX_PAIRS];
@@ -58,8 +59,13 @@ struct fo_fowatch_owner {
  */
 int fo_fowatch_probe(fo_fowatch_domctl_fn domctl, void *ctx);
 
+/* Xen's reading of the sequence, by default: detection lags the deadline
+ * by up to one such period, so it is far below a heartbeat period; each
+ * read is one 64-bit load in a timer (daemon.hypervisor_watch_poll_us). */
+#define FO_FOWATCH_DEFAULT_POLL_US 1000u
+
 void fo_fowatch_owner_init(struct fo_fowatch_owner *o, struct fo_hv *hv, fo_fowatch_domctl_fn domctl, void *ctx,
-			   uint16_t cpu);
+			   uint16_t cpu, uint32_t poll_us);
 
 /* hv.h's kernel_* semantics (see there), for the watch. */
 int fo_fowatch_arm(struct fo_fowatch_owner *o, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,

@@ -104,7 +104,7 @@ int fo_sim_enable_fowatch_owner(struct fo_hv *hv, uint16_t cpu)
 	}
 	/* Again after a simulated daemon restart: a fresh owner (the daemon's
 	 * memory is gone; Xen's watches are not) over the same inner ops. */
-	fo_fowatch_owner_init(s->owner, hv, owner_domctl, hv, cpu);
+	fo_fowatch_owner_init(s->owner, hv, owner_domctl, hv, cpu, 0);
 	if (hv->ops != &s->owner_ops)
 		s->owner_inner = hv->ops;
 	s->owner_ops = *s->owner_inner;

@@ -81,7 +81,7 @@ bool xen_fowatch_port(struct xen_hv *x, evtchn_port_t port)
 	return true;
 }
 
-int fo_hv_xen_enable_fowatch(struct fo_hv *hv, uint16_t cpu, char *why, size_t whylen)
+int fo_hv_xen_enable_fowatch(struct fo_hv *hv, uint16_t cpu, uint32_t poll_us, char *why, size_t whylen)
 {
 	struct xen_hv *x = to_xen(hv);
 	xenevtchn_port_or_error_t port;
@@ -105,7 +105,7 @@ int fo_hv_xen_enable_fowatch(struct fo_hv *hv, uint16_t cpu, char *why, size_t w
 		return r;
 	}
 	x->fowatch_virq_port = (evtchn_port_t)port;
-	fo_fowatch_owner_init(&x->fowatch, hv, fowatch_domctl, x, cpu);
+	fo_fowatch_owner_init(&x->fowatch, hv, fowatch_domctl, x, cpu, poll_us);
 	x->ops_fowatch = *hv->ops;
 	x->ops_fowatch.kernel_arm = xen_fowatch_arm;
 	x->ops_fowatch.kernel_disarm = xen_fowatch_disarm;
