@@ -79,5 +79,20 @@ hv_fault crash crash p1-a p1-b
 hv_fault destroy destroy p1-b p1-a
 n=$(events_json | jq -s '[.[] | select(.kind == "switchover")] | length')
 [ "$n" = 4 ] || fail "expected 4 switchovers in all, failoverd reports $n: $(events_json | tail -n 6)"
+
+# A planned pause of the active (maintenance, a save) is preceded by
+# DISARM: `failoverctl disarm` takes the pair back from Xen, the pause then
+# switches nothing, and `arm` hands it to Xen again.
+act=$(pair_field p1 active)
+if [ "$act" = p1-a ]; then sb=p1-b; else sb=p1-a; fi
+fctl disarm p1 > /dev/null || fail "disarm p1 refused"
+q=$(hv_query "$act") && fail "the watch is still armed after failoverctl disarm: $q"
+xl pause "$act"
+sleep $(((2 * FO_TIMEOUT_MS + 999) / 1000))
+[ "$(dom_state "$sb")" = paused ] || fail "a planned pause of $act after disarm started $sb ($(dom_state "$sb"))"
+xl unpause "$act"
+fctl arm p1 > /dev/null || fail "arm p1 refused: $(pair_field p1 reason)"
+wait_hv_armed p1 "$act" "$sb" 60 || fail "p1 not armed in Xen again after the planned pause: $(status_json)"
+log "planned pause after disarm: no switch; armed in Xen again"
 kill_failoverd
-pass "hypervisor path: heartbeat loss, hang and crash switched by Xen (deadline -> running within $((FO_PERIOD_MS + HV_SLACK_MS)) ms), destroy by failoverd; re-armed the other way round each time"
+pass "hypervisor path: heartbeat loss, hang and crash switched by Xen (deadline -> running within $((FO_PERIOD_MS + HV_SLACK_MS)) ms), destroy by failoverd; re-armed the other way round each time; a planned pause after disarm switched nothing"
