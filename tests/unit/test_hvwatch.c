@@ -354,6 +354,29 @@ static void test_restart_adopts_armed(void)
 	fx_free(&f);
 }
 
+/* The active's agent restarts and grants a new page: Xen's watch pinned the
+ * old one, which will never move again; the watch must follow, or Xen
+ * fails over a live agent. */
+static void test_agent_new_page_followed(void)
+{
+	struct fx f;
+	struct fo_xen_failover_watch fw;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	hv_live(&f, f.a, 50);
+	fo_sim_agent_grant(f.hv, f.a, fo_sim_agent_gref(f.hv, f.a) + 100);
+	hv_live(&f, f.a, 300);
+	CHECK(f.p->active == 0 && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "no failover of a live agent");
+	CHECK(query(&f, f.a, &fw) == 0 && fw.state == FO_FOWATCH_STATE_ARMED &&
+		      fw.gref == fo_sim_agent_gref(f.hv, f.a),
+	      "the watch follows the new page (gref %u, the agent's %u)", fw.gref, fo_sim_agent_gref(f.hv, f.a));
+	hv_live(&f, FO_DOMID_INVALID, 100);
+	CHECK(f.p->active == 1 && strcmp(last_event_of(&f, FO_EV_SWITCHOVER)->path, "hypervisor") == 0,
+	      "and still switches when the new page stops");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 /* The active crashes: Xen fires on the shutdown (no timeout wait). */
 static void test_crash_switched_by_xen(void)
 {
@@ -425,6 +448,7 @@ int main(void)
 	RUN(test_restart_adopts_fired);
 	RUN(test_restart_adopts_fired_rebuild);
 	RUN(test_restart_adopts_armed);
+	RUN(test_agent_new_page_followed);
 	RUN(test_crash_switched_by_xen);
 	RUN(test_destroy_switched_by_daemon);
 	RUN(test_stock_xen);

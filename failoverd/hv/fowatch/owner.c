@@ -205,22 +205,12 @@ static bool finish(struct fo_fowatch_owner *o, struct fo_fowatch_slot *s, const 
 	return event;
 }
 
-int fo_fowatch_arm(struct fo_fowatch_owner *o, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
-		   uint32_t timeout_ms, uint32_t period_ms)
+/* ARM `active` -> `standby` on the page `gref`. */
+static int arm_on(struct fo_fowatch_owner *o, fo_domid_t active, fo_domid_t standby, uint32_t gref,
+		  uint32_t timeout_ms, uint32_t period_ms)
 {
-	struct fo_hv *hv = o->hv;
 	struct fo_xen_failover_watch fw = { .op = FO_FOWATCH_OP_ARM };
-	struct fo_fowatch_slot *s;
-	uint32_t gref;
-	int r;
 
-	if (slot_by_pair(o, pair_id))
-		return -EBUSY;
-	if (!hv->ops->agent_gref)
-		return -EOPNOTSUPP;
-	r = hv->ops->agent_gref(hv, active, &gref);
-	if (r < 0)
-		return r; /* -ENOENT: no agent attached yet, as the module's ARM */
 	if (period_ms == 0 || timeout_ms < 2 * period_ms)
 		return -EINVAL;
 	fw.standby = standby;
@@ -235,7 +225,25 @@ int fo_fowatch_arm(struct fo_fowatch_owner *o, uint32_t pair_id, fo_domid_t acti
 	if (fw.period_us < FO_FOWATCH_MIN_PERIOD_US)
 		fw.period_us = FO_FOWATCH_MIN_PERIOD_US;
 	fw.timeout_us = timeout_ms * US_PER_MS;
-	r = o->domctl(o->ctx, active, &fw);
+	return o->domctl(o->ctx, active, &fw);
+}
+
+int fo_fowatch_arm(struct fo_fowatch_owner *o, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
+		   uint32_t timeout_ms, uint32_t period_ms)
+{
+	struct fo_hv *hv = o->hv;
+	struct fo_fowatch_slot *s;
+	uint32_t gref;
+	int r;
+
+	if (slot_by_pair(o, pair_id))
+		return -EBUSY;
+	if (!hv->ops->agent_gref)
+		return -EOPNOTSUPP;
+	r = hv->ops->agent_gref(hv, active, &gref);
+	if (r < 0)
+		return r; /* -ENOENT: no agent attached yet, as the module's ARM */
+	r = arm_on(o, active, standby, gref, timeout_ms, period_ms);
 	if (r < 0)
 		return r;
 	s = slot_new(o, pair_id);
@@ -246,6 +254,8 @@ int fo_fowatch_arm(struct fo_fowatch_owner *o, uint32_t pair_id, fo_domid_t acti
 	s->active = active;
 	s->standby = standby;
 	s->timeout_ms = timeout_ms;
+	s->period_ms = period_ms;
+	s->gref = gref;
 	return 0;
 }
 
@@ -311,6 +321,10 @@ int fo_fowatch_adopt(struct fo_fowatch_owner *o, uint32_t pair_id, const fo_domi
 		s->active = fw.active;
 		s->standby = fw.standby;
 		s->timeout_ms = fw.timeout_us / US_PER_MS;
+		/* Not the pair's period, which Xen does not keep: its own read
+		 * period, rounded up, is what a re-ARM needs to get the same. */
+		s->period_ms = (fw.period_us + US_PER_MS - 1) / US_PER_MS;
+		s->gref = fw.gref;
 	}
 	if (is_end_state(fw.state)) {
 		finish(o, s, &fw, off, err);
@@ -372,4 +386,46 @@ void fo_fowatch_poll(struct fo_fowatch_owner *o)
 	}
 	if (changed && hv->cb.domains_changed)
 		hv->cb.domains_changed(hv->cb.ctx);
+}
+
+void fo_fowatch_agent_attached(struct fo_fowatch_owner *o, fo_domid_t domid)
+{
+	struct fo_hv *hv = o->hv;
+
+	for (size_t i = 0; i < FO_MAX_PAIRS; i++) {
+		struct fo_fowatch_slot *s = &o->slot[i];
+		struct fo_xen_failover_watch fw;
+		uint32_t gref;
+		uint64_t err;
+		int64_t off;
+		int r;
+
+		if (!s->used || s->active != domid || !hv->ops->agent_gref || hv->ops->agent_gref(hv, domid, &gref) < 0 ||
+		    gref == s->gref)
+			continue;
+		r = simple_op(o, s->active, FO_FOWATCH_OP_DISARM);
+		if (r == -EBUSY) {
+			/* Fired (or firing) on the old page before we moved it. */
+			if (query(o, s->active, &fw, &off, &err) == 0 && is_end_state(fw.state))
+				finish(o, s, &fw, off, err);
+			continue;
+		}
+		if (r < 0 && !watch_gone(r)) {
+			fo_warn("failover watch: dom%u's agent granted a new page (gref %u, was %u) but DISARM failed: %s",
+				domid, gref, s->gref, strerror(-r));
+			continue;
+		}
+		r = arm_on(o, s->active, s->standby, gref, s->timeout_ms, s->period_ms);
+		if (r < 0) {
+			/* Ours alone now: the daemon's own deadline (the
+			 * backstop) still watches; adopt() will say ENOENT. */
+			fo_warn("failover watch: dom%u -> dom%u could not be armed again on the agent's new page (gref %u): %s; "
+				"failoverd's own deadline protects the pair", s->active, s->standby, gref, strerror(-r));
+			s->used = false;
+			continue;
+		}
+		fo_info("failover watch: dom%u's agent granted a new page (gref %u, was %u): the watch follows it", domid,
+			gref, s->gref);
+		s->gref = gref;
+	}
 }

@@ -38,6 +38,8 @@ struct fo_fowatch_slot {
 	uint32_t pair_id;
 	fo_domid_t active, standby;
 	uint32_t timeout_ms;
+	uint32_t period_ms; /* the pair's heartbeat period (caps poll_us) */
+	uint32_t gref;      /* the page Xen pinned: the active's agent's grant when armed */
 };
 
 struct fo_fowatch_owner {
@@ -77,5 +79,11 @@ int fo_fowatch_adopt(struct fo_fowatch_owner *o, uint32_t pair_id, const fo_domi
  * every queued event is handed to cb.kernel_switched. What VIRQ_FAILOVER
  * and kernel_poll_events do. */
 void fo_fowatch_poll(struct fo_fowatch_owner *o);
+/* The backend (re)attached `domid`'s agent. If it is the active of a watch
+ * pinned on another page (the agent restarted and granted a new one, the
+ * old will never move again and Xen would fail over a live agent), move
+ * the watch to the new page: DISARM, ARM. A watch that fired meanwhile is
+ * finished and its event queued, as by DISARM. */
+void fo_fowatch_agent_attached(struct fo_fowatch_owner *o, fo_domid_t domid);
 
 #endif

@@ -518,6 +518,10 @@ void fo_sim_agent_grant(struct fo_hv *hv, fo_domid_t domid, uint32_t gref)
 		d->gref = gref;
 		d->granted = true;
 		d->page_gen++;
+		/* The daemon's backend sees the new keys and maps the new
+		 * page: what hv/xen/agent.c tells the watch's owner then. */
+		if (sim_of(hv)->owner)
+			fo_fowatch_agent_attached(sim_of(hv)->owner, domid);
 	}
 }
 
