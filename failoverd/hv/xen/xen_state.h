@@ -12,6 +12,9 @@
  * copies only what passes every check, and the standby keeps the last valid
  * state whatever the active writes afterwards.
  *
+ * The logic (validating, copying, takeovers) is hv/state_relay.c, tested
+ * without Xen; this is its Xen side (keys, watches, grant mappings).
+ *
  * Off the switch path: the relay runs SCHED_OTHER on its own thread with
  * its own xenstore connection and grant handle; the loop only posts
  * (a) pairs' roles as published after an arm or a switch and (b) each

@@ -1,0 +1,548 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * state_relay.c - the state relay's thread and logic (see state_relay.h);
+ * the backend's part (finding and mapping regions, watches, liveness) comes
+ * through fo_state_relay_ops.
+ *
+ * One thread. It wakes when the loop posts a heartbeat or new roles (an
+ * eventfd), when the backend has events (its descriptor: a member's keys
+ * or a domain changed), and at least every RELAY_IDLE_MS. Each pass, for
+ * each pair: validate the active's state-out (fo_st_read on a private copy:
+ * bounds, seqlock, CRC32C) and, if it holds a newer commit, re-commit it
+ * into the standby's state-in with the active's newest cycle (for the
+ * standby's "too old" test). Nothing the active writes can make the relay
+ * block, loop, read out of bounds or hand the standby an invalid or older
+ * state.
+ *
+ * Mappings: a member's two regions are mapped when it is dirty (new, or
+ * its keys changed: at most RELAY_KEY_READS attempts per second), and
+ * unmapped when it publishes others, when the loop forgets it, and as soon
+ * as the domain is dying or gone, so a destroyed domain does not linger as
+ * a zombie because of us.
+ */
+#include "hv/state_relay.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../guest-heartbeat/abi/fo_state.h"
+#include "lib/log.h"
+
+#define RELAY_MEMBERS     FO_STATE_RELAY_MEMBERS
+#define RELAY_IDLE_MS     100
+#define RELAY_KEY_READS   5u      /* per member per second */
+
+struct relay_member {
+	bool in_use;
+	fo_domid_t domid;
+	bool dirty;               /* to be mapped afresh */
+	uint64_t window_start;
+	unsigned reads;
+	volatile void *out, *in;  /* FO_ST_REGION_PAGES each */
+	struct fo_st_relay rs;    /* relaying into `in` */
+	fo_domid_t rs_src;        /* whose state rs has been copying */
+	uint64_t app_cycle;       /* newest heartbeat cycle (copied from the shared table) */
+	uint64_t rejected;
+	struct fo_ratelimit rl;
+	/* the last takeover by this member */
+	bool takeover;
+	uint64_t takeover_ns;
+	uint64_t handed_cycle, old_last_cycle;
+};
+
+struct relay_pair {
+	fo_domid_t active, standby;
+};
+
+struct fo_state_relay {
+	const struct fo_state_relay_ops *ops;
+	void *ctx;
+	pthread_t thread;
+	bool running;
+	int efd;
+
+	pthread_mutex_t lock;     /* everything below up to `m` */
+	bool stop;
+	struct relay_pair pairs[FO_MAX_PAIRS];
+	size_t n_pairs;
+	struct {
+		fo_domid_t domid;
+		uint64_t app_cycle;
+	} beats[RELAY_MEMBERS];
+	fo_domid_t forget[RELAY_MEMBERS];
+	size_t n_forget;
+	struct fo_hv_state_info info[RELAY_MEMBERS];
+	fo_domid_t info_domid[RELAY_MEMBERS];
+
+	/* relay thread only */
+	struct relay_member m[RELAY_MEMBERS];
+	struct relay_pair cur[FO_MAX_PAIRS];
+	size_t n_cur;
+	unsigned char tmp[FO_ST_SLOT_SIZE];
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void wake(struct fo_state_relay *r)
+{
+	uint64_t one = 1;
+
+	if (write(r->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		fo_debug("%s: state relay: wake: %s", r->ops->name, strerror(errno));
+}
+
+/* ------------------------------------------------------------- the loop's side */
+
+static bool in_pair(const struct relay_pair *p, fo_domid_t domid)
+{
+	return domid != FO_DOMID_INVALID && (p->active == domid || p->standby == domid);
+}
+
+void fo_state_relay_pair(struct fo_state_relay *r, fo_domid_t active, fo_domid_t standby)
+{
+	size_t i;
+
+	if (!r || active == FO_DOMID_INVALID)
+		return;
+	pthread_mutex_lock(&r->lock);
+	/* one entry per active or standby domain: a pair's new roles replace
+	 * its old entry (the members are the same two domains, swapped) */
+	for (i = 0; i < r->n_pairs; i++) {
+		struct relay_pair *p = &r->pairs[i];
+
+		if (in_pair(p, active) || in_pair(p, standby))
+			break;
+	}
+	if (i == r->n_pairs) /* a new pair, or the slot of one whose members were both forgotten */
+		for (i = 0; i < r->n_pairs; i++)
+			if (r->pairs[i].active == FO_DOMID_INVALID && r->pairs[i].standby == FO_DOMID_INVALID)
+				break;
+	if (i == r->n_pairs && r->n_pairs < FO_MAX_PAIRS)
+		r->n_pairs++;
+	if (i < r->n_pairs) {
+		r->pairs[i].active = active;
+		r->pairs[i].standby = standby;
+	}
+	pthread_mutex_unlock(&r->lock);
+	wake(r);
+}
+
+void fo_state_relay_beat(struct fo_state_relay *r, fo_domid_t domid, const struct fo_hb_page *page)
+{
+	size_t i, free_slot = RELAY_MEMBERS;
+	bool is_active = false;
+
+	if (!r || page->ext_magic != FO_HB_EXT_MAGIC || page->ext_version != FO_HB_EXT_VERSION)
+		return; /* a plain agent: no application cycle, no state */
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < RELAY_MEMBERS; i++) {
+		if (r->beats[i].domid == domid)
+			break;
+		if (r->beats[i].domid == 0 && free_slot == RELAY_MEMBERS)
+			free_slot = i;
+	}
+	if (i == RELAY_MEMBERS)
+		i = free_slot;
+	if (i < RELAY_MEMBERS) {
+		r->beats[i].domid = domid;
+		r->beats[i].app_cycle = page->app_cycle;
+	}
+	for (i = 0; i < r->n_pairs; i++)
+		if (r->pairs[i].active == domid)
+			is_active = true;
+	/* only the beats of actives whose regions are mapped can bring new
+	 * state (a plain fo-heartbeat shares none: no wake-up per beat) */
+	if (is_active) {
+		is_active = false;
+		for (i = 0; i < RELAY_MEMBERS; i++)
+			if (r->info_domid[i] == domid && r->info[i].mapped)
+				is_active = true;
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (is_active)
+		wake(r);
+}
+
+void fo_state_relay_forget(struct fo_state_relay *r, fo_domid_t domid)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	/* The pair stays (its other member and a swap just published must
+	 * still be seen); only this domain leaves it. */
+	for (i = 0; i < r->n_pairs; i++) {
+		if (r->pairs[i].active == domid)
+			r->pairs[i].active = FO_DOMID_INVALID;
+		if (r->pairs[i].standby == domid)
+			r->pairs[i].standby = FO_DOMID_INVALID;
+	}
+	for (i = 0; i < RELAY_MEMBERS; i++)
+		if (r->beats[i].domid == domid)
+			r->beats[i].domid = 0;
+	if (r->n_forget < RELAY_MEMBERS)
+		r->forget[r->n_forget++] = domid;
+	pthread_mutex_unlock(&r->lock);
+	wake(r);
+}
+
+bool fo_state_relay_info(struct fo_state_relay *r, fo_domid_t domid, struct fo_hv_state_info *ret)
+{
+	bool found = false;
+	size_t i;
+
+	if (!r)
+		return false;
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < RELAY_MEMBERS; i++) {
+		if (r->info_domid[i] == domid && domid != 0) {
+			*ret = r->info[i];
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+	return found;
+}
+
+/* ------------------------------------------------------------- members */
+
+static struct relay_member *member_get(struct fo_state_relay *r, fo_domid_t domid, bool create)
+{
+	struct relay_member *free_m = NULL;
+	size_t i;
+
+	for (i = 0; i < RELAY_MEMBERS; i++) {
+		if (r->m[i].in_use && r->m[i].domid == domid)
+			return &r->m[i];
+		if (!r->m[i].in_use && !free_m)
+			free_m = &r->m[i];
+	}
+	if (!create || !free_m)
+		return NULL;
+	memset(free_m, 0, sizeof(*free_m));
+	free_m->in_use = true;
+	free_m->domid = domid;
+	free_m->dirty = true;
+	free_m->rs_src = FO_DOMID_INVALID;
+	free_m->rl = (struct fo_ratelimit)FO_RATELIMIT_INIT(10000, 3);
+	return free_m;
+}
+
+static unsigned member_slot(const struct fo_state_relay *r, const struct relay_member *m)
+{
+	return (unsigned)(m - r->m);
+}
+
+void fo_state_relay_dirty(struct fo_state_relay *r, unsigned slot)
+{
+	if (slot < RELAY_MEMBERS && r->m[slot].in_use)
+		r->m[slot].dirty = true;
+}
+
+static void member_unmap(struct fo_state_relay *r, struct relay_member *m)
+{
+	if (m->out || m->in)
+		r->ops->unmap(r->ctx, m->out, m->in);
+	m->out = m->in = NULL;
+	m->rs_src = FO_DOMID_INVALID;
+}
+
+static void member_drop(struct fo_state_relay *r, struct relay_member *m)
+{
+	member_unmap(r, m);
+	r->ops->drop(r->ctx, member_slot(r, m), m->domid);
+	m->in_use = false;
+}
+
+/* Map what the member publishes now (or nothing). */
+static void member_refresh(struct fo_state_relay *r, struct relay_member *m)
+{
+	uint64_t now = mono_ns();
+
+	if (now - m->window_start >= 1000000000ull) {
+		m->window_start = now;
+		m->reads = 0;
+	}
+	if (m->reads >= RELAY_KEY_READS)
+		return; /* still dirty: next second */
+	m->reads++;
+	m->dirty = false;
+	member_unmap(r, m);
+	if (!r->ops->map(r->ctx, member_slot(r, m), m->domid, &m->out, &m->in))
+		m->out = m->in = NULL;
+}
+
+/* Dying or gone: give the pages back now. */
+static void release_dead(struct fo_state_relay *r)
+{
+	size_t i;
+
+	for (i = 0; i < RELAY_MEMBERS; i++) {
+		struct relay_member *m = &r->m[i];
+
+		if (!m->in_use || (!m->out && !m->in))
+			continue;
+		if (r->ops->alive(r->ctx, m->domid))
+			continue;
+		fo_info("%s: state relay: dom%" PRIu32 " dying or gone: state regions unmapped", r->ops->name,
+			m->domid);
+		member_unmap(r, m);
+		m->dirty = true; /* a rebuilt domain of that id (unlikely) is read again */
+	}
+}
+
+/* ------------------------------------------------------------- passes */
+
+static void publish_info(struct fo_state_relay *r)
+{
+	size_t i;
+
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < RELAY_MEMBERS; i++) {
+		const struct relay_member *m = &r->m[i];
+		struct fo_hv_state_info *in = &r->info[i];
+
+		r->info_domid[i] = m->in_use ? m->domid : 0;
+		if (!m->in_use)
+			continue;
+		in->mapped = m->out && m->in;
+		in->relayed = m->rs.w.commit;
+		in->rejected = m->rejected;
+		in->state_cycle = m->rs.src_cycle;
+		in->takeover = m->takeover;
+		in->takeover_ns = m->takeover_ns;
+		in->handed_cycle = m->handed_cycle;
+		in->old_last_cycle = m->old_last_cycle;
+		in->cycles_lost = (int64_t)(m->old_last_cycle - m->handed_cycle);
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* The newest valid commit in a region, or false. */
+static bool region_cycle(struct fo_state_relay *r, const volatile void *region, uint64_t *cycle)
+{
+	struct fo_st_found f;
+	int tries = 0;
+	enum fo_st_result res;
+
+	do
+		res = fo_st_read(region, r->tmp, &f);
+	while (res == FO_ST_TORN && ++tries < 10);
+	if (res != FO_ST_OK)
+		return false;
+	*cycle = f.cycle;
+	return true;
+}
+
+/* A pair's roles swapped: `to` was the standby and is now the active. */
+static void note_takeover(struct fo_state_relay *r, struct relay_member *from, struct relay_member *to)
+{
+	uint64_t handed = 0, last = 0;
+	bool have_handed, have_last;
+
+	/* The old active is fenced (a swap is published only after a fenced
+	 * switch): its state-out is final. One last pass hands the new active
+	 * the commit the relay may not have copied yet; the new active
+	 * restores only once its role reaches it through xenstore, tens of ms
+	 * from now, and a copy landing after that is ignored by libfoguest
+	 * (older than its own commits). */
+	if (from && from->out && to->in && to->rs_src == from->domid) {
+		struct fo_st_found f;
+		int copied;
+
+		fo_st_relay_pass(&to->rs, from->out, to->in, from->app_cycle, r->tmp, &f, &copied);
+	}
+	have_handed = to->in && region_cycle(r, to->in, &handed);
+	have_last = from && from->out && region_cycle(r, from->out, &last);
+
+	to->takeover = true;
+	to->takeover_ns = mono_ns();
+	to->handed_cycle = have_handed ? handed : 0;
+	/* without the old active's region (destroyed, unmapped): the last
+	 * commit the relay copied from it, a lower bound */
+	to->old_last_cycle = have_last ? last : to->rs.src_cycle;
+	if (!have_handed) {
+		fo_notice("%s: state relay: dom%" PRIu32 " took over from dom%" PRIu32
+			  " with no valid state handed over (it starts cold)%s", r->ops->name, to->domid,
+			  from ? from->domid : 0, have_last ? "" : "; the old active had none either");
+		return;
+	}
+	fo_notice("%s: state relay: dom%" PRIu32 " took over from dom%" PRIu32 ": state of cycle %" PRIu64
+		  " handed over, the old active's last commit is cycle %" PRIu64 "%s: %" PRId64
+		  " cycles lost (state age at takeover)",
+		  r->ops->name, to->domid, from ? from->domid : 0, handed, to->old_last_cycle,
+		  have_last ? "" : " (its region is gone: the last one relayed)",
+		  (int64_t)(to->old_last_cycle - handed));
+}
+
+static void relay_pair(struct fo_state_relay *r, const struct relay_pair *p)
+{
+	struct relay_member *a, *s;
+	struct fo_st_found f;
+	enum fo_st_result res;
+	int copied;
+
+	if (p->active == FO_DOMID_INVALID)
+		return; /* its active was forgotten; the next roles published fill it */
+	a = member_get(r, p->active, true);
+
+	if (a && a->dirty)
+		member_refresh(r, a);
+	if (p->standby == FO_DOMID_INVALID)
+		return;
+	s = member_get(r, p->standby, true);
+	if (s && s->dirty)
+		member_refresh(r, s);
+	if (!a || !s || !a->out || !s->in)
+		return;
+	if (s->rs_src != a->domid) {
+		fo_st_relay_attach(&s->rs, s->in, a->domid, r->tmp);
+		s->rs_src = a->domid;
+	}
+	res = fo_st_relay_pass(&s->rs, a->out, s->in, a->app_cycle, r->tmp, &f, &copied);
+	if (res == FO_ST_CORRUPT) {
+		a->rejected++;
+		if (fo_ratelimit_ok(&a->rl, mono_ns()))
+			fo_warn("%s: state relay: dom%" PRIu32 "'s state rejected (%s): dom%" PRIu32
+				" keeps cycle %" PRIu64 " (%" PRIu64 " rejected so far)", r->ops->name, a->domid,
+				f.why ? f.why : "invalid", s->domid, s->rs.src_cycle, a->rejected);
+	} else if (copied && s->rs.w.commit == 1) {
+		fo_info("%s: state relay: dom%" PRIu32 " -> dom%" PRIu32 ": first state handed over (cycle %" PRIu64
+			", %" PRIu32 " bytes)", r->ops->name, a->domid, s->domid, f.cycle, f.len);
+	}
+}
+
+static void *relay_main(void *arg)
+{
+	struct fo_state_relay *r = arg;
+	size_t k;
+
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = r->efd, .events = POLLIN },
+					 { .fd = r->ops->event_fd(r->ctx), .events = POLLIN } };
+		struct relay_pair prev[FO_MAX_PAIRS];
+		fo_domid_t forget[RELAY_MEMBERS];
+		size_t i, j, n_prev, n_forget;
+		bool released;
+		uint64_t v;
+
+		poll(pfd, 2, RELAY_IDLE_MS); /* a negative fd is ignored */
+		if (pfd[0].revents & POLLIN)
+			while (read(r->efd, &v, sizeof(v)) > 0)
+				;
+		released = r->ops->events(r->ctx, r);
+
+		memcpy(prev, r->cur, sizeof(prev));
+		n_prev = r->n_cur;
+		pthread_mutex_lock(&r->lock);
+		if (r->stop) {
+			pthread_mutex_unlock(&r->lock);
+			break;
+		}
+		memcpy(r->cur, r->pairs, sizeof(r->cur));
+		r->n_cur = r->n_pairs;
+		memcpy(forget, r->forget, sizeof(forget));
+		n_forget = r->n_forget;
+		r->n_forget = 0;
+		for (i = 0; i < RELAY_MEMBERS; i++)
+			for (j = 0; j < RELAY_MEMBERS; j++)
+				if (r->m[i].in_use && r->beats[j].domid == r->m[i].domid)
+					r->m[i].app_cycle = r->beats[j].app_cycle;
+		pthread_mutex_unlock(&r->lock);
+
+		/* swapped roles: a takeover to report (before a forgotten or
+		 * dead old active is unmapped: its last commit is read here) */
+		for (i = 0; i < r->n_cur; i++)
+			for (j = 0; j < n_prev; j++)
+				if (prev[j].standby == r->cur[i].active && prev[j].standby != FO_DOMID_INVALID) {
+					struct relay_member *to = member_get(r, r->cur[i].active, false);
+
+					if (to)
+						note_takeover(r, member_get(r, prev[j].active, false), to);
+				}
+		for (i = 0; i < n_forget; i++) {
+			struct relay_member *m = member_get(r, forget[i], false);
+
+			if (m)
+				member_drop(r, m);
+		}
+		if (released)
+			release_dead(r);
+		for (i = 0; i < r->n_cur; i++)
+			relay_pair(r, &r->cur[i]);
+		publish_info(r);
+	}
+	for (k = 0; k < RELAY_MEMBERS; k++)
+		if (r->m[k].in_use)
+			member_drop(r, &r->m[k]);
+	return NULL;
+}
+
+/* ------------------------------------------------------------- lifecycle */
+
+int fo_state_relay_new(const struct fo_state_relay_ops *ops, void *ctx,
+		       int (*start_thread)(pthread_t *t, void *(*fn)(void *), void *arg, int signo),
+		       struct fo_state_relay **ret)
+{
+	struct fo_state_relay *r = calloc(1, sizeof(*r));
+	pthread_mutexattr_t ma;
+	int rc;
+
+	if (!r)
+		return -ENOMEM;
+	r->ops = ops;
+	r->ctx = ctx;
+	/* The loop (SCHED_FIFO) takes it on every heartbeat; the relay
+	 * (SCHED_OTHER) only to copy small tables: inherit, never invert. */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&r->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (r->efd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	rc = start_thread(&r->thread, relay_main, r, 0);
+	if (rc < 0)
+		goto fail;
+	r->running = true;
+	*ret = r;
+	return 0;
+fail:
+	fo_state_relay_free(r);
+	return rc;
+}
+
+void fo_state_relay_free(struct fo_state_relay *r)
+{
+	if (!r)
+		return;
+	if (r->running) {
+		pthread_mutex_lock(&r->lock);
+		r->stop = true;
+		pthread_mutex_unlock(&r->lock);
+		wake(r);
+		pthread_join(r->thread, NULL);
+	}
+	if (r->efd >= 0)
+		close(r->efd);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
