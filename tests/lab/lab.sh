@@ -701,6 +701,7 @@ cmd_demo() {
 	a=""
 	for log in "$@"; do
 		[ "$a" != --arch ] || arch=$log
+		[ "$a" != --build-dir ] || { build=$log; FO_BUILD_DIR=$log; }
 		a=$log
 	done
 	bash "$REPO/tests/deps.sh"
