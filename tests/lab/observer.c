@@ -32,7 +32,15 @@
  * single loop over its domains, so the two members are read microseconds
  * apart. A false "both running" would need failoverd's whole fenced sequence
  * (pause, confirm paused, unpause) to fit between those two reads; that
- * sequence is several hypercalls long and cannot.
+ * sequence is several hypercalls long and cannot. Xen's failover watch
+ * (rt-patches) can: it fences, waits for the vCPUs and unpauses inside one
+ * timer, tens of microseconds on another pCPU, and under emulation the
+ * loop's vCPU can be descheduled for longer than that between the two
+ * reads (seen once in 14 runs). So a snapshot showing both running is read
+ * again at once: if the member that ran in the previous sample is now
+ * stopped and the other runs, the first snapshot caught a switch in flight
+ * (counted as switch_inflight, the re-read is the sample); anything else,
+ * both still running included, is a violation.
  *
  * Members may not exist yet, may die and may be re-created under a new
  * domid (rebuild, restart scenarios): a member that is missing or dying is
@@ -96,6 +104,8 @@ struct obs_pair {
 	struct obs_member m[2];
 	uint64_t both_running;
 	uint64_t warming_overlap; /* samples with both running, one of them warming */
+	uint64_t switch_inflight; /* snapshots that caught a switch between their two reads (see below) */
+	bool prev_running[2];     /* each member's state in the previous sample */
 	bool in_violation;
 	struct obs_violation viol[OBS_MAX_VIOLATIONS];
 	unsigned n_viol;
@@ -250,8 +260,9 @@ static void obs_print_report(FILE *f, const struct obs_pair *pairs, size_t n_pai
 	for (size_t p = 0; p < n_pairs; p++) {
 		const struct obs_pair *pr = &pairs[p];
 
-		fprintf(f, "%s{\"both_running\":%" PRIu64 ",\"warming_overlap\":%" PRIu64 ",\"violations\":[",
-			p ? "," : "", pr->both_running, pr->warming_overlap);
+		fprintf(f, "%s{\"both_running\":%" PRIu64 ",\"warming_overlap\":%" PRIu64
+			",\"switch_inflight\":%" PRIu64 ",\"violations\":[",
+			p ? "," : "", pr->both_running, pr->warming_overlap, pr->switch_inflight);
 		for (unsigned v = 0; v < pr->n_viol && v < OBS_MAX_VIOLATIONS; v++)
 			fprintf(f, "%s{\"start_us\":%" PRId64 ",\"end_us\":%" PRId64
 				   ",\"samples\":%" PRIu64 "}",
@@ -317,7 +328,7 @@ static void obs_usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static struct obs_pair pairs[OBS_MAX_PAIRS];
-	static xc_domaininfo_t info[OBS_MAX_DOMAINS];
+	static xc_domaininfo_t info[OBS_MAX_DOMAINS], info2[OBS_MAX_DOMAINS];
 	size_t n_pairs = 0;
 	long interval_us = 200;
 	const char *out_path = NULL;
@@ -441,29 +452,49 @@ int main(int argc, char **argv)
 
 		for (size_t p = 0; p < n_pairs; p++) {
 			struct obs_pair *pr = &pairs[p];
+			enum obs_state st[2];
 			bool running[2];
+			int dom[2];
+			int64_t ts = t;
 
 			for (int j = 0; j < 2; j++) {
 				struct obs_member *m = &pr->m[j];
-				enum obs_state st = OBS_ABSENT;
 				bool dying = false;
-				int domid = m->domid;
 
-				if (m->domid >= 0)
-					st = obs_state_of(info, n, m->domid, &dying);
-				if (st == OBS_ABSENT && !m->fixed_domid) {
+				dom[j] = m->domid;
+				st[j] = m->domid >= 0 ? obs_state_of(info, n, m->domid, &dying) : OBS_ABSENT;
+				if (st[j] == OBS_ABSENT && !m->fixed_domid) {
 					m->domid = -1;  /* gone or dying: look the name up again */
 					unresolved = true;
 				}
-				obs_record_transition(m, t, st, domid);
-				running[j] = st == OBS_RUNNING;
+			}
+			if (st[0] == OBS_RUNNING && st[1] == OBS_RUNNING && !pr->m[0].warming && !pr->m[1].warming &&
+			    pr->prev_running[0] != pr->prev_running[1] && dom[0] >= 0 && dom[1] >= 0) {
+				/* Read again: a switch in flight, or a violation. */
+				int was = pr->prev_running[0] ? 0 : 1, n2;
+				bool dying;
+
+				n2 = xc_domain_getinfolist(xch, 0, OBS_MAX_DOMAINS, info2);
+				if (n2 > 0 && obs_state_of(info2, n2, dom[was], &dying) != OBS_RUNNING &&
+				    obs_state_of(info2, n2, dom[!was], &dying) == OBS_RUNNING) {
+					pr->switch_inflight++;
+					ts = obs_now_us();
+					st[was] = obs_state_of(info2, n2, dom[was], &dying);
+				}
+			}
+			for (int j = 0; j < 2; j++) {
+				struct obs_member *m = &pr->m[j];
+
+				obs_record_transition(m, ts, st[j], dom[j]);
+				running[j] = st[j] == OBS_RUNNING;
+				pr->prev_running[j] = running[j];
 				if (running[j])
 					m->running_samples++;
 				/* A new domain is built paused; only a pause after
 				 * it ran is failoverd fencing it as the standby. */
-				if (m->warming && st == OBS_RUNNING)
+				if (m->warming && st[j] == OBS_RUNNING)
 					m->warm_ran = true;
-				else if (m->warming && m->warm_ran && st == OBS_PAUSED)
+				else if (m->warming && m->warm_ran && st[j] == OBS_PAUSED)
 					m->warming = false;
 			}
 			if (running[0] && running[1] && (pr->m[0].warming || pr->m[1].warming)) {
@@ -473,14 +504,14 @@ int main(int argc, char **argv)
 				both++;
 				if (!pr->in_violation) {
 					if (pr->n_viol < OBS_MAX_VIOLATIONS) {
-						pr->viol[pr->n_viol].start_us = t;
+						pr->viol[pr->n_viol].start_us = ts;
 						pr->viol[pr->n_viol].samples = 0;
 					}
 					pr->n_viol++;
 					pr->in_violation = true;
 				}
 				if (pr->n_viol <= OBS_MAX_VIOLATIONS) {
-					pr->viol[pr->n_viol - 1].end_us = t;
+					pr->viol[pr->n_viol - 1].end_us = ts;
 					pr->viol[pr->n_viol - 1].samples++;
 				}
 			} else {
