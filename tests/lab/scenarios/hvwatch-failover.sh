@@ -58,8 +58,13 @@ hv_fault() {
 	sleep 1
 	if [ "$kind" = destroy ]; then
 		stop_observer
-		check_failover "$from" "$to" $t0 $((FO_TIMEOUT_MS / 2)) "$n"
+		# The domain's disappearance drove the switch, not a timeout:
+		# the event says which (destroy.sh's timing bound is for a 3 s
+		# timeout; xl destroy's teardown alone takes ~0.3-0.5 s here).
+		check_failover "$from" "$to" $t0 $(hv_bound_ms) "$n"
 		check_hv_event p1 "$from" "$to" "$id0" "$n" own
+		[ "$(echo "$HV_EV" | jq -r .fault)" = gone ] ||
+			fail "$n: failoverd's switch was for $(echo "$HV_EV" | jq -r .fault), not the destroy (gone): $HV_EV"
 	else
 		observer_report || true
 		echo "$OBS_LINE"
