@@ -18,7 +18,7 @@
 /* Histograms per pair and switch path. */
 enum { H_FAULT_TO_RUNNING, H_DETECTED_TO_RUNNING, H_PAUSE, H_UNPAUSE, H_COUNT };
 
-#define PATHS_MAX   4  /* "sim", "xenctrl", "kernel", one more */
+#define PATHS_MAX   4  /* "sim", "xenctrl", "kernel", "hypervisor" (Xen's watch) */
 #define NAME_WORDS  9  /* 72 bytes: a pair or domain name (64) and its NUL */
 #define PATH_WORDS  2  /* 16 bytes: struct fo_event.path */
 #define FAULTS      8  /* enum fo_fault: none .. heartbeat-stuck */
