@@ -361,9 +361,13 @@ struct fo_hv_ops {
 };
 
 /* Every backend's handle starts with this. */
+struct fo_fowatch_owner;
 struct fo_hv {
 	const struct fo_hv_ops *ops;
 	struct fo_hv_callbacks cb;
+	/* Xen's failover watch as the armed owner, when this backend has it
+	 * (fowatch/owner.c, fo_fowatch_install); NULL otherwise. */
+	struct fo_fowatch_owner *fowatch;
 };
 
 /* Backends. */

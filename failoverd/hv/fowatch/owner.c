@@ -187,11 +187,11 @@ static bool finish(struct fo_fowatch_owner *o, struct fo_fowatch_slot *s, const 
 	 * run again in between (a failed member is never trusted again). */
 	if (fw->flags & FO_FOWATCH_OUT_FENCED) {
 		r = hv->ops->pause(hv, fw->active);
-		if (r < 0 && r != -ESRCH)
+		if (r < 0 && r != -ESRCH) {
 			fo_err("failover watch: cannot pause fenced dom%u before releasing it: %s; the watch keeps it fenced",
 			       fw->active, strerror(-r));
-		if (r < 0 && r != -ESRCH)
 			return false; /* looked at again at the next VIRQ or poll */
+		}
 	}
 	r = simple_op(o, fw->active, FO_FOWATCH_OP_RELEASE);
 	if (r < 0 && r != -ENOENT)
@@ -428,4 +428,47 @@ void fo_fowatch_agent_attached(struct fo_fowatch_owner *o, fo_domid_t domid)
 			gref, s->gref);
 		s->gref = gref;
 	}
+}
+
+/* ---- the ops a backend installs (hv->fowatch is the owner) ---- */
+
+static int op_arm(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active, fo_domid_t standby, uint32_t timeout_ms,
+		  uint32_t period_ms)
+{
+	return fo_fowatch_arm(hv->fowatch, pair_id, active, standby, timeout_ms, period_ms);
+}
+
+static int op_disarm(struct fo_hv *hv, uint32_t pair_id)
+{
+	return fo_fowatch_disarm(hv->fowatch, pair_id);
+}
+
+static int op_adopt(struct fo_hv *hv, uint32_t pair_id, const fo_domid_t members[2], uint32_t poll_ms,
+		    struct fo_hv_karm *ret)
+{
+	(void)poll_ms; /* Xen reads the page itself; our channel stays bound */
+	return fo_fowatch_adopt(hv->fowatch, pair_id, members, ret);
+}
+
+static void op_poll(struct fo_hv *hv)
+{
+	fo_fowatch_poll(hv->fowatch);
+}
+
+static const char *op_owner(struct fo_hv *hv)
+{
+	(void)hv;
+	return "hypervisor";
+}
+
+void fo_fowatch_install(struct fo_hv *hv, struct fo_fowatch_owner *o, struct fo_hv_ops *ops)
+{
+	hv->fowatch = o;
+	ops->kernel_arm = op_arm;
+	ops->kernel_disarm = op_disarm;
+	ops->kernel_adopt = op_adopt;
+	ops->kernel_poll_events = op_poll;
+	ops->kernel_list = NULL;
+	ops->armed_owner = op_owner;
+	hv->ops = ops;
 }

@@ -69,6 +69,13 @@ int fo_fowatch_probe(fo_fowatch_domctl_fn domctl, void *ctx);
 void fo_fowatch_owner_init(struct fo_fowatch_owner *o, struct fo_hv *hv, fo_fowatch_domctl_fn domctl, void *ctx,
 			   uint16_t cpu, uint32_t poll_us);
 
+/* Make `o` the armed owner of `hv`: `ops` (the backend's own copy of its
+ * table, which hv->ops then points at) gets the kernel_* ops and
+ * armed_owner of the watch; kernel_list is NULL (Xen has no LIST: a watch
+ * is found by domain). The backend still delivers VIRQ_FAILOVER to
+ * fo_fowatch_poll and agent attaches to fo_fowatch_agent_attached. */
+void fo_fowatch_install(struct fo_hv *hv, struct fo_fowatch_owner *o, struct fo_hv_ops *ops);
+
 /* hv.h's kernel_* semantics (see there), for the watch. */
 int fo_fowatch_arm(struct fo_fowatch_owner *o, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
 		   uint32_t timeout_ms, uint32_t period_ms);

@@ -28,35 +28,6 @@ static int owner_agent_gref(struct fo_hv *hv, fo_domid_t domid, uint32_t *ret_gr
 	return 0;
 }
 
-static int owner_arm(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
-		     uint32_t timeout_ms, uint32_t period_ms)
-{
-	return fo_fowatch_arm(sim_of(hv)->owner, pair_id, active, standby, timeout_ms, period_ms);
-}
-
-static int owner_disarm(struct fo_hv *hv, uint32_t pair_id)
-{
-	return fo_fowatch_disarm(sim_of(hv)->owner, pair_id);
-}
-
-static int owner_adopt(struct fo_hv *hv, uint32_t pair_id, const fo_domid_t members[2], uint32_t poll_ms,
-		       struct fo_hv_karm *ret)
-{
-	(void)poll_ms;
-	return fo_fowatch_adopt(sim_of(hv)->owner, pair_id, members, ret);
-}
-
-static void owner_poll(struct fo_hv *hv)
-{
-	fo_fowatch_poll(sim_of(hv)->owner);
-}
-
-static const char *owner_name(struct fo_hv *hv)
-{
-	(void)hv;
-	return "hypervisor";
-}
-
 static size_t owner_get_fds(struct fo_hv *hv, int *fds, size_t max)
 {
 	struct fo_hv_sim *s = sim_of(hv);
@@ -108,16 +79,10 @@ int fo_sim_enable_fowatch_owner(struct fo_hv *hv, uint16_t cpu)
 	if (hv->ops != &s->owner_ops)
 		s->owner_inner = hv->ops;
 	s->owner_ops = *s->owner_inner;
-	s->owner_ops.kernel_arm = owner_arm;
-	s->owner_ops.kernel_disarm = owner_disarm;
-	s->owner_ops.kernel_adopt = owner_adopt;
-	s->owner_ops.kernel_poll_events = owner_poll;
-	s->owner_ops.kernel_list = NULL;
-	s->owner_ops.armed_owner = owner_name;
 	s->owner_ops.agent_gref = owner_agent_gref;
 	s->owner_ops.get_fds = owner_get_fds;
 	s->owner_ops.dispatch = owner_dispatch;
-	hv->ops = &s->owner_ops;
+	fo_fowatch_install(hv, s->owner, &s->owner_ops);
 	s->fds_changed = true;
 	return 0;
 }

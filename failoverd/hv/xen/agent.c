@@ -201,8 +201,8 @@ mapped:
 	m->reported = false; /* a later failure is news again */
 	snprintf(reason, sizeof(reason), "attached (gref %" PRIu32 ", port %" PRIu32 ", boot %s%s)",
 		 gref, port, m->ready, m->lent ? ", port held by the kernel module" : "");
-	if (x->fowatch_on)
-		fo_fowatch_agent_attached(&x->fowatch, m->domid); /* a new page: the watch must follow it */
+	if (x->base.fowatch)
+		fo_fowatch_agent_attached(x->base.fowatch, m->domid); /* a new page: the watch must follow it */
 	member_report(x, m, 0, reason);
 	goto out;
 

@@ -21,15 +21,27 @@
 
 int domctl_fast(struct xen_hv *x, uint32_t cmd, fo_domid_t domid)
 {
-	struct xen_domctl *d = x->domctl;
+	return domctl_union(x, cmd, domid, NULL, 0);
+}
+
+int domctl_union(struct xen_hv *x, uint32_t cmd, fo_domid_t domid, void *u, size_t len)
+{
+	struct xen_domctl dc, *d = x->domctl ? x->domctl : &dc;
+	int r;
 
 	memset(d, 0, sizeof(*d));
 	d->cmd = cmd;
 	d->interface_version = XEN_DOMCTL_INTERFACE_VERSION;
 	d->domain = (domid_t)domid;
-	if (xencall1(x->xcall, __HYPERVISOR_domctl, (uint64_t)(uintptr_t)d) < 0)
-		return neg_errno();
-	return 0;
+	if (len)
+		memcpy(&d->u, u, len);
+	if (x->domctl)
+		r = xencall1(x->xcall, __HYPERVISOR_domctl, (uint64_t)(uintptr_t)d) < 0 ? neg_errno() : 0;
+	else
+		r = xc_domctl(x->xch, d) < 0 ? neg_errno() : 0; /* bounces a copy of d per call */
+	if (r == 0 && len)
+		memcpy(u, &d->u, len);
+	return r;
 }
 
 static enum fo_dom_state state_from_flags(uint32_t flags)

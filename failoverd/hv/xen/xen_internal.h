@@ -246,9 +246,9 @@ struct xen_hv {
 	uint64_t next_gen;
 
 	/* Xen's failover watch as the pairs' armed owner (fowatch.c), when
-	 * fo_hv_xen_enable_fowatch found it: base.ops then points at
-	 * ops_fowatch, xen_ops with the kernel_* ops of the watch. */
-	bool fowatch_on;
+	 * fo_hv_xen_enable_fowatch found it: base.fowatch then points at
+	 * fowatch and base.ops at ops_fowatch, xen_ops with the kernel_* ops
+	 * of the watch. */
 	evtchn_port_t fowatch_virq_port; /* VIRQ_FAILOVER, on xce */
 	struct fo_fowatch_owner fowatch;
 	struct fo_hv_ops ops_fowatch;
@@ -294,6 +294,10 @@ void xen_logger_init(struct xen_logger *lg, struct fo_ratelimit *rl);
 /* domctl.c: domain actions, and the preallocated domctl they use */
 void fast_path_init(struct xen_hv *x);
 int domctl_fast(struct xen_hv *x, uint32_t cmd, fo_domid_t domid);
+/* A domctl with `len` bytes of its union in and out (the failover watch's,
+ * which the stock headers do not know): the preallocated buffer when there
+ * is one, libxenctrl otherwise. */
+int domctl_union(struct xen_hv *x, uint32_t cmd, fo_domid_t domid, void *u, size_t len);
 int get_dominfo(struct xen_hv *x, fo_domid_t domid, bool *ret_found, xen_domctl_getdomaininfo_t *ret_info);
 bool doomed_has(const struct xen_hv *x, fo_domid_t domid);
 bool doomed_add(struct xen_hv *x, fo_domid_t domid);
