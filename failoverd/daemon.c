@@ -193,8 +193,8 @@ static void reload_apply(struct fo_daemon *d, bool first_try)
 	    next->daemon.hypervisor_watch_cpu != d->cfg.daemon.hypervisor_watch_cpu ||
 	    next->daemon.hypervisor_watch_poll_us != d->cfg.daemon.hypervisor_watch_poll_us)
 		fo_warn("reload: daemon.control_socket, daemon.control_group, daemon.control_admin_group, daemon.cpu, "
-			"daemon.rt_priority, daemon.kernel_fast_path and daemon.hypervisor_watch(_cpu) apply at the "
-			"next restart");
+			"daemon.rt_priority, daemon.kernel_fast_path and daemon.hypervisor_watch* apply at the next "
+			"restart");
 	if (next->daemon.dom0_vcpu_pcpu != d->cfg.daemon.dom0_vcpu_pcpu || next->n_cpupools != d->cfg.n_cpupools ||
 	    memcmp(next->cpupools, d->cfg.cpupools, sizeof(next->cpupools[0]) * next->n_cpupools) != 0)
 		fo_warn("reload: cpupools and daemon.dom0_vcpu_pcpu are set up at the next restart; until then "

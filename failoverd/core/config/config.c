@@ -151,6 +151,10 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 		d->kernel_fast_path = (enum fo_kernel_fast_path)kfp;
 
 	/* The same three words as kernel_fast_path (describe.c). */
+	_Static_assert((int)FO_HYPERVISOR_WATCH_AUTO == (int)FO_KERNEL_FAST_PATH_AUTO &&
+			       (int)FO_HYPERVISOR_WATCH_ON == (int)FO_KERNEL_FAST_PATH_ON &&
+			       (int)FO_HYPERVISOR_WATCH_OFF == (int)FO_KERNEL_FAST_PATH_OFF,
+		       "hypervisor_watch is read with kernel_fast_path_names");
 	rc = read_enum(p, obj, "daemon", "hypervisor_watch", kernel_fast_path_names, &kfp);
 	if (rc < 0)
 		return rc;

@@ -141,7 +141,6 @@ const char *fo_on_failover_name(enum fo_on_failover v);
 const char *fo_failback_name(enum fo_failback v);
 const char *fo_log_level_name(enum fo_log_level v);
 const char *fo_kernel_fast_path_name(enum fo_kernel_fast_path v);
-const char *fo_hypervisor_watch_name(enum fo_hypervisor_watch v);
 
 struct sockaddr_storage;
 /* daemon.metrics_listen: "A.B.C.D:PORT" or "[IPv6]:PORT", port 1..65535,

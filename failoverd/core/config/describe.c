@@ -107,15 +107,6 @@ const char *fo_kernel_fast_path_name(enum fo_kernel_fast_path v)
 	return "unknown";
 }
 
-const char *fo_hypervisor_watch_name(enum fo_hypervisor_watch v)
-{
-	_Static_assert((int)FO_HYPERVISOR_WATCH_AUTO == (int)FO_KERNEL_FAST_PATH_AUTO &&
-			       (int)FO_HYPERVISOR_WATCH_ON == (int)FO_KERNEL_FAST_PATH_ON &&
-			       (int)FO_HYPERVISOR_WATCH_OFF == (int)FO_KERNEL_FAST_PATH_OFF,
-		       "both auto/on/off keys share kernel_fast_path_names");
-	return fo_kernel_fast_path_name((enum fo_kernel_fast_path)v);
-}
-
 const char *fo_sched_name(enum fo_sched v)
 {
 	if ((unsigned)v < sizeof(sched_names) / sizeof(sched_names[0]) - 1)

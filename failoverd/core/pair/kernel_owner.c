@@ -55,7 +55,7 @@ uint32_t fo_pair_kernel_id(const char *name)
 }
 
 /* Who has the pair when it is armed, for messages. */
-static const char *owner_desc(const struct fo_pair *p)
+const char *owner_desc(const struct fo_pair *p)
 {
 	return p->kernel_owner_is_hv ? "Xen's failover watch" : "the kernel module";
 }

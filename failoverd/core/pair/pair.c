@@ -595,7 +595,7 @@ static int request_switchover(struct fo_pair *p, uint64_t now, char *err, size_t
 		p->env->hv->ops->kernel_poll_events(p->env->hv);
 		if (p->kernel_switches != seen) {
 			snprintf(err, errlen, "pair %s: %s switched it first; see `events`", p->cfg.name,
-				 p->kernel_owner_is_hv ? "Xen's failover watch" : "the kernel module");
+				 owner_desc(p));
 			return -EALREADY;
 		}
 		to = fo_pair_standby(p);
@@ -629,7 +629,7 @@ static int request_switchover(struct fo_pair *p, uint64_t now, char *err, size_t
 		return 0;
 	case -EALREADY:
 		snprintf(err, errlen, "pair %s: %s switched it first; see `events`",
-			 p->cfg.name, p->kernel_owner_is_hv ? "Xen's failover watch" : "the kernel module");
+			 p->cfg.name, owner_desc(p));
 		return -EALREADY;
 	case -ENODEV:
 	case -EIO:
@@ -637,7 +637,7 @@ static int request_switchover(struct fo_pair *p, uint64_t now, char *err, size_t
 		return -EIO;
 	default:
 		snprintf(err, errlen, "pair %s: %s would not give the pair back; nothing done",
-			 p->cfg.name, p->kernel_owner_is_hv ? "Xen's failover watch" : "the kernel module");
+			 p->cfg.name, owner_desc(p));
 		return -EBUSY;
 	}
 }
