@@ -133,25 +133,42 @@ EOF
 }
 
 # create_dom NAME [fo.KEY=VALUE ...]: start `xl create` in the background;
-# create_wait waits for all started ones. Creations overlap: each one is
-# mostly dom0 CPU work (loading the kernel image), and dom0 has two vCPUs.
+# create_wait waits for all started ones. On x86 creations overlap: each
+# one is mostly dom0 CPU work (loading the kernel image), and dom0 has two
+# vCPUs. On Arm they run one after the other: two overlapping builds under
+# the arm64 lab's single-threaded TCG stalled a dom0 vCPU in the kernel for
+# 20 s (RCU stall reports) while both mapped the new guests' memory, and a
+# pair took 17-74 s to create against about 5 s per domain alone; past
+# 10 s libxl gives up waiting for the guest's console and the create fails.
 CREATE_PIDS=""
 CREATE_T0=""
+CREATE_SERIAL=""
+case $(uname -m) in aarch64) CREATE_SERIAL=1 ;; esac
 create_dom() {
-	local name=$1
+	local name=$1 rc=0
 	shift
 	gen_domu_cfg "$name" "$@" >/dev/null
 	[ -n "$CREATE_T0" ] || CREATE_T0=$(now_us)
+	if [ -n "$CREATE_SERIAL" ]; then
+		xl create -q $LAB/$name.cfg > $LAB/xl-create-$name.log 2>&1 || rc=$?
+		CREATE_PIDS="$CREATE_PIDS =$rc:$name"
+		return 0
+	fi
 	xl create -q $LAB/$name.cfg > $LAB/xl-create-$name.log 2>&1 &
 	CREATE_PIDS="$CREATE_PIDS $!:$name"
 }
 
+# Entries are PID:NAME (in the background) or =RC:NAME (already done).
 create_wait() {
-	local e pid name bad=""
+	local e pid name rc bad=""
 	for e in $CREATE_PIDS; do
 		pid=${e%%:*}
 		name=${e#*:}
-		if wait $pid; then
+		case $pid in
+		=*) rc=${pid#=} ;;
+		*) rc=0; wait $pid || rc=$? ;;
+		esac
+		if [ "$rc" = 0 ]; then
 			log "created $name (domid $(domid "$name"))"
 		else
 			cat $LAB/xl-create-$name.log
