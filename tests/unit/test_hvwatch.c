@@ -377,6 +377,58 @@ static void test_agent_new_page_followed(void)
 	fx_free(&f);
 }
 
+/* An armed active turns hostile: garbage over its whole page, every
+ * period, sequence included. Xen's watch only asks whether the sequence
+ * moved, so it hears progress and never fires; we reject every page. Only
+ * the daemon can take the pair back (the stuck check of kernel_backstop,
+ * fed by Xen's last-progress stamp), DISARMing first, and the garbage
+ * member must not be handed to Xen again. */
+static void test_garbage_page_while_armed(void)
+{
+	struct fx f;
+	struct fo_xen_failover_watch fw;
+	const struct fo_event *e;
+	struct fo_hb_page junk;
+	uint64_t x = 0x9e3779b97f4a7c15ull, t0;
+	long d, ub;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	hv_live(&f, f.a, 50);
+	fo_sim_clear_calls(f.hv);
+	t0 = fo_sim_now(f.hv);
+	for (int i = 0; i < 40 && f.p->active == 0; i++) {
+		uint64_t *w = (uint64_t *)&junk;
+
+		for (size_t j = 0; j < sizeof(junk) / sizeof(*w); j++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			w[j] = x;
+		}
+		fo_sim_raw_page(f.hv, f.a, &junk);
+		hv_advance(&f, 10);
+		if (i == 7)
+			CHECK(query(&f, f.a, &fw) == 0 && fw.state == FO_FOWATCH_STATE_ARMED,
+			      "80 ms in, past the 50 ms timeout: Xen still hears progress and stays armed");
+	}
+	CHECK(f.p->m[0].hb.invalid > 0, "the daemon rejected the pages (%llu)", (unsigned long long)f.p->m[0].hb.invalid);
+	CHECK(f.p->active == 1 && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED,
+	      "the daemon switched to b within %llu ms", (unsigned long long)((fo_sim_now(f.hv) - t0) / MS));
+	CHECK(fo_sim_now(f.hv) - t0 <= 50 * MS + 3 * 10 * MS,
+	      "within timeout + three periods (%llu ms)", (unsigned long long)((fo_sim_now(f.hv) - t0) / MS));
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && strcmp(e->path, "hypervisor") != 0 && e->fault == FO_FAULT_HEARTBEAT_STUCK && e->result == FO_RESULT_OK,
+	      "our own switch: path %s, fault %s", e ? e->path : "-", e ? fo_fault_name(e->fault) : "-");
+	d = first_call(&f, FO_SIM_FOWATCH, f.a);
+	ub = first_call(&f, FO_SIM_UNPAUSE, f.b);
+	CHECK(d >= 0 && ub > d, "DISARM (%ld) before the standby's unpause (%ld)", d, ub);
+	CHECK(query(&f, f.a, &fw) == -ENOENT, "no watch left on the garbage member");
+	prove(&f, f.b);
+	hv_live(&f, f.b, 200);
+	CHECK(query(&f, f.a, &fw) == -ENOENT && query(&f, f.b, &fw) == -ENOENT, "nothing armed with the failed member");
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED, "the garbage member stays paused");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 /* The active crashes: Xen fires on the shutdown (no timeout wait). */
 static void test_crash_switched_by_xen(void)
 {
@@ -449,6 +501,7 @@ int main(void)
 	RUN(test_restart_adopts_fired_rebuild);
 	RUN(test_restart_adopts_armed);
 	RUN(test_agent_new_page_followed);
+	RUN(test_garbage_page_while_armed);
 	RUN(test_crash_switched_by_xen);
 	RUN(test_destroy_switched_by_daemon);
 	RUN(test_stock_xen);

@@ -248,6 +248,7 @@ enum fo_fault kernel_backstop(struct fo_pair *p, uint64_t now, uint64_t due, uin
 	 * since the first (progress sets a new deadline anyway). */
 	bool second = p->kstuck.looked && p->kstuck.member == p->active && p->kstuck.beats == a->hb.beats;
 	struct fo_hv_karm k;
+	bool heard;
 	int r;
 
 	*fault_ns = due && due <= now ? due : now;
@@ -279,9 +280,10 @@ enum fo_fault kernel_backstop(struct fo_pair *p, uint64_t now, uint64_t due, uin
 		return FO_FAULT_NONE;
 	}
 	if (now < k.deadline_ns) {
-		/* The module hears the agent notify within timeout_ms, so it
-		 * will not act, but the sequence on the page has not moved for
-		 * timeout + period: a fault only we can see. */
+		/* The owner hears the agent within timeout_ms (the module its
+		 * notifications, Xen a moving sequence), so it will not act,
+		 * but no valid page of it has progressed for timeout + period:
+		 * a fault only we can see. */
 		if (!second) {
 			/* Not yet: progress the agent notified just now may sit
 			 * in the page until the next poll. One period later,
@@ -290,6 +292,7 @@ enum fo_fault kernel_backstop(struct fo_pair *p, uint64_t now, uint64_t due, uin
 			p->kstuck.member = p->active;
 			p->kstuck.beats = a->hb.beats;
 			p->kstuck.notifications = k.notifications;
+			p->kstuck.last_notify_ns = k.last_notify_ns;
 			p->kstuck.at_ns = now;
 			/* The fault: timeout_ms without progress, one period
 			 * before this deadline (hb_timeout_ns). */
@@ -298,20 +301,28 @@ enum fo_fault kernel_backstop(struct fo_pair *p, uint64_t now, uint64_t due, uin
 			return FO_FAULT_NONE;
 		}
 		*fault_ns = p->kstuck.fault_ns;
-		if (k.notifications > p->kstuck.notifications && a->last_read_ns > p->kstuck.at_ns) {
+		/* What the owner hears: the module counts notifications; Xen's
+		 * watch reads the sequence itself and reports when it last
+		 * moved. Xen hears a page full of garbage, whose "sequence"
+		 * changes at random, as progress; we reject every such page,
+		 * so only this check can take the pair back from Xen. */
+		heard = k.notifications > p->kstuck.notifications || k.last_notify_ns > p->kstuck.last_notify_ns;
+		if (heard && a->last_read_ns > p->kstuck.at_ns) {
 			record(p, FO_EV_INFO, FO_RESULT_INFO,
-			       "active %s notified the kernel module %llu times in %llu ms but its heartbeat sequence stays at %llu; failoverd takes the pair back (unless the module is switching it already)",
-			       a->name, (unsigned long long)(k.notifications - p->kstuck.notifications),
-			       (unsigned long long)((now - p->kstuck.at_ns) / 1000000ull), (unsigned long long)a->hb.sequence);
+			       "%s still hears active %s (%llu notifications, last progress it saw %llu ms ago) but no valid heartbeat progress reached failoverd in %llu ms (sequence %llu, %llu pages rejected); failoverd takes the pair back (unless the owner is switching it already)",
+			       owner_desc(p), a->name, (unsigned long long)(k.notifications - p->kstuck.notifications),
+			       (unsigned long long)(now > k.last_notify_ns ? (now - k.last_notify_ns) / 1000000ull : 0),
+			       (unsigned long long)((now - p->kstuck.at_ns) / 1000000ull), (unsigned long long)a->hb.sequence,
+			       (unsigned long long)a->hb.invalid);
 			return FO_FAULT_HEARTBEAT_STUCK;
 		}
-		if (k.notifications > p->kstuck.notifications && now >= p->kstuck.at_ns + MS(p->cfg.timeout_ms / 2)) {
+		if (heard && now >= p->kstuck.at_ns + MS(p->cfg.timeout_ms / 2)) {
 			/* Notifying, and no page of it has reached us for half a
 			 * timeout: we cannot see progress it might make, and it
 			 * made none we could see. As before this check existed. */
 			record(p, FO_EV_INFO, FO_RESULT_INFO,
-			       "active %s notifies the kernel module but its heartbeat sequence does not move (no page read for %llu ms); failoverd takes the pair back",
-			       a->name, (unsigned long long)((now - a->last_read_ns) / 1000000ull));
+			       "%s still hears active %s but no page of it reached failoverd for %llu ms; failoverd takes the pair back",
+			       owner_desc(p), a->name, (unsigned long long)((now - a->last_read_ns) / 1000000ull));
 			return FO_FAULT_HEARTBEAT_STUCK;
 		}
 		/* No new notification (the agent may be going quiet: then the

@@ -133,6 +133,7 @@ struct fo_pair {
 		int member;            /* the active it is about */
 		uint64_t beats;        /* its progress count then: any progress since voids the look */
 		uint64_t notifications; /* the module's count then */
+		uint64_t last_notify_ns; /* the owner's last progress then (Xen's watch: the sequence moved) */
 		uint64_t at_ns;        /* when */
 		uint64_t fault_ns;     /* its own deadline (timeout_ms without progress) */
 	} kstuck;
