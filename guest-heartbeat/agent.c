@@ -16,7 +16,9 @@
  *              never delay a heartbeat
  *   hostile    test-only misbehaviour that runs beside the heartbeat
  * Only the main thread writes the page (garbage-page mode included); the
- * others talk to it through atomics.
+ * others talk to it through atomics. With --test-commands the page may move
+ * (the library's regrant), so the heartbeat asks the library for it each
+ * time; `page` and `gref` below are the first ones, for the hostile modes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +73,7 @@ struct options {
 	enum hostile hostile;
 	unsigned hostile_seconds;     /* 0: misbehave forever */
 	uint64_t count;               /* 0: run forever */
+	bool test_commands;           /* obey libfoguest's TEST ONLY control commands */
 	bool verbose;
 };
 
@@ -359,7 +362,7 @@ static int beat(uint64_t *seq)
 			 : st == FO_HB_APP_UNHEALTHY ? FOGUEST_BEAT_UNHEALTHY : 0;
 	int r;
 
-	page->health_seq = atomic_load(&health_seq);
+	foguest__page(fg)->health_seq = atomic_load(&health_seq); /* regrant may have moved it */
 	r = foguest_beat(fg, *seq + 1, flags);
 	if (r > 0)
 		++*seq;
@@ -522,13 +525,14 @@ static void usage(FILE *f)
 		"  --once | --count N      send 1 / N heartbeats, withdraw, exit (testing)\n"
 		"  --hostile MODE          TEST ONLY: garbage-page | key-storm | bad-gref\n"
 		"  --hostile-seconds N     misbehave for N s, then behave (default: forever)\n"
+		"  --test-commands         TEST ONLY: obey garbage-page and regrant in the control key\n"
 		"  --verbose               log progress every 1000 heartbeats\n");
 }
 
 static void parse_args(int argc, char **argv)
 {
 	enum { O_PERIOD = 256, O_RT, O_HCMD, O_HINT, O_HTMO, O_ROLE, O_ACTIVE, O_ONCE, O_COUNT,
-	       O_HOSTILE, O_HSEC, O_VERBOSE, O_HELP };
+	       O_HOSTILE, O_HSEC, O_TEST, O_VERBOSE, O_HELP };
 	static const struct option lo[] = {
 		{ "period-ms", required_argument, NULL, O_PERIOD },
 		{ "rt-priority", required_argument, NULL, O_RT },
@@ -541,6 +545,7 @@ static void parse_args(int argc, char **argv)
 		{ "count", required_argument, NULL, O_COUNT },
 		{ "hostile", required_argument, NULL, O_HOSTILE },
 		{ "hostile-seconds", required_argument, NULL, O_HSEC },
+		{ "test-commands", no_argument, NULL, O_TEST },
 		{ "verbose", no_argument, NULL, O_VERBOSE },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
@@ -604,6 +609,9 @@ static void parse_args(int argc, char **argv)
 				goto bad;
 			opt.hostile_seconds = (unsigned)v;
 			break;
+		case O_TEST:
+			opt.test_commands = true;
+			break;
 		case O_VERBOSE:
 			opt.verbose = true;
 			break;
@@ -656,6 +664,8 @@ int main(int argc, char **argv)
 	fo.period_ms = opt.period_ms;
 	if (opt.hostile == HOSTILE_BAD_GREF)
 		fo.flags |= FOGUEST_F_NO_PUBLISH;
+	if (opt.test_commands)
+		fo.flags |= FOGUEST_F_TEST_COMMANDS;
 	r = foguest_open(&fo, &fg);
 	if (r < 0)
 		return 1; /* the library said why */

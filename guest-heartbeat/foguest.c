@@ -19,7 +19,8 @@
  * the connection. Publishing and withdrawing go through libxenstore on a
  * handle that carries no watches.
  *
- * One file, a little above the ~800 lines of issue #18, on purpose: it is
+ * One file, above the ~800 lines of issue #18 (the test-only commands
+ * garbage-page and regrant included), on purpose: it is
  * one object (struct foguest) that every part here reads and writes, and
  * the library ships shared (libfoguest.so, default visibility), so
  * splitting it would make struct foguest a header and every helper now
@@ -68,6 +69,7 @@ struct foguest {
 	char base_path[64];
 	uint64_t seq;
 	unsigned notify_errors;
+	bool page_garbled;          /* garbage-page wrote over it: init before the next real beat */
 
 	/* state handover (FOGUEST_F_STATE) */
 	volatile void *st_out, *st_in;
@@ -89,6 +91,7 @@ struct foguest {
 	atomic_uint_fast64_t last_commit_cycle; /* our own newest commit's cycle */
 	atomic_int control;
 	atomic_bool garbage_state;
+	atomic_bool regrant;        /* TEST: the next beat moves the page to a new grant */
 	int role_efd;
 	pthread_t thread;
 	bool thread_started;
@@ -295,43 +298,69 @@ static void sleep_forever(void)
 		pause();
 }
 
+/* The control thread only parses and sets atomics: the page has one
+ * writer, the thread that calls foguest_beat(). */
 static void handle_control(struct foguest *g, const char *cmd)
 {
 	int fd;
 
-	if (!cmd || !strcmp(cmd, FO_HB_CMD_NONE)) {
+	switch (foguest__parse_control(cmd, g->opt.flags, g->st_out != NULL)) {
+	case FOGUEST_CMD_NONE: {
 		bool was = atomic_exchange(&g->garbage_state, false);
 
 		if (atomic_exchange(&g->control, FOGUEST_CTL_NONE) != FOGUEST_CTL_NONE || was)
 			glog(g, "control: back to normal");
-	} else if (!strcmp(cmd, FO_HB_CMD_STOP)) {
+		break;
+	}
+	case FOGUEST_CMD_STOP:
 		glog(g, "control: stop-heartbeat (drill)");
 		atomic_store(&g->control, FOGUEST_CTL_STOP);
-	} else if (!strcmp(cmd, FO_HB_CMD_STUCK)) {
+		break;
+	case FOGUEST_CMD_STUCK:
 		/* An application loop stuck behind a live notifier: only the
 		 * page shows it, the event channel keeps ticking (what a
 		 * kernel module counting notifications cannot see). */
 		glog(g, "control: stuck-sequence (drill): notifying, sequence frozen");
 		atomic_store(&g->control, FOGUEST_CTL_STUCK);
-	} else if (!strcmp(cmd, FO_HB_CMD_UNHEALTHY)) {
+		break;
+	case FOGUEST_CMD_UNHEALTHY:
 		glog(g, "control: unhealthy (drill)");
 		atomic_store(&g->control, FOGUEST_CTL_UNHEALTHY);
-	} else if (!strcmp(cmd, FO_HB_CMD_FREEZE)) {
+		break;
+	case FOGUEST_CMD_FREEZE:
 		glog(g, "control: freeze (drill): no more heartbeats, no more xenstore");
 		atomic_store(&g->control, FOGUEST_CTL_FREEZE);
 		sleep_forever();
-	} else if (!strcmp(cmd, FO_HB_CMD_CRASH)) {
+		break;
+	case FOGUEST_CMD_CRASH:
 		glog(g, "control: crash (drill): sysrq-c");
 		fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
 		if (fd < 0 || write(fd, "c", 1) != 1)
 			glog(g, "crash: cannot write /proc/sysrq-trigger: %s", strerror(errno));
 		if (fd >= 0)
 			close(fd);
-	} else if (!strcmp(cmd, "garbage-state") && (g->opt.flags & FOGUEST_F_TEST_COMMANDS) && g->st_out) {
+		break;
+	case FOGUEST_CMD_GARBAGE_STATE:
 		glog(g, "control: garbage-state (TEST): commits write garbage into state-out");
 		atomic_store(&g->garbage_state, true);
-	} else {
+		break;
+	case FOGUEST_CMD_GARBAGE_PAGE:
+		/* The sequence changes with every write, so a watch that only
+		 * asks "did it move?" (Xen's) sees progress; a validating
+		 * reader (failoverd) sees garbage. */
+		glog(g, "control: garbage-page (TEST): random bytes over the whole heartbeat page every beat, notified");
+		atomic_store(&g->control, FOGUEST_CTL_GARBAGE_PAGE);
+		break;
+	case FOGUEST_CMD_REGRANT:
+		/* One-shot; the key now says "regrant", so no drill is in
+		 * force any more (as any new command replaces the last). */
+		glog(g, "control: regrant (TEST): the next beat moves the heartbeat page to a newly granted one");
+		atomic_store(&g->control, FOGUEST_CTL_NONE);
+		atomic_store(&g->regrant, true);
+		break;
+	default:
 		glog(g, "ignoring unknown control command \"%.32s\"", cmd);
+		break;
 	}
 }
 
@@ -550,10 +579,82 @@ static void beat_publish(struct foguest *g, int ctl, uint64_t cycle, unsigned fl
 	foguest__notify(g);
 }
 
+/* garbage-page (TEST): every byte, the sequence too. */
+static void garbage_page(struct foguest *g)
+{
+	volatile uint64_t *w = (volatile uint64_t *)g->page;
+	size_t i;
+
+	for (i = 0; i < FO_HB_PAGE_SIZE / sizeof(uint64_t); i++)
+		w[i] = foguest__xorshift(&g->garbage_seed);
+	g->page_garbled = true;
+}
+
+/*
+ * regrant (TEST), first half, on the beat's thread (the page's only
+ * writer; it may block on gntalloc and xenstore, which a test command may
+ * do): grant a new page, carry the current one over (a garbled one starts
+ * afresh) and write there from now on. Same boot_id and sequence: to dom0
+ * this is the same agent on another page, not a restart. Returns the old
+ * page (NULL: nothing moved), its gref in *old_ref.
+ */
+static volatile struct fo_hb_page *regrant_begin(struct foguest *g, uint32_t *old_ref)
+{
+	volatile struct fo_hb_page *old = g->page;
+	uint32_t ref;
+	void *p = xengntshr_share_pages(g->xgs, DOM0_ID, 1, &ref, 0);
+
+	if (!p) {
+		glog(g, "regrant (TEST): cannot share a new page: %s; staying on gref %" PRIu32, strerror(errno),
+		     g->gref);
+		return NULL;
+	}
+	*old_ref = g->gref;
+	g->page = p;
+	g->gref = ref;
+	if (g->page_garbled) {
+		foguest__page_init(g);
+		g->page_garbled = false;
+	} else {
+		memcpy(p, (const void *)old, FO_HB_PAGE_SIZE);
+	}
+	return old;
+}
+
+/* Second half, after this beat wrote the new page (so dom0's first read of
+ * it is current): publish it as a restarted agent would (gref, port, ready
+ * in one transaction; dom0 follows `ready`), then end the old grant. */
+static void regrant_finish(struct foguest *g, volatile struct fo_hb_page *old, uint32_t old_ref)
+{
+	int r = foguest__publish(g, NULL, NULL, NULL, NULL);
+
+	if (r < 0) {
+		/* dom0 still reads the old page: go back to it */
+		glog(g, "regrant (TEST): cannot publish gref %" PRIu32 ": %s; back on gref %" PRIu32, g->gref,
+		     strerror(-r), old_ref);
+		memcpy((void *)old, (const void *)g->page, FO_HB_PAGE_SIZE);
+		xengntshr_unshare(g->xgs, (void *)g->page, 1);
+		g->page = old;
+		g->gref = old_ref;
+		return;
+	}
+	/* gntalloc ends the grant on unmap; while dom0 (or Xen's watch)
+	 * still maps the old page, the kernel defers freeing it. */
+	xengntshr_unshare(g->xgs, (void *)old, 1);
+	glog(g, "regrant (TEST): heartbeat page moved from gref %" PRIu32 " to gref %" PRIu32
+	     " (port %" PRIu32 " and boot_id kept), published; old grant %" PRIu32 " released",
+	     old_ref, g->gref, (uint32_t)g->port, old_ref);
+}
+
 int foguest__beat_flags(struct foguest *g, uint64_t cycle, unsigned flags, uint32_t hb_flags)
 {
-	int ctl = atomic_load(&g->control);
+	volatile struct fo_hb_page *old = NULL;
+	uint32_t old_ref = 0;
+	int ctl, ret = 0;
 
+	if (atomic_load_explicit(&g->regrant, memory_order_relaxed) && atomic_exchange(&g->regrant, false))
+		old = regrant_begin(g, &old_ref);
+	ctl = atomic_load(&g->control);
 	if (ctl == FOGUEST_CTL_FREEZE) {
 		/* a hung application: burn the vCPU, answer nothing */
 		for (;;)
@@ -561,12 +662,21 @@ int foguest__beat_flags(struct foguest *g, uint64_t cycle, unsigned flags, uint3
 	}
 	if (ctl == FOGUEST_CTL_STUCK) {
 		foguest__notify(g);
-		return 0;
+	} else if (ctl == FOGUEST_CTL_GARBAGE_PAGE) {
+		garbage_page(g);
+		foguest__notify(g);
+	} else if (ctl != FOGUEST_CTL_STOP) {
+		if (g->page_garbled) {
+			/* back from garbage-page: a fresh page, the sequence carries on */
+			foguest__page_init(g);
+			g->page_garbled = false;
+		}
+		beat_publish(g, ctl, cycle, flags, hb_flags);
+		ret = 1;
 	}
-	if (ctl == FOGUEST_CTL_STOP)
-		return 0;
-	beat_publish(g, ctl, cycle, flags, hb_flags);
-	return 1;
+	if (old)
+		regrant_finish(g, old, old_ref);
+	return ret;
 }
 
 int foguest_beat(struct foguest *g, uint64_t cycle, unsigned flags)
@@ -828,6 +938,8 @@ void foguest_close(struct foguest *g)
 		return;
 	/* Tell dom0 this is an orderly exit (whatever drill is in force),
 	 * then withdraw the keys. */
+	if (g->page_garbled)
+		foguest__page_init(g);
 	beat_publish(g, atomic_load(&g->control), g->page->app_cycle, g->last_flags, FO_HB_FLAG_STOPPING);
 	withdraw(g);
 	release(g);

@@ -15,7 +15,8 @@
  * the role failoverd assigns, drill commands). foguest_beat(),
  * foguest_commit() and foguest_restore() must be called from one thread
  * (the control task); they do not allocate, do not block and make at most
- * one system call (the event-channel notify in foguest_beat()).
+ * one system call (the event-channel notify in foguest_beat()), except
+ * under the test-only "regrant" command (FOGUEST_F_TEST_COMMANDS).
  * foguest_role() and foguest_role_fd() may be used from any thread.
  *
  * Errors are -errno. See foguest(3).
@@ -42,7 +43,8 @@ enum foguest_role {
 
 /* foguest_open() flags */
 #define FOGUEST_F_STATE          (1u << 0) /* share the state-handover regions */
-#define FOGUEST_F_TEST_COMMANDS  (1u << 1) /* TEST ONLY: obey "garbage-state" (see foguest(3)) */
+#define FOGUEST_F_TEST_COMMANDS  (1u << 1) /* TEST ONLY: obey "garbage-state", "garbage-page",
+						     "regrant" (see foguest(3)) */
 
 /* foguest_beat() flags */
 #define FOGUEST_BEAT_DEADLINE_MISS (1u << 0) /* this cycle overran its period */

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "abi/fo_heartbeat.h"
 #include "foguest.h"
@@ -25,6 +26,7 @@ enum foguest_control {
 	FOGUEST_CTL_FREEZE,
 	FOGUEST_CTL_UNHEALTHY,
 	FOGUEST_CTL_STUCK,      /* stuck-sequence: notify, never bump */
+	FOGUEST_CTL_GARBAGE_PAGE, /* TEST: random bytes over the whole page, notify */
 };
 
 int foguest__control(const struct foguest *g);
@@ -69,6 +71,47 @@ static inline bool foguest__parse_uint(const char *s, unsigned long min, unsigne
 		return false;
 	*ret = v;
 	return true;
+}
+
+/* A control key's value as the library reads it (the parsing alone, so a
+ * unit test can check it without Xen). */
+enum foguest_cmd {
+	FOGUEST_CMD_UNKNOWN = 0, /* ignored, logged */
+	FOGUEST_CMD_NONE,        /* no key, or "none": back to normal */
+	FOGUEST_CMD_STOP,
+	FOGUEST_CMD_STUCK,
+	FOGUEST_CMD_UNHEALTHY,
+	FOGUEST_CMD_FREEZE,
+	FOGUEST_CMD_CRASH,
+	/* TEST ONLY (FOGUEST_F_TEST_COMMANDS; otherwise UNKNOWN): */
+	FOGUEST_CMD_GARBAGE_STATE, /* ...and only with the state regions */
+	FOGUEST_CMD_GARBAGE_PAGE,
+	FOGUEST_CMD_REGRANT,
+};
+
+static inline enum foguest_cmd foguest__parse_control(const char *cmd, unsigned flags, bool have_state)
+{
+	bool test = flags & FOGUEST_F_TEST_COMMANDS;
+
+	if (!cmd || !strcmp(cmd, FO_HB_CMD_NONE))
+		return FOGUEST_CMD_NONE;
+	if (!strcmp(cmd, FO_HB_CMD_STOP))
+		return FOGUEST_CMD_STOP;
+	if (!strcmp(cmd, FO_HB_CMD_STUCK))
+		return FOGUEST_CMD_STUCK;
+	if (!strcmp(cmd, FO_HB_CMD_UNHEALTHY))
+		return FOGUEST_CMD_UNHEALTHY;
+	if (!strcmp(cmd, FO_HB_CMD_FREEZE))
+		return FOGUEST_CMD_FREEZE;
+	if (!strcmp(cmd, FO_HB_CMD_CRASH))
+		return FOGUEST_CMD_CRASH;
+	if (test && have_state && !strcmp(cmd, "garbage-state"))
+		return FOGUEST_CMD_GARBAGE_STATE;
+	if (test && !strcmp(cmd, "garbage-page"))
+		return FOGUEST_CMD_GARBAGE_PAGE;
+	if (test && !strcmp(cmd, "regrant"))
+		return FOGUEST_CMD_REGRANT;
+	return FOGUEST_CMD_UNKNOWN;
 }
 
 #endif

@@ -15,9 +15,9 @@
 # after, no watch may be armed on p2 (failoverd must not hand Xen a page it
 # cannot validate, nor a bogus gref): failoverd keeps such members failed
 # until an operator clears them (hostile.sh covers that policy).
-# Not covered: an active that turns hostile while armed in Xen (garbage
-# into an armed page, or revoking its grant): the agent has no control
-# command for either (garbage-page only from boot, no revocation at all).
+# An active that turns hostile while armed in Xen (garbage into the armed
+# page, moving to a new grant and revoking the old one) is
+# hvwatch-hostile-armed.sh's (the agent's test-only control commands).
 # Hostile guests are CPU-capped as in hostile.sh.
 # needs: failoverd failoverctl fo-heartbeat fowatch-ctl
 FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-1000}
