@@ -70,6 +70,11 @@ struct foguest {
 	uint64_t seq;
 	unsigned notify_errors;
 	bool page_garbled;          /* garbage-page wrote over it: init before the next real beat */
+	/* regrant (TEST): the page we moved from, still beating until
+	 * retire_at_ns so that dom0 (and Xen's watch on it) can follow first */
+	volatile struct fo_hb_page *retiring;
+	uint32_t retiring_ref;
+	uint64_t retire_at_ns;
 
 	/* state handover (FOGUEST_F_STATE) */
 	volatile void *st_out, *st_in;
@@ -621,6 +626,15 @@ static volatile struct fo_hb_page *regrant_begin(struct foguest *g, uint32_t *ol
 	return old;
 }
 
+static void retire_old_page(struct foguest *g)
+{
+	if (!g->retiring)
+		return;
+	xengntshr_unshare(g->xgs, (void *)g->retiring, 1);
+	glog(g, "regrant (TEST): old grant %" PRIu32 " released", g->retiring_ref);
+	g->retiring = NULL;
+}
+
 /* Second half, after this beat wrote the new page (so dom0's first read of
  * it is current): publish it as a restarted agent would (gref, port, ready
  * in one transaction; dom0 follows `ready`), then end the old grant. */
@@ -638,12 +652,35 @@ static void regrant_finish(struct foguest *g, volatile struct fo_hb_page *old, u
 		g->gref = old_ref;
 		return;
 	}
-	/* gntalloc ends the grant on unmap; while dom0 (or Xen's watch)
-	 * still maps the old page, the kernel defers freeing it. */
-	xengntshr_unshare(g->xgs, (void *)old, 1);
+	/* Make before break: the old page keeps beating for a while, so that
+	 * whoever still reads it (dom0 before it sees the new keys, Xen's
+	 * watch until failoverd moves it) sees a live agent, not a heartbeat
+	 * loss. Only then is its grant ended. */
+	retire_old_page(g);
+	g->retiring = old;
+	g->retiring_ref = old_ref;
+	g->retire_at_ns = mono_ns() + FOGUEST_REGRANT_OVERLAP_NS;
 	glog(g, "regrant (TEST): heartbeat page moved from gref %" PRIu32 " to gref %" PRIu32
-	     " (port %" PRIu32 " and boot_id kept), published; old grant %" PRIu32 " released",
-	     old_ref, g->gref, (uint32_t)g->port, old_ref);
+	     " (port %" PRIu32 " and boot_id kept), published; gref %" PRIu32 " keeps beating for %u s, then its grant ends",
+	     old_ref, g->gref, (uint32_t)g->port, old_ref, (unsigned)(FOGUEST_REGRANT_OVERLAP_NS / 1000000000ull));
+}
+
+/* Each real beat during the overlap: the old page, a valid copy from the
+ * move, gets the new sequence (written last, as a beat writes it). Past
+ * the overlap its grant ends: gntalloc ends it on unmap, and while dom0
+ * or Xen's watch still maps the page the kernel defers freeing it. */
+static void retiring_beat(struct foguest *g, bool beat)
+{
+	if (!g->retiring)
+		return;
+	if (mono_ns() >= g->retire_at_ns) {
+		retire_old_page(g);
+		return;
+	}
+	if (beat) {
+		atomic_thread_fence(memory_order_release);
+		g->retiring->sequence = g->page->sequence;
+	}
 }
 
 int foguest__beat_flags(struct foguest *g, uint64_t cycle, unsigned flags, uint32_t hb_flags)
@@ -676,6 +713,8 @@ int foguest__beat_flags(struct foguest *g, uint64_t cycle, unsigned flags, uint3
 	}
 	if (old)
 		regrant_finish(g, old, old_ref);
+	else
+		retiring_beat(g, ret == 1);
 	return ret;
 }
 
@@ -942,5 +981,6 @@ void foguest_close(struct foguest *g)
 		foguest__page_init(g);
 	beat_publish(g, atomic_load(&g->control), g->page->app_cycle, g->last_flags, FO_HB_FLAG_STOPPING);
 	withdraw(g);
+	retire_old_page(g);
 	release(g);
 }

@@ -7,7 +7,8 @@
 # written straight into the active's control key:
 #   a) regrant: the agent grants a new heartbeat page (same port, same
 #      boot_id), beats there, republishes gref/ready as a restarted agent
-#      would, and ends the old grant. failoverd re-reads the keys, maps the
+#      would, keeps the old page beating for 5 s (make before break) and
+#      then ends the old grant. failoverd re-reads the keys, maps the
 #      new page and moves the watch (fo_fowatch_agent_attached: DISARM, ARM
 #      on the new gref). Expected: QUERY shows the watch armed p1-a -> p1-b
 #      on the newly published gref within REARM_S, armed anew (t_armed
@@ -35,7 +36,9 @@ FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-1000}
 
 FO_DAEMON_EXTRA=$FO_HV_DAEMON
 REARM_S=${REARM_S:-20}                     # regrant -> watch on the new gref (key read under TCG)
-HOLD_MS=${HOLD_MS:-$((3 * FO_TIMEOUT_MS + 2000))} # > timeout + margin: Xen would have fired on the old page
+# > the agent's 5 s make-before-break overlap + timeout + margin: past it
+# a watch left on the old page would have fired.
+HOLD_MS=${HOLD_MS:-$((5000 + 2 * FO_TIMEOUT_MS + 2000))}
 SWITCH_S=${SWITCH_S:-30}                   # garbage -> failoverd's switch (timeout + 2 periods + the agent seeing the key)
 require_bin failoverd failoverctl fowatch-ctl jq
 have_agent || fail "the domU image has no fo-heartbeat"
@@ -119,7 +122,9 @@ stop_observer
 grep -F "granted a new page (gref $g1, was $g0)" $LAB/failoverd.log ||
 	log "regrant: (failoverd's 'granted a new page' line for gref $g1 not found in its log)"
 exactly_one_running p1
-log "regrant: no switch for $HOLD_MS ms; the watch followed gref $g0 -> $g1"
+grep -q "old grant $g0 released" /var/log/xen/console/guest-p1-a.log ||
+	fail "regrant: p1-a did not end the old grant $g0 within the hold ($HOLD_MS ms): $(grep regrant /var/log/xen/console/guest-p1-a.log | tail -n 3)"
+log "regrant: no switch for $HOLD_MS ms; the watch followed gref $g0 -> $g1, the old grant ended"
 
 # ---- b) garbage-page while armed -------------------------------------------
 id1=$(max_event_id)
