@@ -35,8 +35,15 @@
 # @@FO-METRIC p50/p99/max and the count of faults with no switch in the
 # window. tests/bench/analyze_paths.py turns the serial log into the
 # committed table (bench/results/).
+# BENCH_LAYOUT (fo.bpaths.layout=): shared (default: the pair, dom0 and
+# Xen's watch timer share the 2 pCPUs) or partitioned, the layout an RT
+# deployment would choose: dom0's vCPUs pinned to pCPUs 0-1 (Xen's
+# dom0_vcpus_pin), the pair and the watch's timer on the last pCPU, which
+# runs no dom0 vCPU. Needs a third pCPU: FO_LAB_SMP=3
+# FO_LAB_XEN_ARGS=dom0_vcpus_pin; checked, not assumed.
 # Environment (or the kernel command line fo.bpaths.n=, fo.bpaths.conds=,
-# fo.bpaths.paths=): BENCH_N, BENCH_CONDS, BENCH_PATHS.
+# fo.bpaths.paths=, fo.bpaths.layout=): BENCH_N, BENCH_CONDS, BENCH_PATHS,
+# BENCH_LAYOUT.
 # needs: failoverd failoverctl fo-heartbeat fo_switch.ko fowatch-ctl
 FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-500}
 . /lab/scenarios/common.sh
@@ -44,11 +51,13 @@ FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-500}
 BENCH_N=${BENCH_N:-20}
 BENCH_CONDS=${BENCH_CONDS:-idle:cpu:io:frozen}
 BENCH_PATHS=${BENCH_PATHS:-xenctrl:kernel:hypervisor}
+BENCH_LAYOUT=${BENCH_LAYOUT:-shared}
 for tok in $(cat /proc/cmdline); do
 	case $tok in
 	fo.bpaths.n=*) BENCH_N=${tok#*=} ;;
 	fo.bpaths.conds=*) BENCH_CONDS=${tok#*=} ;;
 	fo.bpaths.paths=*) BENCH_PATHS=${tok#*=} ;;
+	fo.bpaths.layout=*) BENCH_LAYOUT=${tok#*=} ;;
 	esac
 done
 FAULT_WINDOW_S=${FAULT_WINDOW_S:-10}
@@ -216,6 +225,26 @@ bench_one() {
 	[ "$cond" = frozen ] && [ "$path" = xenctrl ] && return 0
 	[ "$(grep -c . $OUT/$path-$cond-fr)" -gt 0 ] || fail "$path/$cond: no sample"
 }
+
+# partitioned: the last pCPU for the pair and the watch, none of dom0's
+# vCPUs allowed there (xl vcpu-list's hard affinity of domain 0).
+case $BENCH_LAYOUT in
+shared) ;;
+partitioned)
+	rt_cpu=$(($(xl info | awk '$1 == "nr_cpus" { print $3 }') - 1))
+	[ "$rt_cpu" -ge 2 ] || fail "layout partitioned needs a pCPU beside dom0's two (FO_LAB_SMP=3); nr_cpus $((rt_cpu + 1))"
+	aff=$(xl vcpu-list 0 | awk 'NR > 1 { print $7 }' | tr '\n' ' ')
+	for a in $aff; do
+		case $a in [0-9] | [0-9][0-9]) [ "$a" != "$rt_cpu" ] && continue ;; esac
+		fail "layout partitioned: dom0's vCPUs must be pinned off pCPU $rt_cpu (Xen's dom0_vcpus_pin); hard affinities: $aff"
+	done
+	XL_EXTRA="cpus = \"$rt_cpu\""
+	FO_HV_DAEMON='"hypervisor_watch": "on", "hypervisor_watch_cpu": '$rt_cpu
+	log "layout partitioned: dom0 vCPUs on pCPUs $aff; the pair and Xen's watch timer on pCPU $rt_cpu"
+	;;
+*) fail "unknown layout $BENCH_LAYOUT (shared or partitioned)" ;;
+esac
+metric layout "$BENCH_LAYOUT"
 
 create_pair k
 wait_agent k-a 90 && wait_agent k-b 90 || fail "agents not ready within 90 s"
