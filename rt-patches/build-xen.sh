@@ -15,8 +15,15 @@
 #       --check         apply the series to a fresh tree only, no build
 #       --print-path    print the cached hypervisor's path and exit 0 when it
 #                       exists, exit 1 otherwise (nothing is fetched or built)
-#   Prints the path of the built hypervisor (a multiboot ELF that
-#   tests/lab/lab.sh run --xen FILE boots) as its last line.
+#       --arch A        amd64 (default) or arm64: cross-build Xen/Arm with
+#                       Debian's gcc-aarch64-linux-gnu from the same source,
+#                       applying only the patches that are not x86-only (a
+#                       patch every file of which is under xen/arch/x86/ is
+#                       skipped: 0001-0004, the RT interrupt path)
+#   Prints the path of the built hypervisor as its last line: on amd64 a
+#   multiboot ELF (tests/lab/lab.sh run --xen FILE boots it), on arm64 an
+#   arm64 Image with header like Debian's /boot/xen-4.17-arm64 (QEMU's
+#   -kernel boots it at EL2; lab.sh run --arch arm64 --patched-xen).
 #
 # Needs root the first time: it writes a deb-src sources file when none
 # offers Xen's source, runs apt-get update and installs the build packages.
@@ -24,6 +31,8 @@
 # Cache key: the pinned version plus the sha256 of the series file and of
 # every patch it lists, in series order, and the build recipe's version
 # (RECIPE below): a changed patch builds again, an unchanged series is reused.
+# An arm64 build adds its architecture to the key and hashes only the
+# patches it applies; it is cached apart (xen-arm64-MODE-KEY).
 set -euo pipefail
 
 XEN_SRC_VERSION=4.17.5+72-g01140da4e8-1
@@ -37,6 +46,7 @@ BUILD_PACKAGES="flex bison python3 dpkg-dev build-essential"
 SRC_LIST=/etc/apt/sources.list.d/failoverd-xen-src.sources
 # The build recipe's version, part of the cache key (see cache_key).
 RECIPE=3
+ARCH=amd64
 
 die() { echo "build-xen: $*" >&2; exit 1; }
 note() { echo "build-xen: $*" >&2; }
@@ -50,12 +60,24 @@ while [ $# -gt 0 ]; do
 	--upto) UPTO=$2; shift 2 ;;
 	--upto=*) UPTO=${1#*=}; shift ;;
 	--print-path) PRINT_PATH=1; shift ;;
-	-h|--help) sed -n '4,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--arch) ARCH=$2; shift 2 ;;
+	--arch=*) ARCH=${1#*=}; shift ;;
+	-h|--help) sed -n '4,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1" ;;
 	esac
 done
 
 case $UPTO in ''|*[!0-9]*) die "--upto needs a number" ;; esac
+case $ARCH in
+amd64) ;;
+arm64)
+	BUILD_PACKAGES="$BUILD_PACKAGES gcc-aarch64-linux-gnu"
+	# Xen's own names for the target and the cross tools' prefix.
+	XEN_MAKE_ARGS="XEN_TARGET_ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-"
+	;;
+*) die "--arch: amd64 or arm64, not '$ARCH'" ;;
+esac
+XEN_MAKE_ARGS=${XEN_MAKE_ARGS:-}
 if [ "$UPTO" -gt 0 ]; then
 	[ "$MODE" = patched ] || die "--upto goes with a patched build only"
 	MODE=upto$UPTO
@@ -63,16 +85,32 @@ if [ "$UPTO" -gt 0 ]; then
 	[ "$n_all" -ge "$UPTO" ] || die "--upto $UPTO: the series has $n_all patches"
 fi
 
+# x86_only PATCH: true when every file PATCH changes is under xen/arch/x86/
+# (read from its "diff --git a/X b/Y" lines, both sides): such a patch
+# cannot matter to another architecture's build. A patch touching anything
+# else (common code, public headers, docs) applies everywhere.
+x86_only() {
+	local files
+	files=$(sed -n 's|^diff --git a/\([^ ]*\) b/\([^ ]*\)$|\1\n\2|p' "$SERIES_DIR/$1")
+	[ -n "$files" ] || die "$1: no 'diff --git' lines, cannot tell which files it changes"
+	! grep -qv '^xen/arch/x86/' <<< "$files"
+}
+
 # The patches in series order ('#' comments and blank lines skipped), only
-# the first --upto N when asked.
+# the first --upto N when asked; on arm64 without the x86-only ones.
 series_patches() {
-	local all
+	local all p
 	all=$(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES_DIR/series" | grep -v '^$' || true)
 	if [ "$UPTO" -gt 0 ]; then
-		echo "$all" | head -n "$UPTO"
-	else
-		echo "$all"
+		all=$(echo "$all" | head -n "$UPTO")
 	fi
+	for p in $all; do
+		if [ "$ARCH" != amd64 ]; then
+			[ -f "$SERIES_DIR/$p" ] || die "series names $p, which is not in $SERIES_DIR"
+			x86_only "$p" && continue
+		fi
+		echo "$p"
+	done
 }
 
 cache_key() {
@@ -81,6 +119,8 @@ cache_key() {
 		# Bump RECIPE when the build commands below change (editing
 		# comments or options of this script must not cost a rebuild).
 		echo "recipe=$RECIPE"
+		# (amd64 adds nothing: its keys stay those of before --arch)
+		[ "$ARCH" = amd64 ] || echo "arch=$ARCH"
 		if [ "$MODE" != stock ]; then
 			sha256sum "$SERIES_DIR/series" | cut -d' ' -f1
 			local p
@@ -93,8 +133,18 @@ cache_key() {
 }
 
 [ -f "$SERIES_DIR/series" ] || die "no series file in $SERIES_DIR"
+# Once in this shell, where a die ends the script (in the $(...) below and
+# in cache_key it would only end a subshell); then refuse an empty list
+# (e.g. --upto 4 --arch arm64: the first four are all x86-only).
+series_patches > /dev/null
+[ "$MODE" = stock ] || [ -n "$(series_patches)" ] ||
+	die "no patch of the series applies to $ARCH$([ "$UPTO" = 0 ] || echo " within --upto $UPTO")"
 KEY=$(cache_key)
-OUT=$CACHE/xen-$MODE-$KEY
+if [ "$ARCH" = amd64 ]; then
+	OUT=$CACHE/xen-$MODE-$KEY
+else
+	OUT=$CACHE/xen-$ARCH-$MODE-$KEY
+fi
 if [ $PRINT_PATH = 1 ]; then
 	[ -s "$OUT/xen" ] || exit 1
 	echo "$OUT/xen"
@@ -189,7 +239,7 @@ if [ "$MODE" != check ] && [ -s "$OUT/xen" ]; then
 fi
 fetch_source
 
-WORK=$CACHE/work-$MODE-$KEY
+WORK=$CACHE/work-${OUT#"$CACHE"/xen-}
 rm -rf "$WORK"
 mkdir -p "$WORK"
 cp -a "$SRC_TREE" "$WORK/xen-src"
@@ -208,7 +258,11 @@ if [ "$MODE" != stock ]; then
 		patch -d "$TREE" -p1 --forward --batch -s < "$SERIES_DIR/$p" >&2
 		note "applied $p"
 	done
-	[ $n -gt 0 ] || die "series is empty"
+	[ $n -gt 0 ] || die "series is empty (for $ARCH)"
+	if [ "$ARCH" != amd64 ]; then
+		skipped=$(ARCH=amd64 series_patches | grep -vxF -f <(series_patches) | tr '\n' ' ' || true)
+		note "$ARCH: skipped the x86-only ${skipped:+patches $skipped}"
+	fi
 fi
 if [ "$MODE" = check ]; then
 	note "series applies cleanly ($n patches)"
@@ -216,7 +270,7 @@ if [ "$MODE" = check ]; then
 	exit 0
 fi
 
-note "building the hypervisor ($MODE, key $KEY) with $(nproc) jobs"
+note "building the $ARCH hypervisor ($MODE, key $KEY) with $(nproc) jobs"
 t0=$SECONDS
 # Hypervisor only: the tools come from Debian's packages, unchanged.
 # defconfig is the upstream default x86 configuration (the one Debian's
@@ -229,12 +283,18 @@ t0=$SECONDS
 # also switch on tboot, gdbsx and debug info: kept off, so the binary
 # differs from the plain defconfig one only by the null scheduler (the
 # config is kept beside it).
-if ! { make -C "$TREE/xen" defconfig &&
+# arm64: the same recipe with Xen's cross variables. arm64_defconfig is
+# empty, so defconfig is the Kconfig defaults, which is what Debian's arm64
+# package builds (debian/xen-kconfig only says CONFIG_DEBUG=n): XSM on with
+# FLASK and SILO, SILO the default module. The same three lines add only
+# the null scheduler there too (TBOOT and GDBSX do not exist on Arm).
+# shellcheck disable=SC2086
+if ! { make -C "$TREE/xen" $XEN_MAKE_ARGS defconfig &&
 	printf '%s\n' CONFIG_EXPERT=y CONFIG_UNSUPPORTED=y CONFIG_SCHED_NULL=y \
 		'# CONFIG_TBOOT is not set' '# CONFIG_GDBSX is not set' '# CONFIG_DEBUG_INFO is not set' >> "$TREE/xen/.config" &&
-	make -C "$TREE/xen" olddefconfig &&
+	make -C "$TREE/xen" $XEN_MAKE_ARGS olddefconfig &&
 	grep -qx 'CONFIG_SCHED_NULL=y' "$TREE/xen/.config" &&
-	make -C "$TREE/xen" -j"$(nproc)"; } > "$WORK/build.log" 2>&1; then
+	make -C "$TREE/xen" $XEN_MAKE_ARGS -j"$(nproc)"; } > "$WORK/build.log" 2>&1; then
 	tail -60 "$WORK/build.log" >&2
 	die "build failed (log: $WORK/build.log)"
 fi
@@ -243,7 +303,7 @@ mkdir -p "$OUT.tmp"
 cp "$TREE/xen/xen" "$OUT.tmp/xen"
 cp "$TREE/xen/.config" "$OUT.tmp/config"
 cp "$TREE/xen/xen-syms" "$OUT.tmp/xen-syms" 2>/dev/null || true
-{ echo "xen=$XEN_SRC_VERSION"; echo "mode=$MODE"; echo "key=$KEY"; series_patches | sed 's/^/patch=/'; } > "$OUT.tmp/info"
+{ echo "xen=$XEN_SRC_VERSION"; echo "arch=$ARCH"; echo "mode=$MODE"; echo "key=$KEY"; series_patches | sed 's/^/patch=/'; } > "$OUT.tmp/info"
 rm -rf "$OUT"
 mv "$OUT.tmp" "$OUT"
 rm -rf "$WORK"

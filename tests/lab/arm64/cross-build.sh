@@ -29,8 +29,10 @@ cmake -S "$REPO" -B "$OUT" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFO_BUILD
 	{ tail -30 "$OUT/cross-configure.log"; echo "FAIL: configure"; exit 1; }
 grep -E 'fo-trace not built|kmod-switch:' "$OUT/cross-configure.log" || true
 # The product and the lab's binaries; not the unit tests (they run on the host).
+# fowatch-ctl: dom0's tool for the failover watch of the patched Xen/Arm
+# (lab.sh --arch arm64 --patched-xen carries it like on x86).
 cmake --build "$OUT" -j "$jobs" --target failoverd failoverctl fo-heartbeat fo-observer fo-labtime \
-	fo-switch-test fo_switch_ko > "$OUT/cross-build.log" 2>&1 ||
+	fo-switch-test fo_switch_ko fowatch-ctl > "$OUT/cross-build.log" 2>&1 ||
 	{ grep -E 'error|Error' "$OUT/cross-build.log" | head -30; echo "FAIL: build"; exit 1; }
 echo "built in $((SECONDS - t0)) s"
 
@@ -63,6 +65,7 @@ check tests/lab/fo-observer
 check tests/lab/fo-labtime
 check kmod-switch/fo-switch-test
 check kmod-switch/fo_switch.ko
+check rt-patches/fowatch-ctl
 # The module's vermagic names the arm64 kernel the lab boots.
 vm=$(PATH=$PATH:/usr/sbin:/sbin modinfo -F vermagic "$OUT/kmod-switch/fo_switch.ko" 2>/dev/null || true)
 case $vm in

@@ -16,7 +16,7 @@
 # free (stock placement: only the RT vCPU pinned) | pinned (dom0 and the
 # load domUs on CPU0, CPU1 left to the RT domain alone).
 # Markers for the host: "@@RTB ..." lines.
-# needs:
+# needs: rt-irq
 # qemu: -machine q35 -cpu qemu64,+svm,+x2apic -device intel-iommu,intremap=on,caching-mode=on -netdev user,id=n0,restrict=on -device e1000e,netdev=n0,addr=0x2 -netdev user,id=n1,restrict=on -device e1000e,netdev=n1,addr=0x3 -netdev user,id=n2,restrict=on -device e1000e,netdev=n2,addr=0x4
 # xen-args: iommu=1 conring_size=1M irq-trace=0000:00:02.0
 # dom0-modules: xen-pciback

@@ -14,7 +14,7 @@
 # gets ordinary vectors and follows its vCPU from CPU0 to CPU1, as without
 # the patches. Evidence: Xen's irq-trace ring (debug key 'j', one line per
 # interrupt entry with its CPU and vector) and debug key 'k'.
-# needs:
+# needs: rt-irq
 # qemu: -machine q35 -cpu qemu64,+svm,+x2apic -device intel-iommu,intremap=on,caching-mode=on -netdev user,id=n0,restrict=on -device e1000e,netdev=n0,addr=0x2 -netdev user,id=n1,restrict=on -device e1000e,netdev=n1,addr=0x3
 # xen-args: iommu=1 conring_size=4M rt-irq=0000:00:02.0@1,0000:00:09.0@1,0000:00:03.0@7,junk irq-trace=0000:00:02.0,0000:00:03.0
 # dom0-modules: xen-pciback
