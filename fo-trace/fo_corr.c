@@ -5,6 +5,7 @@
  * FILE the reports are printed to.
  */
 #include "fo_corr.h"
+#include "fo_corr_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -61,6 +62,7 @@ bool fo_corr_event_from_json(const cJSON *ev, struct fo_corr_event *out, char *w
 	copy_str(out->from, sizeof(out->from), ev, "from");
 	copy_str(out->to, sizeof(out->to), ev, "to");
 	copy_str(out->result, sizeof(out->result), ev, "result");
+	copy_str(out->message, sizeof(out->message), ev, "message");
 	return true;
 }
 
@@ -92,19 +94,12 @@ enum fo_corr_op fo_corr_ioctl_op(const struct fo_trace_event *r)
 	return FO_OP_OTHER;
 }
 
-/* The chain of points a breakdown is cut at; consecutive points make a
- * segment. Kernel points are inserted only where they were found. */
-struct point {
-	const char *label;
-	const char *source;
-	uint64_t t;
-};
-
-struct seg_desc {
-	const char *from, *to, *what;
-};
-
-static const struct seg_desc seg_descs[] = {
+/* A breakdown is cut at a chain of points (struct fo_corr_point,
+ * fo_corr_internal.h); kernel points are inserted only where they were
+ * found. These describe the daemon's switch ("xenctrl") and the kernel
+ * module's path, which failoverd reports with the same phases; a switch
+ * by Xen's watch has its own chain (fo_corr_xen.c). */
+static const struct fo_corr_seg_desc seg_descs[] = {
 	{ "fault", "woken", "until the daemon is woken (detection wait: timer, heartbeat timeout, event)" },
 	{ "woken", "running", "run-queue latency: woken -> on a CPU" },
 	{ "running", "detected", "daemon: on CPU -> fault seen" },
@@ -124,16 +119,29 @@ static const struct seg_desc seg_descs[] = {
 	{ "unpause_issued", "unpause_done", "unpause + confirm" },
 };
 
-static const char *seg_what(const char *from, const char *to)
+#define N_SEG_DESCS (sizeof(seg_descs) / sizeof(seg_descs[0]))
+
+static const char *seg_what(const struct fo_corr_seg_desc *d, size_t nd, const char *from, const char *to)
 {
-	for (size_t i = 0; i < sizeof(seg_descs) / sizeof(seg_descs[0]); i++)
-		if (!strcmp(seg_descs[i].from, from) && !strcmp(seg_descs[i].to, to))
-			return seg_descs[i].what;
+	for (size_t i = 0; i < nd; i++)
+		if (!strcmp(d[i].from, from) && !strcmp(d[i].to, to))
+			return d[i].what;
 	return "";
 }
 
-static size_t build_segs(const struct point *p, size_t np, struct fo_corr_seg *seg, int64_t *sum,
-			 int64_t *worst)
+/* Whose stamps bound a segment: one clock, or both. A drill's fault is
+ * failoverd's stamp even when Xen did the switch. */
+static const char *seg_source(const char *a, const char *b)
+{
+	if (!strcmp(a, b))
+		return a;
+	if (!strcmp(a, "xen") || !strcmp(b, "xen"))
+		return "daemon+xen";
+	return "daemon+kernel";
+}
+
+size_t fo_corr_build_segs(const struct fo_corr_point *p, size_t np, const struct fo_corr_seg_desc *d, size_t nd,
+			  struct fo_corr_seg *seg, int64_t *sum, int64_t *worst)
 {
 	size_t ns = 0;
 
@@ -143,8 +151,8 @@ static size_t build_segs(const struct point *p, size_t np, struct fo_corr_seg *s
 		struct fo_corr_seg *s = &seg[ns++];
 		s->from = p[i].label;
 		s->to = p[i + 1].label;
-		s->what = seg_what(s->from, s->to);
-		s->source = !strcmp(p[i].source, p[i + 1].source) ? p[i].source : "daemon+kernel";
+		s->what = seg_what(d, nd, s->from, s->to);
+		s->source = seg_source(p[i].source, p[i + 1].source);
 		s->start_ns = p[i].t;
 		s->end_ns = p[i + 1].t;
 		s->dur_ns = (int64_t)(p[i + 1].t - p[i].t);
@@ -164,13 +172,17 @@ int fo_corr_switch(const struct fo_corr_event *ev, const struct fo_trace_event *
 		   uint32_t tgid, uint64_t tol_ns, struct fo_corr_switch *out)
 {
 	const uint64_t *ph = ev->ph;
-	struct point pt[FO_CORR_MAX_SEG + 1];
+	struct fo_corr_point pt[FO_CORR_MAX_SEG + 1];
 	size_t np = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->ev = *ev;
 	if (!ph[FO_CP_UNPAUSE_DONE] || !ph[FO_CP_FAULT])
 		return -1;
+	/* Xen switched inside its timer softirq: no dom0 process took part,
+	 * and failoverd's records in this window are its later adoption. */
+	if (fo_corr_switched_by_xen(ev))
+		return fo_corr_switch_xen(ev, tol_ns, out);
 
 	for (size_t i = 0; i < n; i++) {
 		const struct fo_trace_event *r = &recs[i];
@@ -245,37 +257,37 @@ int fo_corr_switch(const struct fo_corr_event *ev, const struct fo_trace_event *
 		}
 	}
 
-	pt[np++] = (struct point){ "fault", "daemon", ph[FO_CP_FAULT] };
+	pt[np++] = (struct fo_corr_point){ "fault", "daemon", ph[FO_CP_FAULT] };
 	/* The wake-up belongs in the chain only when it came after the fault:
 	 * a manual switchover's "fault" is the request arriving, which the
 	 * daemon reads while already running. */
 	if (out->have_wake && out->wake.run.wake_ns + tol_ns >= ph[FO_CP_FAULT] && out->wake.run.wake_ns) {
 		out->wake_in_chain = true;
-		pt[np++] = (struct point){ "woken", "kernel", out->wake.run.wake_ns };
-		pt[np++] = (struct point){ "running", "kernel", out->wake.ts_ns };
+		pt[np++] = (struct fo_corr_point){ "woken", "kernel", out->wake.run.wake_ns };
+		pt[np++] = (struct fo_corr_point){ "running", "kernel", out->wake.ts_ns };
 	}
-	pt[np++] = (struct point){ "detected", "daemon", ph[FO_CP_DETECTED] };
+	pt[np++] = (struct fo_corr_point){ "detected", "daemon", ph[FO_CP_DETECTED] };
 	if (ph[FO_CP_DECIDED])
-		pt[np++] = (struct point){ "decided", "daemon", ph[FO_CP_DECIDED] };
+		pt[np++] = (struct fo_corr_point){ "decided", "daemon", ph[FO_CP_DECIDED] };
 	if (out->have_switch_ioc)
-		pt[np++] = (struct point){ "switch ioctl", "kernel", out->switch_ioc.ioctl.enter_ns };
+		pt[np++] = (struct fo_corr_point){ "switch ioctl", "kernel", out->switch_ioc.ioctl.enter_ns };
 	if (ph[FO_CP_PAUSE_ISSUED])
-		pt[np++] = (struct point){ "pause_issued", "daemon", ph[FO_CP_PAUSE_ISSUED] };
+		pt[np++] = (struct fo_corr_point){ "pause_issued", "daemon", ph[FO_CP_PAUSE_ISSUED] };
 	if (out->have_pause) {
-		pt[np++] = (struct point){ "pause ioctl", "kernel", out->pause_ioc.ioctl.enter_ns };
-		pt[np++] = (struct point){ "pause returned", "kernel", out->pause_ioc.ts_ns };
+		pt[np++] = (struct fo_corr_point){ "pause ioctl", "kernel", out->pause_ioc.ioctl.enter_ns };
+		pt[np++] = (struct fo_corr_point){ "pause returned", "kernel", out->pause_ioc.ts_ns };
 	}
 	if (ph[FO_CP_PAUSE_DONE])
-		pt[np++] = (struct point){ "pause_done", "daemon", ph[FO_CP_PAUSE_DONE] };
+		pt[np++] = (struct fo_corr_point){ "pause_done", "daemon", ph[FO_CP_PAUSE_DONE] };
 	if (ph[FO_CP_UNPAUSE_ISSUED])
-		pt[np++] = (struct point){ "unpause_issued", "daemon", ph[FO_CP_UNPAUSE_ISSUED] };
+		pt[np++] = (struct fo_corr_point){ "unpause_issued", "daemon", ph[FO_CP_UNPAUSE_ISSUED] };
 	if (out->have_unpause) {
-		pt[np++] = (struct point){ "unpause ioctl", "kernel", out->unpause_ioc.ioctl.enter_ns };
-		pt[np++] = (struct point){ "unpause returned", "kernel", out->unpause_ioc.ts_ns };
+		pt[np++] = (struct fo_corr_point){ "unpause ioctl", "kernel", out->unpause_ioc.ioctl.enter_ns };
+		pt[np++] = (struct fo_corr_point){ "unpause returned", "kernel", out->unpause_ioc.ts_ns };
 	}
-	pt[np++] = (struct point){ "unpause_done", "daemon", ph[FO_CP_UNPAUSE_DONE] };
+	pt[np++] = (struct fo_corr_point){ "unpause_done", "daemon", ph[FO_CP_UNPAUSE_DONE] };
 
-	out->nseg = build_segs(pt, np, out->seg, &out->sum_ns, &out->worst_ns);
+	out->nseg = fo_corr_build_segs(pt, np, seg_descs, N_SEG_DESCS, out->seg, &out->sum_ns, &out->worst_ns);
 	out->total_ns = (int64_t)(ph[FO_CP_UNPAUSE_DONE] - ph[FO_CP_FAULT]);
 	out->consistent = out->worst_ns >= -(int64_t)tol_ns;
 	return 0;
@@ -284,7 +296,7 @@ int fo_corr_switch(const struct fo_corr_event *ev, const struct fo_trace_event *
 int fo_corr_xl(uint32_t tgid, uint64_t spawn_ns, const struct fo_trace_event *recs, size_t n,
 	       struct fo_corr_xl *out)
 {
-	struct point pt[8];
+	struct fo_corr_point pt[8];
 	size_t np = 0;
 	int64_t worst;
 
@@ -343,18 +355,18 @@ int fo_corr_xl(uint32_t tgid, uint64_t spawn_ns, const struct fo_trace_event *re
 		}
 	}
 	if (out->spawn_ns)
-		pt[np++] = (struct point){ "spawn", "fo-trace", out->spawn_ns };
+		pt[np++] = (struct fo_corr_point){ "spawn", "fo-trace", out->spawn_ns };
 	if (out->exec_ns)
-		pt[np++] = (struct point){ "exec", "kernel", out->exec_ns };
+		pt[np++] = (struct fo_corr_point){ "exec", "kernel", out->exec_ns };
 	if (out->first_hc_ns && out->first_hc_ns != out->op_enter_ns)
-		pt[np++] = (struct point){ "first hypercall", "kernel", out->first_hc_ns };
+		pt[np++] = (struct fo_corr_point){ "first hypercall", "kernel", out->first_hc_ns };
 	if (out->op_enter_ns) {
-		pt[np++] = (struct point){ "domctl ioctl", "kernel", out->op_enter_ns };
-		pt[np++] = (struct point){ "domctl returned", "kernel", out->op_exit_ns };
+		pt[np++] = (struct fo_corr_point){ "domctl ioctl", "kernel", out->op_enter_ns };
+		pt[np++] = (struct fo_corr_point){ "domctl returned", "kernel", out->op_exit_ns };
 	}
 	if (out->exit_ns)
-		pt[np++] = (struct point){ "exit", "kernel", out->exit_ns };
-	out->nseg = build_segs(pt, np, out->seg, &out->sum_ns, &worst);
+		pt[np++] = (struct fo_corr_point){ "exit", "kernel", out->exit_ns };
+	out->nseg = fo_corr_build_segs(pt, np, NULL, 0, out->seg, &out->sum_ns, &worst);
 	for (size_t i = 0; i < out->nseg; i++) {
 		struct fo_corr_seg *s = &out->seg[i];
 		if (!strcmp(s->from, "spawn"))
@@ -467,17 +479,25 @@ static double us(int64_t ns)
 void fo_corr_print_switch(FILE *f, const struct fo_corr_switch *s)
 {
 	const struct fo_corr_event *e = &s->ev;
+	bool xen = fo_corr_switched_by_xen(e);
 
 	fprintf(f, "switch #%" PRIu64 " pair %s (%s, fault %s, path %s): %s -> %s, result %s\n", e->id, e->pair,
 		e->kind, e->fault, e->path[0] ? e->path : "?", e->from, e->to, e->result);
+	if (xen)
+		fo_corr_print_xen_head(f, s);
 	fprintf(f, "  %-18s %-18s %12s %7s  %-14s %s\n", "from", "to", "us", "share", "stamps", "what");
 	for (size_t i = 0; i < s->nseg; i++) {
 		const struct fo_corr_seg *g = &s->seg[i];
 		fprintf(f, "  %-18s %-18s %12.1f %6.1f%%  %-14s %s\n", g->from, g->to, us(g->dur_ns),
 			s->total_ns > 0 ? 100.0 * (double)g->dur_ns / (double)s->total_ns : 0.0, g->source, g->what);
 	}
-	fprintf(f, "  %-37s %12.1f          (segments sum %.1f us, %s)\n", "daemon total fault -> unpause_done",
-		us(s->total_ns), us(s->sum_ns), s->consistent ? "stamps in order" : "STAMPS OUT OF ORDER");
+	fprintf(f, "  %-37s %12.1f          (segments sum %.1f us, %s)\n",
+		xen ? "Xen's total fault -> unpause_done" : "daemon total fault -> unpause_done", us(s->total_ns),
+		us(s->sum_ns), s->consistent ? "stamps in order" : "STAMPS OUT OF ORDER");
+	if (xen) {
+		fo_corr_print_xen_tail(f, s);
+		return;
+	}
 	if (s->have_wake)
 		fprintf(f, "  wake-up: cpu %u, woken by %.16s[%u], took the CPU from %.16s[%u] prio %d%s, "
 			   "run-queue %.1f us\n",
@@ -495,7 +515,8 @@ void fo_corr_print_switch(FILE *f, const struct fo_corr_switch *s)
 /* Segment key for the summary: "from -> to". */
 void fo_corr_print_summary(FILE *f, const struct fo_corr_switch *s, size_t n)
 {
-	struct { const char *from, *to, *what; } keys[64];
+	/* Keyed by source as well: Xen's "fault -> detected" is not the daemon's. */
+	struct { const char *from, *to, *source; } keys[64];
 	size_t nk = 0;
 	uint64_t *v = calloc(n ? n : 1, sizeof(*v)), *tot = calloc(n ? n : 1, sizeof(*tot));
 	double mean_total = 0;
@@ -510,29 +531,31 @@ void fo_corr_print_summary(FILE *f, const struct fo_corr_switch *s, size_t n)
 		for (size_t j = 0; j < s[i].nseg; j++) {
 			size_t k;
 			for (k = 0; k < nk; k++)
-				if (!strcmp(keys[k].from, s[i].seg[j].from) && !strcmp(keys[k].to, s[i].seg[j].to))
+				if (!strcmp(keys[k].from, s[i].seg[j].from) && !strcmp(keys[k].to, s[i].seg[j].to) &&
+				    !strcmp(keys[k].source, s[i].seg[j].source))
 					break;
 			if (k == nk && nk < 64)
-				keys[nk++] = (__typeof__(keys[0])){ s[i].seg[j].from, s[i].seg[j].to, s[i].seg[j].what };
+				keys[nk++] = (__typeof__(keys[0])){ s[i].seg[j].from, s[i].seg[j].to, s[i].seg[j].source };
 		}
 	}
 	fprintf(f, "summary over %zu switches (us; share of the mean total)\n", n);
-	fprintf(f, "  %-18s %-18s %4s %10s %10s %10s %10s %7s\n", "from", "to", "n", "mean", "min", "p50", "max",
-		"share");
+	fprintf(f, "  %-18s %-18s %4s %10s %10s %10s %10s %7s  %s\n", "from", "to", "n", "mean", "min", "p50", "max",
+		"share", "stamps");
 	for (size_t k = 0; k < nk; k++) {
 		size_t m = 0;
 		double sum = 0;
 		for (size_t i = 0; i < n; i++)
 			for (size_t j = 0; j < s[i].nseg; j++)
-				if (!strcmp(keys[k].from, s[i].seg[j].from) && !strcmp(keys[k].to, s[i].seg[j].to)) {
+				if (!strcmp(keys[k].from, s[i].seg[j].from) && !strcmp(keys[k].to, s[i].seg[j].to) &&
+				    !strcmp(keys[k].source, s[i].seg[j].source)) {
 					int64_t d = s[i].seg[j].dur_ns;
 					v[m++] = d > 0 ? (uint64_t)d : 0;
 					sum += us(d);
 				}
 		uint64_t p50 = fo_corr_pct(v, m, 50);
-		fprintf(f, "  %-18s %-18s %4zu %10.1f %10.1f %10.1f %10.1f %6.1f%%\n", keys[k].from, keys[k].to, m,
+		fprintf(f, "  %-18s %-18s %4zu %10.1f %10.1f %10.1f %10.1f %6.1f%%  %s\n", keys[k].from, keys[k].to, m,
 			sum / (double)m, us((int64_t)v[0]), us((int64_t)p50), us((int64_t)v[m - 1]),
-			mean_total > 0 ? 100.0 * (sum / (double)n) / mean_total : 0.0);
+			mean_total > 0 ? 100.0 * (sum / (double)n) / mean_total : 0.0, keys[k].source);
 	}
 	for (size_t i = 0; i < n; i++)
 		tot[i] = s[i].total_ns > 0 ? (uint64_t)s[i].total_ns : 0;
@@ -608,6 +631,10 @@ cJSON *fo_corr_switch_json(const struct fo_corr_switch *s)
 	cJSON_AddStringToObject(o, "kind", s->ev.kind);
 	cJSON_AddStringToObject(o, "fault", s->ev.fault);
 	cJSON_AddStringToObject(o, "path", s->ev.path);
+	/* Who switched: on "hypervisor" nothing in dom0 did, on "kernel" the module. */
+	cJSON_AddStringToObject(o, "switched_by", fo_corr_switched_by_xen(&s->ev) ? "xen"
+						  : !strcmp(s->ev.path, "kernel") ? "kernel module" : "failoverd");
+	cJSON_AddStringToObject(o, "message", s->ev.message);
 	cJSON_AddStringToObject(o, "from", s->ev.from);
 	cJSON_AddStringToObject(o, "to", s->ev.to);
 	cJSON_AddStringToObject(o, "result", s->ev.result);

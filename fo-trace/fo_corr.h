@@ -33,6 +33,7 @@ enum fo_cp {
 struct fo_corr_event {
 	uint64_t id;
 	char pair[72], kind[16], fault[24], path[16], from[72], to[72], result[16];
+	char message[160];        /* failoverd's own words (FO_EVENT_MSG_MAX) */
 	uint64_t ph[FO_CP_COUNT]; /* CLOCK_MONOTONIC ns; 0: did not happen */
 };
 
@@ -42,12 +43,19 @@ struct fo_corr_event {
  * known to +-1 us. Returns false (with why) when ev is not a usable switch. */
 bool fo_corr_event_from_json(const cJSON *ev, struct fo_corr_event *out, char *why, size_t len);
 
+/* Path "hypervisor": Xen's failover watch switched the pair inside its
+ * timer softirq and failoverd adopted the switch afterwards. Its phases
+ * are Xen's NOW() stamps mapped onto CLOCK_MONOTONIC (the bound of that
+ * mapping is only in the event's message), and no dom0 process took part,
+ * so the breakdown is Xen's steps alone (fo_corr_xen.c). */
+bool fo_corr_switched_by_xen(const struct fo_corr_event *ev);
+
 #define FO_CORR_MAX_SEG 16
 
 struct fo_corr_seg {
 	const char *from, *to; /* point labels */
 	const char *what;      /* what the time is */
-	const char *source;    /* "daemon", "kernel" or "daemon+kernel" (whose stamps bound it) */
+	const char *source;    /* whose stamps bound it: "daemon", "kernel", "xen", or two joined by '+' */
 	uint64_t start_ns, end_ns;
 	int64_t dur_ns;        /* end - start; negative = the two clocks' stamps disagree on order */
 };

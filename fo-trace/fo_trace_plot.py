@@ -19,7 +19,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-COLORS = {"kernel": "#d62728", "daemon": "#1f77b4", "daemon+kernel": "#9467bd", "fo-trace": "#7f7f7f"}
+COLORS = {"kernel": "#d62728", "daemon": "#1f77b4", "daemon+kernel": "#9467bd", "fo-trace": "#7f7f7f",
+          "xen": "#ff7f0e", "daemon+xen": "#bcbd22"}
 
 
 def bars(ax, rows, t0_key, zoom_from=None):

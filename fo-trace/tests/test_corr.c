@@ -452,6 +452,150 @@ static void test_xen_switch(const struct fo_corr_event *ev)
 	cJSON_Delete(xj);
 }
 
+/* A switch by Xen's failover watch (path "hypervisor") as failoverd
+ * records it (core/pair/kernel_owner.c kernel_adopt_switch): fault = the
+ * deadline (Xen's last progress + timeout) at F0, detected = decided =
+ * t_detect at +700 us, pause_issued = t_fence +703, pause_done =
+ * unpause_issued = t_quiesced +781, unpause_done = t_switched +790. */
+static const char *hv_event_json =
+	"{\"id\":9,\"time_ns\":10000700000,\"pair\":\"p1\",\"kind\":\"switchover\",\"fault\":\"heartbeat-timeout\","
+	"\"from\":\"p1-a\",\"to\":\"p1-b\",\"result\":\"ok\",\"path\":\"hypervisor\","
+	"\"message\":\"switched by Xen's failover watch: no heartbeat progress for the timeout (stamps within 3 us)\","
+	"\"deadline_ms\":100,\"budget_ms\":420,\"within_deadline\":true,\"phases_us\":{\"detected\":700,"
+	"\"decided\":700,\"pause_issued\":703,\"pause_done\":781,\"unpause_issued\":781,\"unpause_done\":790,"
+	"\"first_heartbeat\":5200}}";
+
+/* failoverd's own records inside that window: they must not enter the chain. */
+static size_t hv_daemon_trace(struct fo_trace_event *r)
+{
+	size_t n = 0;
+	/* woken at +600, on a CPU at +650: before "detected", so the dom0
+	 * chain would call it the detecting wake-up */
+	r[n++] = run_rec(TGID, F0 + 600 * US, F0 + 650 * US, FO_OFF_BLOCKED, 1, 88, "kworker/1:0");
+	/* a pause inside pause_issued .. pause_done, an unpause inside
+	 * unpause_issued .. unpause_done, with their confirmations */
+	r[n++] = ioc_rec(TGID, F0 + 704 * US, F0 + 710 * US, FO_DOMCTL_PAUSEDOMAIN, 1);
+	r[n++] = ioc_rec(TGID, F0 + 712 * US, F0 + 720 * US, FO_DOMCTL_GETDOMAININFO, 1);
+	r[n++] = ioc_rec(TGID, F0 + 782 * US, F0 + 785 * US, FO_DOMCTL_UNPAUSEDOMAIN, 2);
+	r[n++] = ioc_rec(TGID, F0 + 786 * US, F0 + 788 * US, FO_DOMCTL_GETDOMAININFO, 2);
+	/* a kmod SWITCH ioctl between detected and pause_issued */
+	r[n] = ioc_rec(TGID, F0 + 701 * US, F0 + 702 * US, 0, 1);
+	r[n].ioctl.kind = FO_IOC_FO_SWITCH;
+	r[n++].ioctl.nr = FO_SWITCH_NR_SWITCH;
+	/* preempted inside the window */
+	r[n++] = run_rec(TGID, F0 + 730 * US, F0 + 740 * US, FO_OFF_PREEMPTED, 1, 9, "ksoftirqd/1");
+	return n;
+}
+
+static void test_xen_path(void)
+{
+	static const char *const chain[] = { "fault", "detected", "pause_issued", "pause_done", "unpause_done" };
+	static const int64_t dur_us[] = { 700, 3, 78, 9 };
+	static const char *const what[] = { "Xen's watch timer: deadline", "domain_pause_nosync",
+					    "no vCPU of the active runs", "unpause it" };
+	struct fo_trace_event r[16];
+	size_t n = hv_daemon_trace(r);
+	struct fo_corr_event ev, ev2;
+	struct fo_corr_switch s, mix[2];
+	char why[128], *buf = NULL;
+	size_t len = 0;
+	cJSON *j;
+	FILE *f;
+
+	j = cJSON_Parse(hv_event_json);
+	CHECK(j && fo_corr_event_from_json(j, &ev, why, sizeof(why)), "hypervisor event parses: %s", why);
+	cJSON_Delete(j);
+	CHECK(!strcmp(ev.path, "hypervisor") && fo_corr_switched_by_xen(&ev), "path read from the event");
+	CHECK(strstr(ev.message, "stamps within 3 us"), "message kept: %s", ev.message);
+	CHECK(ev.ph[FO_CP_FAULT] == F0 && ev.ph[FO_CP_UNPAUSE_DONE] == F0 + 790 * US, "phases");
+
+	CHECK(fo_corr_switch(&ev, r, n, TGID, 2 * US, &s) == 0, "correlates");
+	CHECK(s.nseg == 4, "fault, detected, fenced, quiesced, switched: 4 segments, got %zu", s.nseg);
+	for (size_t i = 0; i < s.nseg && i < 4; i++) {
+		CHECK(!strcmp(s.seg[i].from, chain[i]) && !strcmp(s.seg[i].to, chain[i + 1]), "segment %zu is %s -> %s",
+		      i, s.seg[i].from, s.seg[i].to);
+		CHECK(!strcmp(s.seg[i].source, "xen"), "segment %zu source %s", i, s.seg[i].source);
+		CHECK(s.seg[i].dur_ns == dur_us[i] * (int64_t)US, "segment %zu: %lld ns", i, (long long)s.seg[i].dur_ns);
+		CHECK(strstr(s.seg[i].what, what[i]) && strstr(s.seg[i].what, "Xen"), "segment %zu says: %s", i,
+		      s.seg[i].what);
+	}
+	CHECK(s.total_ns == 790 * (int64_t)US && s.sum_ns == s.total_ns, "segments add up to unpause_done - fault");
+	CHECK(s.consistent, "in order");
+	/* the daemon's records in the window are not the switch */
+	CHECK(!s.have_wake && !s.have_pause && !s.have_unpause && !s.have_switch_ioc, "no daemon/kernel points");
+	CHECK(s.n_ioctls == 0 && s.preemptions == 0 && s.pause_confirm_n == 0 && s.unpause_confirm_n == 0,
+	      "no ioctls or preemptions attributed (%u, %u)", s.n_ioctls, s.preemptions);
+	for (size_t i = 0; i < s.nseg; i++)
+		CHECK(!strstr(s.seg[i].from, "ioctl") && strcmp(s.seg[i].from, "woken") && strcmp(s.seg[i].from, "decided") &&
+			      strcmp(s.seg[i].to, "unpause_issued"),
+		      "no daemon point %s", s.seg[i].from);
+	/* the same event on the xenctrl path does take them: the records would fit */
+	ev2 = ev;
+	snprintf(ev2.path, sizeof(ev2.path), "xenctrl");
+	CHECK(fo_corr_switch(&ev2, r, n, TGID, 2 * US, &mix[0]) == 0 && mix[0].have_pause && mix[0].have_wake,
+	      "control: on the xenctrl path the records are found");
+
+	/* A drill: the fault is failoverd's injection stamp. */
+	ev2 = ev;
+	snprintf(ev2.kind, sizeof(ev2.kind), "drill");
+	CHECK(fo_corr_switch(&ev2, r, n, TGID, 2 * US, &s) == 0 && !strcmp(s.seg[0].source, "daemon+xen") &&
+		      strstr(s.seg[0].what, "drill injection") && !strcmp(s.seg[1].source, "xen"),
+	      "drill: first segment %s, %s", s.seg[0].source, s.seg[0].what);
+	/* A crash: no deadline, the fault is Xen's detection itself. */
+	ev2 = ev;
+	snprintf(ev2.fault, sizeof(ev2.fault), "crashed");
+	ev2.ph[FO_CP_FAULT] = ev2.ph[FO_CP_DETECTED];
+	CHECK(fo_corr_switch(&ev2, r, n, TGID, 2 * US, &s) == 0 && s.seg[0].dur_ns == 0 &&
+		      strstr(s.seg[0].what, "shutdown") && s.sum_ns == s.total_ns && s.total_ns == 90 * (int64_t)US,
+	      "crash: fault = detected");
+	/* Xen gave up (FAILED_STANDBY: no t_switched): nothing to break down. */
+	ev2 = ev;
+	ev2.ph[FO_CP_UNPAUSE_DONE] = 0;
+	CHECK(fo_corr_switch(&ev2, r, n, TGID, 2 * US, &s) == -1, "no unpause_done refused");
+
+	/* The report names the path and says the switch was Xen's. */
+	fo_corr_switch(&ev, r, n, TGID, 2 * US, &s);
+	f = open_memstream(&buf, &len);
+	fo_corr_print_switch(f, &s);
+	fclose(f);
+	CHECK(strstr(buf, "switch #9 pair p1 (switchover, fault heartbeat-timeout, path hypervisor)"), "title:\n%s", buf);
+	CHECK(strstr(buf, "switched by Xen's failover watch in its timer softirq"), "says Xen switched:\n%s", buf);
+	CHECK(strstr(buf, "pause_issued       pause_done                 78.0"), "quiesce row:\n%s", buf);
+	CHECK(strstr(buf, "Xen's total fault -> unpause_done            790.0"), "total row:\n%s", buf);
+	CHECK(strstr(buf, "mapped onto CLOCK_MONOTONIC") && strstr(buf, "stamps within 3 us"), "clock bound:\n%s", buf);
+	CHECK(!strstr(buf, "wake-up:") && !strstr(buf, "ioctls in the switch"), "no daemon lines:\n%s", buf);
+	free(buf);
+	j = fo_corr_switch_json(&s);
+	CHECK(!strcmp(cJSON_GetObjectItemCaseSensitive(j, "path")->valuestring, "hypervisor") &&
+		      !strcmp(cJSON_GetObjectItemCaseSensitive(j, "switched_by")->valuestring, "xen"),
+	      "JSON path and switched_by");
+	CHECK(strstr(cJSON_GetObjectItemCaseSensitive(j, "message")->valuestring, "stamps within 3 us"), "JSON message");
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "segments")) == 4 &&
+		      !strcmp(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "segments"), 2),
+							       "source")->valuestring,
+			      "xen"),
+	      "JSON segments");
+	CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "wakeup")) &&
+		      cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "pause_ioctl")) &&
+		      cJSON_GetObjectItemCaseSensitive(j, "ioctls")->valuedouble == 0,
+	      "JSON: no daemon parts");
+	cJSON_Delete(j);
+
+	/* A window with both paths: the summary keeps Xen's rows apart. */
+	ev2 = ev;
+	snprintf(ev2.path, sizeof(ev2.path), "xenctrl");
+	fo_corr_switch(&ev2, r, 0, TGID, 2 * US, &mix[0]);
+	mix[1] = s;
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	fo_corr_print_summary(f, mix, 2);
+	fclose(f);
+	CHECK(strstr(buf, "fault              detected              1      700.0") && strstr(buf, "%  daemon\n") &&
+		      strstr(buf, "%  xen\n"),
+	      "summary rows per source:\n%s", buf);
+	free(buf);
+}
+
 int main(void)
 {
 	struct fo_corr_event ev;
@@ -464,6 +608,7 @@ int main(void)
 	test_hist();
 	test_xentrace();
 	test_xen_switch(&ev);
+	test_xen_path();
 	if (failures) {
 		fprintf(stderr, "test_fo_trace_corr: %d check(s) failed\n", failures);
 		return 1;
