@@ -8,8 +8,10 @@ prints (the three switch paths, xenctrl / kernel / hypervisor, in one boot,
 under each dom0 condition) and writes OUT/samples.json (every sample, the
 summary, the targets) and OUT/README.md (the tables, the targets of issue
 #19 as ratios measured in this run). Percentiles are nearest-rank.
-Standard library only (the host has no plotting library; the tables carry
-p50/p90/p99/max).
+With Debian's python3-matplotlib (tests/deps.sh installs it) it also draws
+OUT/cdf-<condition>.png (fault -> standby running, the three paths) and
+OUT/scatter.png (every sample by condition and path); without it, the
+tables only, and it says so.
 
   python3 tests/bench/analyze_paths.py --log build/logs/bench-paths-xenrt.log \
       --out bench/results/<date>-paths [--params "..."] [--check]
@@ -77,6 +79,61 @@ def fmt(s):
 
 def ratio(a, b):
     return round(a / b, 2) if a is not None and b else None
+
+
+def plots(data, conds, out):
+    """CDFs of fault -> standby running per condition, and a scatter of every
+    sample; returns the files written (none without matplotlib)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("analyze_paths: no matplotlib (python3-matplotlib): tables only", file=sys.stderr)
+        return []
+    colors = {"xenctrl": "tab:blue", "kernel": "tab:orange", "hypervisor": "tab:green"}
+    files = []
+    for c in conds:
+        fig, ax = plt.subplots(figsize=(6.4, 4.0))
+        for p in PATHS:
+            vals = sorted(data.get((c, p), {}).get("fault", []))
+            if not vals:
+                continue
+            ys = [(i + 1) / len(vals) for i in range(len(vals))]
+            ax.step([v / 1000.0 for v in vals], ys, where="post", label=f"{p} (n={len(vals)})", color=colors[p])
+        ax.set_xscale("log")
+        ax.set_xlabel("heartbeat deadline -> standby running (ms, log)")
+        ax.set_ylabel("fraction of faults")
+        ax.set_title(f"dom0 {c}: the three switch paths (ratios, not absolutes: TCG)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(loc="lower right")
+        f = os.path.join(out, f"cdf-{c}.png")
+        fig.tight_layout()
+        fig.savefig(f, dpi=100)
+        plt.close(fig)
+        files.append(f)
+    fig, ax = plt.subplots(figsize=(7.2, 4.0))
+    for pi, p in enumerate(PATHS):
+        xs, ys = [], []
+        for ci, c in enumerate(conds):
+            for v in data.get((c, p), {}).get("fault", []):
+                xs.append(ci + (pi - 1) * 0.22)
+                ys.append(v / 1000.0)
+        if xs:
+            ax.scatter(xs, ys, s=10, label=p, color=colors[p], alpha=0.7)
+    ax.set_xticks(range(len(conds)))
+    ax.set_xticklabels(conds)
+    ax.set_yscale("log")
+    ax.set_ylabel("deadline -> standby running (ms, log)")
+    ax.set_title("every sample, by dom0 condition and path")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend()
+    f = os.path.join(out, "scatter.png")
+    fig.tight_layout()
+    fig.savefig(f, dpi=100)
+    plt.close(fig)
+    files.append(f)
+    return files
 
 
 def main():
@@ -147,6 +204,11 @@ def main():
     out.append("Conditions: idle; cpu = one SCHED_OTHER busy loop per dom0 vCPU; io = dd writing and reading a "
                "64 MiB tmpfs file in a loop; frozen = failoverd SIGSTOPped from just before the fault until the "
                "standby ran (or 10 s: \"no switch\", the xenctrl path, whose switch then waits for the SIGCONT).")
+    pngs = plots(data, conds, a.out)
+    if pngs:
+        out.append("")
+        out.append("Plots: " + ", ".join(f"`{os.path.basename(x)}`" for x in pngs) +
+                   " (fault -> standby running; CDF per condition, every sample in the scatter).")
     with open(os.path.join(a.out, "README.md"), "w") as f:
         f.write("\n".join(out) + "\n")
     print("\n".join(out))
