@@ -590,9 +590,24 @@ DMESG_BASE=0
 
 # dmesg_clean WHEN: no kernel BUG, Oops, WARNING, lockup or RCU stall in
 # the kernel log since load_kmod (what the boot printed before is not ours).
+# On Arm, building a domain (xl or failoverd's fo-libxl rebuilding a
+# member) can hold a dom0 vCPU in the kernel for 20 s and more under the
+# lab's single-threaded TCG (tests/lab/README.md, "The arm64 lab"): the
+# kernel reports a soft lockup naming that builder, with an RCU stall.
+# Those are reported and counted there, not failed on; any other report,
+# or a lockup of any other task, still fails.
+ARM64_BUILDER_LOCKUP='soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[(xl|fo-libxl):[0-9]+\]'
 dmesg_clean() {
-	local bad
+	local bad builder
 	bad=$(dmesg | tail -n +$((DMESG_BASE + 1)) | grep -E "$KERNEL_BAD" | head -n 20)
+	if [ -n "$bad" ] && [ "$(uname -m)" = aarch64 ]; then
+		builder=$(echo "$bad" | grep -E "$ARM64_BUILDER_LOCKUP")
+		if [ -n "$builder" ]; then
+			log "arm64: a domain build held a dom0 vCPU (emulation), not failed on: $(echo "$builder" | head -n 1)"
+			metric arm64_builder_lockups "$(echo "$builder" | wc -l)"
+			bad=$(echo "$bad" | grep -v -E "$ARM64_BUILDER_LOCKUP|rcu.*stall")
+		fi
+	fi
 	[ -z "$bad" ] || { echo "$bad"; fail "kernel log $1: $(echo "$bad" | head -n 1)"; }
 }
 
