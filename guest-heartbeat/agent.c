@@ -373,13 +373,10 @@ static int beat(uint64_t *seq)
 static void garbage_page_loop(uint64_t until_ns)
 {
 	uint64_t s = random_u64(), n = 0, next_report = mono_ns() + NS_PER_S;
-	volatile uint64_t *w = (volatile uint64_t *)page;
-	size_t i;
 
 	agent_log("hostile: garbage-page");
 	while (!atomic_load(&stop_requested) && (!until_ns || mono_ns() < until_ns)) {
-		for (i = 0; i < FO_HB_PAGE_SIZE / sizeof(uint64_t); i++)
-			w[i] = foguest__xorshift(&s);
+		foguest__garble_page(page, &s);
 		foguest__notify(fg);
 		n++;
 		if (mono_ns() >= next_report) {

@@ -587,11 +587,7 @@ static void beat_publish(struct foguest *g, int ctl, uint64_t cycle, unsigned fl
 /* garbage-page (TEST): every byte, the sequence too. */
 static void garbage_page(struct foguest *g)
 {
-	volatile uint64_t *w = (volatile uint64_t *)g->page;
-	size_t i;
-
-	for (i = 0; i < FO_HB_PAGE_SIZE / sizeof(uint64_t); i++)
-		w[i] = foguest__xorshift(&g->garbage_seed);
+	foguest__garble_page(g->page, &g->garbage_seed);
 	g->page_garbled = true;
 }
 

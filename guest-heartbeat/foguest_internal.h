@@ -62,6 +62,16 @@ static inline uint64_t foguest__xorshift(uint64_t *s)
 	return *s * 2685821657736338717ull;
 }
 
+/* Garbage over a whole heartbeat page, the sequence too: the agent's
+ * --hostile garbage-page mode and the library's garbage-page command. */
+static inline void foguest__garble_page(volatile struct fo_hb_page *page, uint64_t *seed)
+{
+	volatile uint64_t *w = (volatile uint64_t *)page;
+
+	for (size_t i = 0; i < FO_HB_PAGE_SIZE / sizeof(uint64_t); i++)
+		w[i] = foguest__xorshift(seed);
+}
+
 /* A canonical decimal in [min, max] (digits only, no sign or space). */
 static inline bool foguest__parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *ret)
 {

@@ -24,10 +24,14 @@ FO_CONFIG=${FO_CONFIG:-$LAB/failoverd.json}
 # after arming (xen_arm64_switchover, 1 run in 3, 2026-11-25). A user
 # sizes timeout_ms to the platform's jitter; so does the lab. Every bound
 # below derives from it.
-case $(uname -m) in
-aarch64) FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-1000} ;;
-*) FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-300} ;;
-esac
+# LAB_ARM: set on the arm64 lab, where the differences below apply.
+LAB_ARM=""
+[ "$(uname -m)" = aarch64 ] && LAB_ARM=1
+if [ -n "$LAB_ARM" ]; then
+	FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-1000}
+else
+	FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-300}
+fi
 FO_PERIOD_MS=${FO_PERIOD_MS:-20}
 FO_DEADLINE_MS=${FO_DEADLINE_MS:-100}
 # Added to a bound measured from the injection (not from the daemon's own
@@ -124,7 +128,7 @@ dom_state() {
 gen_domu_cfg() {
 	local name=$1 type=pv kernel=/boot/vmlinux
 	shift
-	case $(uname -m) in aarch64) type=pvh kernel=/boot/Image.gz ;; esac
+	[ -z "$LAB_ARM" ] || { type=pvh; kernel=/boot/Image.gz; }
 	cat > $LAB/$name.cfg <<EOF
 name = "$name"
 type = "$type"
@@ -151,14 +155,12 @@ EOF
 # 10 s libxl gives up waiting for the guest's console and the create fails.
 CREATE_PIDS=""
 CREATE_T0=""
-CREATE_SERIAL=""
-case $(uname -m) in aarch64) CREATE_SERIAL=1 ;; esac
 create_dom() {
 	local name=$1 rc=0
 	shift
 	gen_domu_cfg "$name" "$@" >/dev/null
 	[ -n "$CREATE_T0" ] || CREATE_T0=$(now_us)
-	if [ -n "$CREATE_SERIAL" ]; then
+	if [ -n "$LAB_ARM" ]; then
 		xl create -q $LAB/$name.cfg > $LAB/xl-create-$name.log 2>&1 || rc=$?
 		CREATE_PIDS="$CREATE_PIDS =$rc:$name"
 		return 0
@@ -600,7 +602,7 @@ ARM64_BUILDER_LOCKUP='soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[(xl|fo-libxl
 dmesg_clean() {
 	local bad builder
 	bad=$(dmesg | tail -n +$((DMESG_BASE + 1)) | grep -E "$KERNEL_BAD" | head -n 20)
-	if [ -n "$bad" ] && [ "$(uname -m)" = aarch64 ]; then
+	if [ -n "$bad" ] && [ -n "$LAB_ARM" ]; then
 		builder=$(echo "$bad" | grep -E "$ARM64_BUILDER_LOCKUP")
 		if [ -n "$builder" ]; then
 			log "arm64: a domain build held a dom0 vCPU (emulation), not failed on: $(echo "$builder" | head -n 1)"
