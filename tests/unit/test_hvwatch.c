@@ -417,6 +417,8 @@ static void test_garbage_page_while_armed(void)
 	e = last_event_of(&f, FO_EV_SWITCHOVER);
 	CHECK(e && strcmp(e->path, "hypervisor") != 0 && e->fault == FO_FAULT_HEARTBEAT_STUCK && e->result == FO_RESULT_OK,
 	      "our own switch: path %s, fault %s", e ? e->path : "-", e ? fo_fault_name(e->fault) : "-");
+	CHECK(e && strstr(e->message, "Xen's failover watch still heard the agent") != NULL,
+	      "the event names the owner that still heard it: %s", e ? e->message : "-");
 	d = first_call(&f, FO_SIM_FOWATCH, f.a);
 	ub = first_call(&f, FO_SIM_UNPAUSE, f.b);
 	CHECK(d >= 0 && ub > d, "DISARM (%ld) before the standby's unpause (%ld)", d, ub);

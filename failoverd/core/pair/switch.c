@@ -134,8 +134,8 @@ int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, 
 		snprintf(e->path, sizeof(e->path), "%s", p->env->hv->ops->switch_path(p->env->hv));
 	if (fault == FO_FAULT_HEARTBEAT_STUCK)
 		snprintf(e->message, sizeof(e->message),
-			 "agent notified, sequence stuck at %llu for %llu ms (seen by failoverd, not the kernel module)",
-			 (unsigned long long)from->hb.sequence,
+			 "%s still heard the agent, but as failoverd reads the page its sequence stuck at %llu for %llu ms (seen by failoverd only)",
+			 owner_desc(p), (unsigned long long)from->hb.sequence,
 			 (unsigned long long)((detected_ns - (from->hb.progressed ? from->hb.last_progress_ns : fault_ns)) /
 					      1000000ull));
 	return after_switch(p, e, &out, fault, drill);
