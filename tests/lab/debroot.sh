@@ -177,7 +177,8 @@ debroot_modules_dir() {
 
 # The arm64 sysroot: what the project links against (Xen, cJSON, systemd
 # libraries and headers), what the lab's dom0 runs (the Xen tools, busybox,
-# jq with their libraries) and the arm64 kernel headers fo_switch.ko is
+# jq, iperf3 for the benchmark's I/O load, with their libraries; not
+# stress-ng: its arm64 package pulls Mesa/EGL) and the arm64 kernel headers fo_switch.ko is
 # built against. Same Xen version as the host's libxen-dev, kernel ABI of the
 # host's linux-headers-amd64 (so the amd64 and arm64 labs boot one release).
 DEBROOT_ARM64_XEN_PACKAGES="libxen-dev libxenmisc4.17 libxencall1 libxendevicemodel1 libxenevtchn1
@@ -186,7 +187,7 @@ DEBROOT_ARM64_XEN_PACKAGES="libxen-dev libxenmisc4.17 libxencall1 libxendevicemo
 DEBROOT_ARM64_PACKAGES="xen-utils-common libc6 libgcc-s1 libyajl2 libfdt1 libuuid1 zlib1g liblzma5 libzstd1
  libbz2-1.0 liblzo2-2 libncurses6 libtinfo6 libext2fs2 libcom-err2
  libcjson-dev libcjson1 libsystemd-dev libsystemd0 libcap2 libgcrypt20 libgpg-error0 liblz4-1
- busybox-static jq libjq1 libonig5"
+ busybox-static jq libjq1 libonig5 iperf3 libiperf0 libsctp1 libssl3"
 
 # debroot_arm64_arch: dpkg knows arm64 and apt has its package lists.
 debroot_arm64_arch() {

@@ -30,9 +30,12 @@ cmake -S "$REPO" -B "$OUT" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFO_BUILD
 grep -E 'fo-trace not built|kmod-switch:' "$OUT/cross-configure.log" || true
 # The product and the lab's binaries; not the unit tests (they run on the host).
 # fowatch-ctl: dom0's tool for the failover watch of the patched Xen/Arm
-# (lab.sh --arch arm64 --patched-xen carries it like on x86).
+# (lab.sh --arch arm64 --patched-xen carries it like on x86). bench-bare,
+# bench-ctl: the benchmark's drivers (tests/bench/bench.sh --arch arm64).
+# fo-plant: libfoguest's example application (scenarios saying
+# "# domu-bins: fo-plant": bumpless, demo).
 cmake --build "$OUT" -j "$jobs" --target failoverd failoverctl fo-heartbeat fo-observer fo-labtime \
-	fo-switch-test fo_switch_ko fowatch-ctl > "$OUT/cross-build.log" 2>&1 ||
+	fo-switch-test fo_switch_ko fowatch-ctl bench-bare bench-ctl fo-plant > "$OUT/cross-build.log" 2>&1 ||
 	{ grep -E 'error|Error' "$OUT/cross-build.log" | head -30; echo "FAIL: build"; exit 1; }
 echo "built in $((SECONDS - t0)) s"
 
@@ -66,6 +69,9 @@ check tests/lab/fo-labtime
 check kmod-switch/fo-switch-test
 check kmod-switch/fo_switch.ko
 check rt-patches/fowatch-ctl
+check tests/bench/bench-bare
+check tests/bench/bench-ctl
+check guest-heartbeat/fo-plant static
 # The module's vermagic names the arm64 kernel the lab boots.
 vm=$(PATH=$PATH:/usr/sbin:/sbin modinfo -F vermagic "$OUT/kmod-switch/fo_switch.ko" 2>/dev/null || true)
 case $vm in

@@ -15,8 +15,9 @@
 #   - the guests' kernel is Debian's arm64 Image, gzip'd (/boot/Image.gz):
 #     on Arm every domU is PVH and libxenguest loads a (gzip'd) Image, not
 #     an ELF vmlinux (common.sh's gen_domu_cfg says type="pvh" there);
-#   - no stress-ng or iperf3 (only the x86 `load` scenario and the
-#     benchmark use them).
+#   - no stress-ng (its arm64 package pulls Mesa/EGL libraries): the
+#     benchmark's scenarios fall back to busybox loads, and `load` is
+#     x86-only; iperf3 is carried (the benchmark's I/O load).
 # Needs ARM64_SYSROOT (debroot_arm64_sysroot).
 
 IMG_ARCH_TRIPLET=aarch64-linux-gnu
@@ -95,6 +96,8 @@ img_base() {
 	# xl dlopen()s libgcc_s (pthread_cancel); DT_NEEDED does not name it.
 	cp -L "$(img_arm64_lib libgcc_s.so.1)" "$root/usr/lib/$IMG_ARCH_TRIPLET/libgcc_s.so.1"
 	img_copy_exe "$root" "$ARM64_SYSROOT/usr/bin/jq" /usr/bin/jq
+	# The benchmark's network load (loopback pair), as on x86.
+	img_copy_exe "$root" "$ARM64_SYSROOT/usr/bin/iperf3" /usr/bin/iperf3
 	img_copy_modules "$root" "$kver" $DOM0_MODULES
 	gzip -c "$kimg" > "$root/boot/Image.gz"
 	echo "$kver" > "$root/etc/fo-lab-kernel"
