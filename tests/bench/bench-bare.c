@@ -17,7 +17,9 @@
  *                 every reading to the newest one any vCPU has seen: on a
  *                 vCPU whose clock lags, time stands still for a while and
  *                 every interval measured there shrinks to 0. The benchmark
- *                 measures on the vCPU where this does not happen.
+ *                 measures on the vCPU where this does not happen. (On
+ *                 arm64 there is no pvclock: Linux reads the generic
+ *                 timer; the check runs the same and says so.)
  *
  * Usage: bench-bare --mode bare|xl -n N [--gap-ms G] [--rt PRIO] [--cpu C] [--max-s S] A B
  *        bench-bare --mode clock -n MS [--cpu C]
@@ -32,13 +34,17 @@
  * Output on stdout, CSV with a header line:
  *   i,from,to,pause_ns,unpause_ns,pause_confirm_ns,unpause_confirm_ns,pause_tsc,unpause_tsc
  * (the confirm columns are empty in xl mode; *_tsc: the same intervals in
- * TSC cycles, a cross-check of the clock); clock mode:
- *   cpu,reads,stalled,longest_stall,max_step_ns,tsc_per_us,tsc_backwards
+ * ticks of the CPU's own counter, a cross-check of the clock: the TSC on
+ * x86, the generic timer's virtual counter CNTVCT_EL0 on arm64; see
+ * bench_tsc()); clock mode:
+ *   cpu,reads,stalled,longest_stall,max_step_ns,tsc_per_us,tsc_backwards,tsc_hz
  * (stalled: readings equal to the previous one; longest_stall: most such
  * readings in a row; max_step_ns: the largest jump between two readings;
- * tsc_per_us: TSC cycles per microsecond of CLOCK_MONOTONIC over the run,
- * to convert the *_tsc columns; tsc_backwards: TSC readings below the
- * previous one, which would make the cross-check worthless). Exit 0 when all N switches
+ * tsc_per_us: counter ticks per microsecond of CLOCK_MONOTONIC over the run,
+ * to convert the *_tsc columns; tsc_backwards: counter readings below the
+ * previous one, which would make the cross-check worthless; tsc_hz: the
+ * counter's nominal frequency where the architecture states it, CNTFRQ_EL0
+ * on arm64, 0 on x86). Exit 0 when all N switches
  * were done, 1 on the first failed step (after printing what it had).
  */
 #include <errno.h>
@@ -130,10 +136,10 @@ static int bench_clock(long cpu, long ms)
 			max_step = t - prev;
 		prev = t;
 	}
-	printf("cpu,reads,stalled,longest_stall,max_step_ns,tsc_per_us,tsc_backwards\n"
-	       "%ld,%ld,%ld,%ld,%" PRId64 ",%.3f,%ld\n",
+	printf("cpu,reads,stalled,longest_stall,max_step_ns,tsc_per_us,tsc_backwards,tsc_hz\n"
+	       "%ld,%ld,%ld,%ld,%" PRId64 ",%.3f,%ld,%" PRIu64 "\n",
 	       cpu, reads, stalled, longest, max_step, (double)(tsc_prev - tsc0) * 1000.0 / (double)(prev - start),
-	       backwards);
+	       backwards, bench_tsc_hz());
 	return 0;
 }
 

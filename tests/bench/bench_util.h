@@ -27,11 +27,20 @@ static inline int64_t bench_now_ns(void)
 }
 
 /*
- * The CPU's time-stamp counter: a second clock to cross-check intervals
- * measured with CLOCK_MONOTONIC. dom0's Linux reads time through Xen's
+ * The CPU's own counter ("tsc" in the drivers' columns): a second clock to
+ * cross-check intervals measured with CLOCK_MONOTONIC.
+ *
+ * x86: the time-stamp counter. dom0's Linux reads time through Xen's
  * pvclock and, without a TSC that Xen calls stable (never under QEMU/TCG),
  * clamps every reading to the newest one any vCPU returned; the raw TSC of
- * one pinned CPU has no such clamp. 0 where there is no TSC.
+ * one pinned CPU has no such clamp.
+ *
+ * arm64: the generic timer's virtual counter, CNTVCT_EL0 (what Linux's
+ * vDSO reads too; Linux lets EL0 read it). The isb keeps the read from
+ * being taken early, ahead of the instructions before it, which would
+ * shorten the interval being timed.
+ *
+ * 0 where there is neither.
  */
 static inline uint64_t bench_tsc(void)
 {
@@ -40,6 +49,29 @@ static inline uint64_t bench_tsc(void)
 
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
+#elif defined(__aarch64__)
+	uint64_t v;
+
+	__asm__ __volatile__("isb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
+	return v;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * The counter's nominal frequency in Hz, where the architecture states it:
+ * CNTFRQ_EL0 on arm64 (set by firmware, or here by QEMU, for the whole
+ * system). 0 on x86, whose TSC rate is only known by measuring it against
+ * CLOCK_MONOTONIC (bench-bare --mode clock's tsc_per_us does both).
+ */
+static inline uint64_t bench_tsc_hz(void)
+{
+#if defined(__aarch64__)
+	uint64_t v;
+
+	__asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(v));
+	return v;
 #else
 	return 0;
 #endif
