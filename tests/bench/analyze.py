@@ -32,12 +32,32 @@ PATH_TITLE = {
     "xl": "xl pause / xl unpause (process per command)",
     "bare": "bare xc_domain_pause / xc_domain_unpause",
     "manual": "failoverd manual switchover",
-    "fault10": "failoverd heartbeat loss, period 10 ms",
-    "fault5": "failoverd heartbeat loss, period 5 ms",
+    "fault10": "failoverd heartbeat loss, pair h10 (period 10 ms on x86)",
+    "fault5": "failoverd heartbeat loss, pair h5 (period 5 ms on x86)",
 }
 COND_TITLE = {"idle": "idle", "cpu": "dom0 CPU load", "io": "dom0 I/O + network load"}
 PHASES = ("detected", "decided", "pause_issued", "pause_done", "unpause_issued", "unpause_done",
           "first_heartbeat")
+
+# Each pair's agent period / heartbeat timeout in ms: params.txt's hb_h10 and
+# hb_h5 (the scenario's fo.bench.hb1/hb2; the arm64 lab's defaults are
+# 100/400 and 50/200). Results from before those keys ran the names' own.
+HB_DEFAULT = {"h10": "10/40", "h5": "5/20"}
+
+
+def heartbeats(params):
+    """{"h10": (period_ms, timeout_ms), "h5": (...)} of the run."""
+    out = {}
+    for pair, default in HB_DEFAULT.items():
+        p, _, t = params.get(f"hb_{pair}", default).partition("/")
+        out[pair] = (int(p), int(t))
+    return out
+
+
+def counter_name(params):
+    """What the drivers' *_tsc columns count on the run's dom0."""
+    return "CNTVCT_EL0" if params.get("arch") == "aarch64" else "TSC"
+
 
 # The targets the benchmark checks (README "Targets").
 T_P50_VS_BARE = 1.5
@@ -370,17 +390,26 @@ def markdown(res):
     if not pins.startswith("0") or weight != "default":
         w(f"**Experiment settings**: pinning {pins}; Domain-0 credit2 weight {weight}.")
         w("")
+    hb = heartbeats(res["params"])
     w("Paths (same pair h10-a <-> h10-b, alternating): **xl** = `xl pause A` then `xl unpause B`, each "
       "spawned from a resident driver and timed spawn -> exit (SCHED_OTHER); **bare** = "
       "`xc_domain_pause()` / `xc_domain_unpause()` from a resident process (SCHED_FIFO 80, same CPU as "
       "failoverd), each call timed alone; **manual** = `{\"cmd\":\"switchover\"}` to failoverd, pause = "
       "pause_done - pause_issued and unpause = unpause_done - unpause_issued from the daemon's event (each "
       "includes the domain-info confirmation failoverd does), request->reply timed by the client; "
-      "**fault10 / fault5** = heartbeat loss injected into the active's agent, period 10 / 5 ms, timeout "
-      "4x period; detected->running from the event.")
+      f"**fault10 / fault5** = heartbeat loss injected into the active's agent of pair h10 / h5, period "
+      f"{hb['h10'][0]} / {hb['h5'][0]} ms, timeout {hb['h10'][1]} / {hb['h5'][1]} ms (the names are the x86 "
+      "periods); detected->running from the event.")
     w("")
     mc = res["params"].get("measure_cpu")
-    if res.get("clock_check"):
+    if res.get("clock_check") and res["params"].get("arch") == "aarch64":
+        w(f"Clock: failoverd and the resident drivers run pinned to dom0 CPU {mc}, the vCPU whose "
+          "CLOCK_MONOTONIC stalled least (on arm64 Linux reads the generic timer, no pvclock; "
+          "`bench-bare --mode clock`, 2 s on every CPU at once, stalled readings per CPU): " + "; ".join(
+              f"{tag}: " + ", ".join(f"cpu{r['cpu']:.0f} {r['stalled']:.0f}/{r['reads']:.0f}" for r in rows_)
+              for tag, rows_ in sorted(res["clock_check"].items())) + ".")
+        w("")
+    elif res.get("clock_check"):
         w(f"Clock: failoverd and the resident drivers run pinned to dom0 CPU {mc}, the vCPU whose "
           "CLOCK_MONOTONIC did not stall (under TCG Xen's per-CPU clocks drift apart and Linux's pvclock holds "
           "the lagging vCPU's clock still; `bench-bare --mode clock`, 2 s on every CPU at once, stalled "
@@ -428,7 +457,8 @@ def markdown(res):
             for op in ("pause", "unpause"):
                 st = s.get(cond, {}).get(path, {}).get(op + "_tsc_us", {})
                 if st.get("n"):
-                    extra.append(f"{path} {op} timed by the TSC p50 {fmt(st['p50'])} / p99 {fmt(st['p99'])}")
+                    extra.append(f"{path} {op} timed by the {counter_name(res['params'])} p50 {fmt(st['p50'])} "
+                                 f"/ p99 {fmt(st['p99'])}")
         zeros = {p: m["zero_readings"] for p, m in s.get(cond, {}).items() if m.get("zero_readings")}
         if zeros:
             extra.append("readings of exactly 0 (clock held still): " +
@@ -483,8 +513,8 @@ def markdown(res):
     u = res["unexplained_switches"]
     w("## Spontaneous failovers")
     w("")
-    w("Switches failoverd made that no benchmark round caused (a guest's heartbeat stalled past its 20 / 40 ms "
-      "timeout; the pair was re-armed before the next round): " +
+    w(f"Switches failoverd made that no benchmark round caused (a guest's heartbeat stalled past its "
+      f"{hb['h5'][1]} / {hb['h10'][1]} ms timeout; the pair was re-armed before the next round): " +
       ", ".join(f"{p} {d['unexplained']} of {d['daemon_switches']}" for p, d in u["by_pair"].items()) + ".")
     where = {}
     for o in u["switches"]:
@@ -653,9 +683,14 @@ def main():
         m = re.fullmatch(r"clock-(.+)\.csv", name)
         if m:
             clock[m.group(1)] = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(io.StringIO(text))]
+    # Counter ticks per µs: the architecture's stated frequency where there
+    # is one (arm64's CNTFRQ_EL0, column tsc_hz), independent of
+    # CLOCK_MONOTONIC; else (x86's TSC) as measured against it.
     tsc_per_us = None
     for r in clock.get("start", []):
-        if str(int(r["cpu"])) == params.get("measure_cpu") and r.get("tsc_per_us"):
+        if str(int(r["cpu"])) == params.get("measure_cpu") and r.get("tsc_hz"):
+            tsc_per_us = r["tsc_hz"] / 1e6
+        elif str(int(r["cpu"])) == params.get("measure_cpu") and r.get("tsc_per_us"):
             tsc_per_us = r["tsc_per_us"]
     samples = {c: {p: samples_for(files, p, c, tsc_per_us) for p in PATHS} for c in conds}
     summary = summarize(samples)
@@ -699,7 +734,9 @@ def main():
             "kernel_build": params.get("kernel_version"),
             "stress_ng": params.get("stress_ng"),
             "iperf3": params.get("iperf3"),
-            "emulation": "QEMU TCG, -cpu qemu64,+svm -smp 2 -m 2048 (tests/lab/lab.sh)",
+            "emulation": ("QEMU TCG, -machine virt,virtualization=on,gic-version=3 -cpu cortex-a57 -smp 2 -m 2048, "
+                          "single-threaded (tests/lab/lab.sh --arch arm64)" if params.get("arch") == "aarch64"
+                          else "QEMU TCG, -cpu qemu64,+svm -smp 2 -m 2048 (tests/lab/lab.sh)"),
         },
         "xl_info": info,
         "failoverd_rt": files.get("failoverd-rt.txt", "").strip().split("real-time: ")[-1] or None,
@@ -708,6 +745,8 @@ def main():
         "steps": steps,
         "clock_check": clock,
         "tsc_per_us": tsc_per_us,
+        "counter": counter_name(params),
+        "heartbeats_ms": {p: {"period": v[0], "timeout": v[1]} for p, v in heartbeats(params).items()},
         "host": host,
         "wall": f"{wall:.0f} s of wall time for the whole boot" if isinstance(wall, (int, float)) else None,
         "summary": summary,

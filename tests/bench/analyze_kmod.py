@@ -75,6 +75,14 @@ def parse(log):
             if path == "clock":
                 notes.setdefault("clock", []).append(rest)
                 continue
+            if path == "setup":
+                # arch=... hb=PERIOD/TIMEOUT load_gen=stress-ng|busybox
+                notes["setup"] = dict(w.split("=", 1) for w in rest.split() if "=" in w)
+                continue
+            if path == "load":
+                # the exact load commands of the condition
+                notes.setdefault("loads", {}).setdefault(cond, []).append(rest)
+                continue
             cols = rest.split(",")
             raw.append({"cond": cond, "path": path, "row": rest})
             try:
@@ -183,9 +191,17 @@ def main():
         lines.append(f"| {c} | {ratio(s['fod_user'].get('p50'), s['kswitch'].get('p50')) or '-'} | "
                      f"{ratio(s['xenctrl'].get('p50'), s['kswitch'].get('p50')) or '-'} | "
                      f"{ratio(s['fault_user'].get('p50'), s['fault_kernel'].get('p50')) or '-'} |")
-    fnotes = {c: n for c, n in notes.items() if isinstance(n, dict)}
+    fnotes = {c: n for c, n in notes.items() if isinstance(n, dict) and c not in ("setup", "loads")}
+    setup = notes.get("setup", {})
+    if setup:
+        lines += ["", f"dom0 {setup.get('arch', '?')}; pair k: agent period / heartbeat timeout "
+                  f"{setup.get('hb', '?')} ms; loads by {setup.get('load_gen', '?')}."]
+    if notes.get("loads"):
+        lines += ["", "Loads (dom0, SCHED_OTHER):", ""]
+        lines += [f"- **{c}**: " + "; ".join(f"`{cmd}`" for cmd in cmds) for c, cmds in notes["loads"].items()]
+    timeout = setup.get("hb", "10/40").split("/")[-1]
     if notes.get("spurious"):
-        lines += ["", "Failovers before a mode's first round (a guest stalled past the 40 ms timeout; "
+        lines += ["", f"Failovers before a mode's first round (a guest stalled past the {timeout} ms timeout; "
                   "the pair was armed again; condition: kernel_fast_path,fault,from,to,path):", ""]
         lines += [f"- {r}" for r in notes["spurious"]]
     if notes.get("worker_cpu") is not None:
@@ -195,7 +211,8 @@ def main():
         lines += [f"- {c}: {n.get('kernel_fault_event_paths', '')}" for c, n in fnotes.items()]
     if notes.get("clock"):
         lines += ["", "Clock check at start (bench-bare --mode clock, per dom0 CPU: "
-                  "cpu,reads,stalled,longest_stall,max_step_ns,tsc_per_us,tsc_backwards):", ""]
+                  "cpu,reads,stalled,longest_stall,max_step_ns,tsc_per_us,tsc_backwards[,tsc_hz]; "
+                  "tsc: the CPU's own counter, x86's TSC or arm64's CNTVCT_EL0):", ""]
         lines += [f"- `{r}`" for r in notes["clock"]]
     with open(os.path.join(a.out, "README.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -6,13 +6,21 @@
 #
 # Two pairs, both in one failoverd: h10 (agent period 10 ms, timeout 40 ms)
 # carries the xl, bare and manual paths and the 10 ms heartbeat loss; h5
-# (5 ms / 20 ms) the 5 ms heartbeat loss. For each condition (idle, dom0
+# (5 ms / 20 ms) the 5 ms heartbeat loss. The names are those x86 periods;
+# on the arm64 lab (single-threaded TCG: a guest goes unscheduled for far
+# longer, a 300 ms timeout has failed a healthy active over by itself) the
+# pairs run 100/400 and 50/200 ms by default, and fo.bench.hb1/hb2 set
+# either (params.txt records what ran). For each condition (idle, dom0
 # CPU load, dom0 I/O + network load), in this order:
 #   xl      bench-bare --mode xl    (h10 disarmed: `xl pause` + `xl unpause`)
 #   bare    bench-bare --mode bare  (h10 disarmed: xc_domain_pause/unpause)
 #   manual  bench-ctl --mode manual (h10 re-armed: {"cmd":"switchover"})
 #   fault10 bench-ctl --mode fault  (h10: stop-heartbeat, wait, restore)
 #   fault5  bench-ctl --mode fault  (h5)
+# The loads are stress-ng's where the image has it (x86); the arm64 image
+# has none (its package pulls Mesa/EGL), so there busybox does the same
+# work: a shell spin per dom0 CPU, and a dd write + sync + delete loop on
+# the tmpfs beside the iperf3 loopback pair. loads.txt says which ran.
 # The results (CSV per path and condition, the exact load commands, the
 # versions) leave dom0 as a base64 gzip tar between @@FO-BLOB-BEGIN/END on
 # the console.
@@ -24,6 +32,8 @@
 # fo.bench.dom0weight=W (credit2 weight of Domain-0, default: Xen's 256)
 # fo.bench.pin=1 (dom0 vCPU i on pCPU i, every domU on the pCPU that is not
 # failoverd's: the standby's vCPU can never preempt the daemon's)
+# fo.bench.hb1=P/T fo.bench.hb2=P/T (agent period / heartbeat timeout in ms
+# of h10 and of h5; default 10/40 and 5/20, on arm64 100/400 and 50/200)
 # needs: failoverd failoverctl fo-heartbeat
 . /lab/scenarios/common.sh
 
@@ -34,6 +44,13 @@ BGAP=10
 BMAXS=300
 BWEIGHT=""
 BPIN=0
+if [ -n "$LAB_ARM" ]; then
+	BHB1=100/400
+	BHB2=50/200
+else
+	BHB1=10/40
+	BHB2=5/20
+fi
 for tok in $(cat /proc/cmdline); do
 	case $tok in
 	fo.bench.n=*) BN=${tok#*=} ;;
@@ -43,8 +60,18 @@ for tok in $(cat /proc/cmdline); do
 	fo.bench.maxs=*) BMAXS=${tok#*=} ;;
 	fo.bench.dom0weight=*) BWEIGHT=${tok#*=} ;;
 	fo.bench.pin=*) BPIN=${tok#*=} ;;
+	fo.bench.hb1=*) BHB1=${tok#*=} ;;
+	fo.bench.hb2=*) BHB2=${tok#*=} ;;
 	esac
 done
+for v in "$BHB1" "$BHB2"; do
+	case ${v%%/*}/${v#*/} in
+	*[!0-9/]* | /* | */ | */*/*) fail "fo.bench.hb1/hb2 want PERIOD/TIMEOUT in ms, not '$v'" ;;
+	esac
+	case $v in */*) ;; *) fail "fo.bench.hb1/hb2 want PERIOD/TIMEOUT in ms, not '$v'" ;; esac
+done
+HB1_P=${BHB1%/*} HB1_T=${BHB1#*/}
+HB2_P=${BHB2%/*} HB2_T=${BHB2#*/}
 
 # failoverd's real-time settings (and those of the drivers that must be
 # compared with it): SCHED_FIFO 80 pinned to one dom0 CPU (chosen below).
@@ -54,7 +81,16 @@ CTL_PRIO=70
 OUT=$LAB/bench
 mkdir -p $OUT
 
-require_bin bench-bare bench-ctl stress-ng jq
+require_bin bench-bare bench-ctl jq
+# The load generator: stress-ng, as every x86 result was measured with;
+# busybox only where the image cannot have stress-ng (arm64).
+if command -v stress-ng >/dev/null 2>&1; then
+	LOADGEN=stress-ng
+elif [ -n "$LAB_ARM" ]; then
+	LOADGEN=busybox
+else
+	require_bin stress-ng
+fi
 have_agent || fail "the domU image has no fo-heartbeat"
 NCPU=$(nproc)
 
@@ -71,7 +107,7 @@ clock_check() {
 	done
 	wait $pids
 	{
-		echo "cpu,reads,stalled,longest_stall,max_step_ns,tsc_per_us,tsc_backwards"
+		echo "cpu,reads,stalled,longest_stall,max_step_ns,tsc_per_us,tsc_backwards,tsc_hz"
 		for c in $(seq 0 $((NCPU - 1))); do
 			tail -n 1 $LAB/clock-$1-$c.csv
 		done
@@ -94,10 +130,10 @@ fi
 
 # ---- the pairs and the daemon ---------------------------------------------
 
-FO_PERIOD_MS=10
+FO_PERIOD_MS=$HB1_P
 create_dom h10-a
 create_dom h10-b
-FO_PERIOD_MS=5
+FO_PERIOD_MS=$HB2_P
 create_dom h5-a
 create_dom h5-b
 create_wait
@@ -111,14 +147,14 @@ cat > $FO_CONFIG <<EOF
              "rt_priority": $FOD_PRIO, "cpu": $FOD_CPU, "require_rt": true},
   "pairs": [
     {"name": "h10", "active": "h10-a", "standby": "h10-b",
-     "heartbeat": {"period_ms": 10, "timeout_ms": 40, "grace_ms": 2000}, "deadline_ms": 100},
+     "heartbeat": {"period_ms": $HB1_P, "timeout_ms": $HB1_T, "grace_ms": 2000}, "deadline_ms": 100},
     {"name": "h5", "active": "h5-a", "standby": "h5-b",
-     "heartbeat": {"period_ms": 5, "timeout_ms": 20, "grace_ms": 2000}, "deadline_ms": 100}
+     "heartbeat": {"period_ms": $HB2_P, "timeout_ms": $HB2_T, "grace_ms": 2000}, "deadline_ms": 100}
   ]
 }
 EOF
 cp $FO_CONFIG $OUT/failoverd.json
-# arm_pair PAIR TIMEOUT_S: until PAIR is ARMED. With 20-40 ms timeouts an
+# arm_pair PAIR TIMEOUT_S: until PAIR is ARMED. With timeouts this short an
 # emulated guest that stalls (a busy host) fails over by itself and leaves
 # the pair DEGRADED: clear both agents' drill keys and re-arm (failoverd
 # adopts: the running member is the active). The results count these.
@@ -177,8 +213,17 @@ log "failoverd: $(cat $OUT/failoverd-rt.txt)"
 	echo "ctl_prio=$CTL_PRIO"
 	echo "kernel=$(uname -r)"
 	echo "kernel_version=$(uname -v)"
-	echo "stress_ng=$(stress-ng --version 2>&1 | head -1)"
+	if [ "$LOADGEN" = stress-ng ]; then
+		echo "stress_ng=$(stress-ng --version 2>&1 | head -1)"
+	else
+		echo "stress_ng=none (busybox loads)"
+	fi
 	echo "iperf3=$(iperf3 --version 2>&1 | head -1)"
+	echo "load_gen=$LOADGEN"
+	echo "busybox=$(busybox 2>&1 | head -1)"
+	echo "arch=$(uname -m)"
+	echo "hb_h10=$HB1_P/$HB1_T"
+	echo "hb_h5=$HB2_P/$HB2_T"
 } > $OUT/params.txt
 xl info > $OUT/xl-info.txt 2>&1
 cp /lab/manifest $OUT/manifest.txt
@@ -188,16 +233,32 @@ cp /lab/manifest $OUT/manifest.txt
 # ---- load ------------------------------------------------------------------
 
 LOAD_PIDS=""
+# The busybox loads (LOADGEN=busybox): one spinning shell per dom0 CPU
+# (stress-ng --cpu N's share of the CPUs), and 64 MiB written to the tmpfs,
+# flushed and deleted in a loop (stress-ng --hdd 1 --hdd-bytes 64m plus
+# --io 1's sync()). Each runs as `sh -c SCRIPT`, logged as such.
+BB_SPIN='while :; do :; done'
+BB_IO='while :; do dd if=/dev/zero of=/run/bench-io/bench-dd bs=1M count=64 conv=fsync 2>/dev/null; sync; rm -f /run/bench-io/bench-dd; done'
+
 # start_load COND: start the load of COND in the background (SCHED_OTHER,
 # inherited from this shell) and write the exact commands to loads.txt.
 start_load() {
-	local c=$1
+	local c=$1 i
 	LOAD_PIDS=""
 	case $c in
 	idle)
 		echo "idle	(no load)" >> $OUT/loads.txt
 		;;
 	cpu)
+		if [ "$LOADGEN" = busybox ]; then
+			for i in $(seq 1 "$NCPU"); do
+				echo "cpu	sh -c '$BB_SPIN'" >> $OUT/loads.txt
+				sh -c "$BB_SPIN" > /dev/null 2>&1 &
+				LOAD_PIDS="$LOAD_PIDS $!"
+			done
+			log "load $c: pids$LOAD_PIDS"
+			return 0
+		fi
 		set -- stress-ng --cpu "$NCPU" --timeout 3600s --quiet
 		echo "cpu	$*" >> $OUT/loads.txt
 		"$@" > $LAB/stress-$c.log 2>&1 &
@@ -211,10 +272,16 @@ start_load() {
 		ip link set lo up
 		command -v iperf3 >/dev/null || fail "iperf3 is not in the lab image (apt-get install iperf3; tests/lab/lab.sh deps)"
 		echo "io	mount -t tmpfs -o size=256m tmpfs /run/bench-io" >> $OUT/loads.txt
-		set -- stress-ng --hdd 1 --hdd-bytes 64m --io 1 --temp-path /run/bench-io --timeout 3600s --quiet
-		echo "io	$*" >> $OUT/loads.txt
-		"$@" > $LAB/stress-$c.log 2>&1 &
-		LOAD_PIDS=$!
+		if [ "$LOADGEN" = busybox ]; then
+			echo "io	sh -c '$BB_IO'" >> $OUT/loads.txt
+			sh -c "$BB_IO" > $LAB/busybox-io.log 2>&1 &
+			LOAD_PIDS=$!
+		else
+			set -- stress-ng --hdd 1 --hdd-bytes 64m --io 1 --temp-path /run/bench-io --timeout 3600s --quiet
+			echo "io	$*" >> $OUT/loads.txt
+			"$@" > $LAB/stress-$c.log 2>&1 &
+			LOAD_PIDS=$!
+		fi
 		set -- iperf3 -s -p 5201
 		echo "io	$*" >> $OUT/loads.txt
 		"$@" > $LAB/iperf3-s.log 2>&1 &
@@ -243,6 +310,8 @@ stop_load() {
 	# (stress-ng stops and reaps its workers on SIGTERM before it exits.)
 	LOAD_PIDS=""
 	sleep 1
+	# A dd the busybox loop had started finishes by itself: drop its file.
+	[ "$LOADGEN" != busybox ] || rm -f /run/bench-io/bench-dd
 }
 
 # step NAME COND CMD...: run one path, keep its CSV and stderr, say how
