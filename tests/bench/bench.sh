@@ -8,11 +8,20 @@
 #   tests/bench/bench.sh [--n N] [--label L] [--smoke] [OPTIONS]
 #       --n N            switches per path and condition (default 200)
 #       --nfault M       heartbeat-loss rounds per pair and condition (default 50)
-#       --label L        results go to bench/results/<date>-<label>.* (default "full")
+#       --label L        results go to bench/results/<date>-<label>.* (default "full",
+#                        with --arch arm64 "arm64-full")
 #       --conds LIST     conditions, ':'-separated, of idle, cpu, io (default idle:cpu:io)
 #       --smoke          N=20, nfault=10, idle only, results under <build>/bench-results,
-#                        and fail unless the JSON holds samples and a summary (ctest xen_bench_smoke)
-#       --build-dir DIR  the CMake build tree (default $FO_BUILD_DIR or <repo>/build); built if needed
+#                        and fail unless the JSON holds samples and a summary (ctest xen_bench_smoke,
+#                        xen_arm64_bench_smoke); label "smoke" ("arm64-smoke")
+#       --arch A         amd64 (default, $FO_LAB_ARCH) or arm64: the arm64 lab (tests/lab/lab.sh
+#                        --arch arm64) with the project cross-built; the analysis still runs here.
+#                        Its serial log is <build>/logs/bench-arm64.log
+#       --build-dir DIR  the CMake build tree (default $FO_BUILD_DIR or <repo>/build); built if needed.
+#                        With --arch arm64 the cross-built tree (default <that>/cross-arm64,
+#                        made by tests/lab/arm64/cross-build.sh when it is not there)
+#       --hb1 P/T        pair h10's agent period / heartbeat timeout, ms (default 10/40, arm64 100/400)
+#       --hb2 P/T        pair h5's (default 5/20, arm64 50/200)
 #       --out DIR        where the results go (default bench/results)
 #       --max-s S        cap on each path and condition, seconds (default 300)
 #       --dom0-weight W  experiment: Domain-0's credit2 weight during the run (default Xen's 256)
@@ -42,7 +51,7 @@ die() {
 }
 
 usage() {
-	sed -n '4,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '4,40p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -51,9 +60,12 @@ NFAULT=50
 LABEL=""
 CONDS=idle:cpu:io
 SMOKE=0
-BUILD_DIR=${FO_BUILD_DIR:-$REPO/build}
+BUILD_DIR=""
 OUT=""
 MAXS=300
+ARCH=${FO_LAB_ARCH:-amd64}
+HB1=""
+HB2=""
 WEIGHT=""
 PIN=0
 TIMEOUT=""
@@ -68,6 +80,9 @@ while [ $# -gt 0 ]; do
 	--conds) CONDS=$2; shift 2 ;;
 	--smoke) SMOKE=1; shift ;;
 	--build-dir) BUILD_DIR=$2; shift 2 ;;
+	--arch) ARCH=$2; shift 2 ;;
+	--hb1) HB1=$2; shift 2 ;;
+	--hb2) HB2=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--max-s) MAXS=$2; shift 2 ;;
 	--dom0-weight) WEIGHT=$2; shift 2 ;;
@@ -80,11 +95,30 @@ while [ $# -gt 0 ]; do
 	*) die "unknown option $1 (--help)" ;;
 	esac
 done
+case $ARCH in
+amd64)
+	BUILD_DIR=${BUILD_DIR:-${FO_BUILD_DIR:-$REPO/build}}
+	ARCH_TAG=""
+	;;
+arm64)
+	# The lab's binaries are cross-built (tests/lab/arm64/cross-build.sh);
+	# the default tree is the one ctest's cross_arm64_build makes.
+	BUILD_DIR=${BUILD_DIR:-${FO_BUILD_DIR:-$REPO/build}/cross-arm64}
+	ARCH_TAG=arm64-
+	[ "$DOM0_KERNEL" = stock ] || die "--arch arm64: no --dom0-kernel rt"
+	;;
+*) die "--arch: amd64 or arm64, not '$ARCH'" ;;
+esac
 if [ $SMOKE = 1 ]; then
 	N=20 NFAULT=10 CONDS=idle MAXS=120
-	LABEL=${LABEL:-smoke}
+	LABEL=${LABEL:-${ARCH_TAG}smoke}
 fi
-LABEL=${LABEL:-full}
+# arm64 results get their own names: bench/results/<date>-arm64-full.*
+LABEL=${LABEL:-${ARCH_TAG}full}
+for v in "$HB1" "$HB2"; do
+	case $v in '') ;; [0-9]*/[0-9]*) case $v in *[!0-9/]*|*/*/*) die "--hb1/--hb2: PERIOD/TIMEOUT in ms, e.g. 10/40" ;; esac ;;
+	*) die "--hb1/--hb2: PERIOD/TIMEOUT in ms, e.g. 10/40" ;; esac
+done
 for v in "$N" "$NFAULT" "$MAXS" ${WEIGHT:+"$WEIGHT"}; do
 	case $v in ''|*[!0-9]*) die "--n, --nfault and --max-s take numbers" ;; esac
 done
@@ -116,44 +150,64 @@ bench_tool() {
 	echo "$out"
 }
 
-# lab.sh's run name: bench[-rt][-xenrt][-pvh] (the last two from its
-# environment, FO_LAB_PATCHED_XEN=1 and FO_LAB_DOM0_MODE=pvh).
+# lab.sh's run name: bench[-rt][-xenrt][-pvh][-arm64] (-xenrt and -pvh from
+# its environment, FO_LAB_PATCHED_XEN=1 and FO_LAB_DOM0_MODE=pvh).
 LOG=$BUILD_DIR/logs/bench
 [ "$DOM0_KERNEL" = rt ] && LOG=$LOG-rt
 [ "${FO_LAB_PATCHED_XEN:-0}" = 1 ] && LOG=$LOG-xenrt
 [ "${FO_LAB_DOM0_MODE:-pv}" = pvh ] && LOG=$LOG-pvh
+[ "$ARCH" = amd64 ] || LOG=$LOG-$ARCH
 LOG=$LOG.log
 HOST_JSON=${LOG%.log}-host.json
 LAB_RC=0
 if [ -z "$FROM_LOG" ]; then
 	# Build what the lab boots (failoverd, failoverctl, fo-heartbeat, the
 	# lab tools); configure first when the tree is new.
-	if [ ! -f "$BUILD_DIR/build.ninja" ] && [ ! -f "$BUILD_DIR/Makefile" ]; then
+	if [ "$ARCH" = arm64 ]; then
+		# Cross-built: a tree cross-build.sh made is brought up to date,
+		# any other is made (configured for aarch64) by it.
+		if grep -qs '^CMAKE_TOOLCHAIN_FILE:.*aarch64' "$BUILD_DIR/CMakeCache.txt"; then
+			cmake --build "$BUILD_DIR" --target failoverd failoverctl fo-heartbeat fo-observer fo-labtime \
+				bench-bare bench-ctl > "$BUILD_DIR/bench-build.log" 2>&1 ||
+				{ tail -30 "$BUILD_DIR/bench-build.log"; die "arm64 build failed"; }
+		else
+			echo "bench: cross-building for arm64 into $BUILD_DIR"
+			"$REPO/tests/lab/arm64/cross-build.sh" "$BUILD_DIR" > "$BUILD_DIR/bench-build.log" 2>&1 ||
+				{ tail -30 "$BUILD_DIR/bench-build.log"; die "arm64 cross-build failed"; }
+		fi
+		for t in bench-bare bench-ctl; do
+			[ -x "$BUILD_DIR/tests/bench/$t" ] || die "no $BUILD_DIR/tests/bench/$t (cross-build.sh builds it)"
+		done
+	elif [ ! -f "$BUILD_DIR/build.ninja" ] && [ ! -f "$BUILD_DIR/Makefile" ]; then
 		echo "bench: configuring $BUILD_DIR"
 		cmake -S "$REPO" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$BUILD_DIR/bench-cmake.log" 2>&1 ||
 			{ tail -30 "$BUILD_DIR/bench-cmake.log"; die "cmake failed"; }
 	fi
-	cmake --build "$BUILD_DIR" > "$BUILD_DIR/bench-build.log" 2>&1 ||
+	[ "$ARCH" = arm64 ] || cmake --build "$BUILD_DIR" > "$BUILD_DIR/bench-build.log" 2>&1 ||
 		{ tail -30 "$BUILD_DIR/bench-build.log"; die "build failed"; }
 	BARE=$(bench_tool bench-bare "-lxenctrl -lxenstore")
 	CTL=$(bench_tool bench-ctl "-lxenstore -lcjson")
 	# A boot is ~60 s plus the domains; each path and condition is capped
 	# at MAXS; the packing and the poweroff need a little more.
 	n_conds=$(echo "$CONDS" | tr ':' '\n' | grep -c .)
-	TIMEOUT=${TIMEOUT:-$((180 + n_conds * 5 * MAXS / 2 + 60))}
-	echo "bench: n=$N nfault=$NFAULT conds=$CONDS label=$LABEL dom0 kernel $DOM0_KERNEL, boot timeout ${TIMEOUT}s"
+	# arm64: a slower boot and four domains created one after the other
+	# (tests/lab/README.md, "The arm64 lab"): two more minutes.
+	TIMEOUT=${TIMEOUT:-$((180 + n_conds * 5 * MAXS / 2 + 60 + $([ "$ARCH" = arm64 ] && echo 120 || echo 0)))}
+	echo "bench: n=$N nfault=$NFAULT conds=$CONDS label=$LABEL arch $ARCH dom0 kernel $DOM0_KERNEL, boot timeout ${TIMEOUT}s"
 	# The emulated machine's timing depends on the host's: keep its load.
 	load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 	set +e
-	FO_LAB_DOM0_ARGS="fo.bench.n=$N fo.bench.nfault=$NFAULT fo.bench.conds=$CONDS fo.bench.maxs=$MAXS${WEIGHT:+ fo.bench.dom0weight=$WEIGHT} fo.bench.pin=$PIN" \
+	FO_LAB_DOM0_ARGS="fo.bench.n=$N fo.bench.nfault=$NFAULT fo.bench.conds=$CONDS fo.bench.maxs=$MAXS${WEIGHT:+ fo.bench.dom0weight=$WEIGHT} fo.bench.pin=$PIN${HB1:+ fo.bench.hb1=$HB1}${HB2:+ fo.bench.hb2=$HB2}" \
 		FO_LAB_EXTRA_BINS="$BARE $CTL" \
 		"$REPO/tests/lab/lab.sh" run bench --build-dir "$BUILD_DIR" --timeout "$TIMEOUT" \
-		--dom0-kernel "$DOM0_KERNEL" "${VERBOSE[@]}"
+		--dom0-kernel "$DOM0_KERNEL" --arch "$ARCH" "${VERBOSE[@]}"
 	LAB_RC=$?
 	set -e
+	qemu=qemu-system-x86_64
+	[ "$ARCH" = amd64 ] || qemu=qemu-system-aarch64
 	printf '{"cpus":%s,"loadavg_before":"%s","loadavg_after":"%s","kernel":"%s","qemu":"%s"}\n' \
 		"$(nproc)" "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(uname -r)" \
-		"$(qemu-system-x86_64 --version | head -1)" > "$HOST_JSON"
+		"$($qemu --version | head -1)" > "$HOST_JSON"
 	[ $LAB_RC = 0 ] || echo "bench: the lab run failed (rc=$LAB_RC); analysing whatever reached the log"
 else
 	LOG=$FROM_LOG
