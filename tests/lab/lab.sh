@@ -8,7 +8,11 @@
 #   tests/lab/lab.sh list                 list the scenarios
 #   tests/lab/lab.sh demo [OPTIONS]       install, build, boot, run the failover drill demo
 #   tests/lab/lab.sh image [OPTIONS]      build the images only
-#   tests/lab/lab.sh run SCENARIO [OPTIONS]
+#   tests/lab/lab.sh run SCENARIO[+SCENARIO...] [OPTIONS]
+#                         A+B+C: one boot runs the scenarios in turn, dom0
+#                         reset between them (common.sh lab_reset); they must
+#                         want the same machine; passes when all passed;
+#                         files <A+B+C>.{log,json}
 #       --build-dir DIR   the CMake build tree holding failoverd, failoverctl,
 #                         fo-heartbeat, fo-observer, fo-labtime (default:
 #                         $FO_BUILD_DIR or <repo>/build)
@@ -93,7 +97,7 @@ note() {
 }
 
 usage() {
-	sed -n '4,43p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '4,47p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -229,7 +233,7 @@ find_project_bins() {
 # for nothing.
 check_needs() {
 	local needs b path
-	needs=$(sed -n 's/^# needs:\(.*\)/\1/p' "$LAB_SRC/scenarios/$SCENARIO.sh" | head -1)
+	needs=$(scenario_header needs)
 	for b in $needs; do
 		case $b in
 		rt-irq)
@@ -259,9 +263,37 @@ check_needs() {
 	done
 }
 
-# scenario_header KEY: the words of the scenario's "# KEY: ..." line.
+# scenario_header KEY: the words of the scenario's "# KEY: ..." line; for
+# a group (A+B) every member's words, each once.
 scenario_header() {
-	sed -n "s/^# $1:\(.*\)/\1/p" "$LAB_SRC/scenarios/$SCENARIO.sh" | head -1
+	local s w out=""
+	for s in ${SCENARIO//+/ }; do
+		for w in $(sed -n "s/^# $1:\(.*\)/\1/p" "$LAB_SRC/scenarios/$s.sh" | head -1); do
+			case " $out " in *" $w "*) ;; *) out="$out $w" ;; esac
+		done
+	done
+	echo $out
+}
+
+# check_group: the scenarios of a group (lab.sh run A+B) run in one boot,
+# so they must want the same machine: the same "# smp:", "# tcg:",
+# "# xen-args:" and "# qemu:" lines. (What they carry, "# needs:" and the
+# modules and domU binaries, is merged.)
+check_group() {
+	local key s first="" line
+	[[ $SCENARIO == *+* ]] || return 0
+	for key in smp tcg xen-args qemu; do
+		first=""
+		for s in ${SCENARIO//+/ }; do
+			line=$(sed -n "s/^# $key:\(.*\)/\1/p" "$LAB_SRC/scenarios/$s.sh" | head -1)
+			line=$(echo $line)
+			if [ -z "$first" ]; then
+				first="$s=$line"
+			elif [ "${first#*=}" != "$line" ]; then
+				die "group $SCENARIO: $s's '# $key: $line' differs from ${first%%=*}'s '${first#*=}' (one boot is one machine)"
+			fi
+		done
+	done
 }
 
 # The per-run part of dom0's initramfs: /init, scenarios, project binaries
@@ -507,8 +539,12 @@ cmd_run() {
 	[ $# -ge 1 ] || usage
 	SCENARIO=$1
 	shift
-	[ -f "$LAB_SRC/scenarios/$SCENARIO.sh" ] && [ "$SCENARIO" != common ] ||
-		die "no scenario '$SCENARIO' (tests/lab/lab.sh list)"
+	local s
+	for s in ${SCENARIO//+/ }; do
+		[ -f "$LAB_SRC/scenarios/$s.sh" ] && [ "$s" != common ] ||
+			die "no scenario '$s' (tests/lab/lab.sh list)"
+	done
+	check_group
 	parse_opts "$@"
 	find_project_bins
 	check_needs

@@ -4,6 +4,10 @@
 
     results.py LOG SCENARIO [JSON_OUT]
 
+SCENARIO may be a group, A+B+C (lab.sh run A+B+C: one boot runs them in
+turn): each member needs its own single result, and the group passes only
+when every member passed.
+
 The dom0 side prints, on its console (which Xen forwards to the serial log):
     @@FO-RESULT {"scenario":..,"result":"PASS"|"FAIL","message":..}
     @@FO-METRIC {"scenario":..,"name":..,"value":..,"unit":..}
@@ -52,20 +56,38 @@ def main():
         print(f"FAIL {scenario}: cannot read log {log_path}: {e}")
         return 1
     found, bad = parse(lines)
-    results = [r for r in found["@@FO-RESULT "] if r.get("scenario") in (scenario, None)]
     metrics = found["@@FO-METRIC "]
     observers = found["@@FO-OBSERVER "]
 
-    verdict, message = "FAIL", ""
-    if not results:
-        message = "no @@FO-RESULT line in the serial log"
-    elif len(results) > 1:
-        message = f"{len(results)} @@FO-RESULT lines (expected one): {results}"
+    members = scenario.split("+")
+    verdicts = []
+    for name in members:
+        mine = [r for r in found["@@FO-RESULT "] if r.get("scenario") in (name, None)]
+        if not mine:
+            verdicts.append(("FAIL", f"{name}: no @@FO-RESULT line in the serial log"))
+        elif len(mine) > 1:
+            verdicts.append(("FAIL", f"{name}: {len(mine)} @@FO-RESULT lines (expected one): {mine}"))
+        else:
+            v, msg = mine[0].get("result", "FAIL"), mine[0].get("message", "")
+            if v not in ("PASS", "FAIL"):
+                v, msg = "FAIL", f"unknown result {mine[0]!r}"
+            verdicts.append((v, msg if len(members) == 1 else f"{name}: {msg}"))
+        if len(members) > 1:
+            print(f"  {verdicts[-1][0]} {verdicts[-1][1]}")
+    if len(members) > 1:
+        # dom0/init's own verdict before the first member ran (a failed
+        # insmod, no xenstored) names the whole group.
+        for r in found["@@FO-RESULT "]:
+            if r.get("scenario") == scenario:
+                verdicts.insert(0, (r.get("result", "FAIL"), f"{scenario}: {r.get('message', '')}"))
+    failed = [m for v, m in verdicts if v != "PASS"]
+    verdict = "FAIL" if failed else "PASS"
+    if len(members) == 1:
+        message = verdicts[0][1]
     else:
-        verdict = results[0].get("result", "FAIL")
-        message = results[0].get("message", "")
-        if verdict not in ("PASS", "FAIL"):
-            verdict, message = "FAIL", f"unknown result {results[0]!r}"
+        # The first failure says what went wrong; the members after it
+        # did not run (dom0/init stops a group at its first failure).
+        message = failed[0] if failed else f"all {len(members)} scenarios passed"
 
     doubled = [o for o in observers if (o.get("both_running") or 0) > 0]
     if verdict == "PASS" and doubled:

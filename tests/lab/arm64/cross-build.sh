@@ -21,7 +21,15 @@ command -v aarch64-linux-gnu-gcc >/dev/null ||
 	{ echo "FAIL: aarch64-linux-gnu-gcc missing (tests/deps.sh: gcc-aarch64-linux-gnu libc6-dev-arm64-cross)"; exit 1; }
 
 t0=$SECONDS
-# A stale cache from another sysroot or toolchain would mislead: configure afresh.
+# A stale cache from another sysroot or toolchain would mislead: configure
+# afresh. But only a tree that is a cross tree already (or new): a host
+# tree given by mistake (--build-dir build) would be reconfigured for arm64
+# under its owner's feet.
+if [ -f "$OUT/CMakeCache.txt" ] && ! grep -q '^CMAKE_TOOLCHAIN_FILE:.*aarch64-linux-gnu.cmake$' "$OUT/CMakeCache.txt"; then
+	echo "FAIL: $OUT is a build tree for the host, not an arm64 cross tree: refusing to reconfigure it" \
+		"(give the cross tree, e.g. $OUT/cross-arm64)"
+	exit 1
+fi
 mkdir -p "$OUT"
 rm -f "$OUT/CMakeCache.txt"
 cmake -S "$REPO" -B "$OUT" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFO_BUILD_LAB=ON \

@@ -769,6 +769,51 @@ fenced_not_running() {
 	xl vcpu-list "$1" 2>/dev/null | awk 'NR > 1 && $5 ~ /r/ { bad = 1 } END { exit bad }'
 }
 
+# ---- groups (lab.sh run A+B: one boot, several scenarios) --------------------
+
+# lab_reset: dom0/init runs this between two scenarios of one boot. Back to
+# what a fresh boot leaves: no process a scenario started (failoverd, the
+# observer, fo-libxl, loads, sleeps: everything but init, Xen's daemons
+# and kernel threads), no domU, no fo_switch module, nothing in failoverd's
+# runtime directory (its verdict files), no guest console logs (a new
+# guest of the same name appends to its predecessor's, and wait_console
+# would find the old text), an empty kernel log (kmod-armed counts the
+# module's lines in it). /run/lab moves to /run/lab.prev, with the log.
+# Each wait is bounded and says what it saw.
+lab_reset() {
+	local d p cmd left end
+	for d in /proc/[0-9]*; do
+		p=${d#/proc/}
+		[ "$p" = 1 ] || [ "$p" = $$ ] || [ "$p" = "$PPID" ] || {
+			cmd=$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)
+			case $cmd in
+			'' | *xenstored* | *xenconsoled*) ;;
+			*) kill -KILL "$p" 2>/dev/null ;;
+			esac
+		}
+	done
+	end=$(($(date +%s) + 30))
+	while :; do
+		# By domid: a dying domain is listed as "(null)".
+		left=$(xl list 2>/dev/null | awk 'NR > 1 && $2 != 0 { print $2 }')
+		[ -n "$left" ] || break
+		[ "$(date +%s)" -le $end ] || { xl list; echo "lab_reset: domUs still there after 30 s: $left"; return 1; }
+		for d in $left; do
+			xl destroy "$d" 2>/dev/null
+		done
+		usleep 200000
+	done
+	if grep -q '^fo_switch ' /proc/modules; then
+		rmmod fo_switch || { echo "lab_reset: rmmod fo_switch failed"; return 1; }
+	fi
+	rm -rf /run/failoverd/* /var/log/xen/console/guest-*.log /run/lab.prev
+	mv /run/lab /run/lab.prev
+	mkdir -p /run/lab
+	# The kernel log too: scenarios count the module's lines in it.
+	dmesg -c > /run/lab.prev/dmesg.txt
+	log "dom0 reset for the next scenario: $(xl list | awk 'NR > 1' | wc -l) domain(s), $(ls /proc | grep -c '^[0-9]') processes"
+}
+
 # ---- debugging ------------------------------------------------------------
 
 lab_dump_debug() {
