@@ -402,18 +402,13 @@ def markdown(res):
       "periods); detected->running from the event.")
     w("")
     mc = res["params"].get("measure_cpu")
-    if res.get("clock_check") and res["params"].get("arch") == "aarch64":
+    if res.get("clock_check"):
+        why = ("on arm64 Linux reads the generic timer, no pvclock"
+               if res["params"].get("arch") == "aarch64" else
+               "under TCG Xen's per-CPU clocks drift apart and Linux's pvclock holds the lagging vCPU's clock still")
         w(f"Clock: failoverd and the resident drivers run pinned to dom0 CPU {mc}, the vCPU whose "
-          "CLOCK_MONOTONIC stalled least (on arm64 Linux reads the generic timer, no pvclock; "
-          "`bench-bare --mode clock`, 2 s on every CPU at once, stalled readings per CPU): " + "; ".join(
-              f"{tag}: " + ", ".join(f"cpu{r['cpu']:.0f} {r['stalled']:.0f}/{r['reads']:.0f}" for r in rows_)
-              for tag, rows_ in sorted(res["clock_check"].items())) + ".")
-        w("")
-    elif res.get("clock_check"):
-        w(f"Clock: failoverd and the resident drivers run pinned to dom0 CPU {mc}, the vCPU whose "
-          "CLOCK_MONOTONIC did not stall (under TCG Xen's per-CPU clocks drift apart and Linux's pvclock holds "
-          "the lagging vCPU's clock still; `bench-bare --mode clock`, 2 s on every CPU at once, stalled "
-          "readings per CPU): " + "; ".join(
+          f"CLOCK_MONOTONIC stalled least ({why}; `bench-bare --mode clock`, 2 s on every CPU at once, "
+          "stalled readings per CPU): " + "; ".join(
               f"{tag}: " + ", ".join(f"cpu{r['cpu']:.0f} {r['stalled']:.0f}/{r['reads']:.0f}" for r in rows_)
               for tag, rows_ in sorted(res["clock_check"].items())) + ".")
         w("")

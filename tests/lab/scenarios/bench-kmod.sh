@@ -54,14 +54,8 @@ OUT=$LAB/bkmod
 mkdir -p $OUT
 NCPU=$(nproc)
 require_bin bench-ctl bench-bare fo-switch-test jq taskset
-# stress-ng where the image has it; busybox only where it cannot (arm64).
-if command -v stress-ng >/dev/null 2>&1; then
-	LOADGEN=stress-ng
-elif [ -n "$LAB_ARM" ]; then
-	LOADGEN=busybox
-else
-	require_bin stress-ng
-fi
+# The load generator (common.sh): stress-ng, or busybox on arm64.
+pick_loadgen
 have_agent || fail "the domU image has no fo-heartbeat"
 # What ran, for the results (analyze_kmod.py shows it).
 echo "@@FO-SAMPLE start,setup,arch=$(uname -m) hb=$HB_P/$HB_T load_gen=$LOADGEN"
@@ -130,8 +124,6 @@ other_member() {
 LOAD_PIDS=""
 # The same loads as tests/lab/scenarios/bench.sh (SCHED_OTHER), busybox's
 # included; each command goes to the console as "@@FO-SAMPLE COND,load,CMD".
-BB_SPIN='while :; do :; done'
-BB_IO='while :; do dd if=/dev/zero of=/run/bench-io/bench-dd bs=1M count=64 conv=fsync 2>/dev/null; sync; rm -f /run/bench-io/bench-dd; done'
 start_load() {
 	local i
 	LOAD_PIDS=""

@@ -82,15 +82,8 @@ OUT=$LAB/bench
 mkdir -p $OUT
 
 require_bin bench-bare bench-ctl jq
-# The load generator: stress-ng, as every x86 result was measured with;
-# busybox only where the image cannot have stress-ng (arm64).
-if command -v stress-ng >/dev/null 2>&1; then
-	LOADGEN=stress-ng
-elif [ -n "$LAB_ARM" ]; then
-	LOADGEN=busybox
-else
-	require_bin stress-ng
-fi
+# The load generator (common.sh): stress-ng, or busybox on arm64.
+pick_loadgen
 have_agent || fail "the domU image has no fo-heartbeat"
 NCPU=$(nproc)
 
@@ -233,13 +226,6 @@ cp /lab/manifest $OUT/manifest.txt
 # ---- load ------------------------------------------------------------------
 
 LOAD_PIDS=""
-# The busybox loads (LOADGEN=busybox): one spinning shell per dom0 CPU
-# (stress-ng --cpu N's share of the CPUs), and 64 MiB written to the tmpfs,
-# flushed and deleted in a loop (stress-ng --hdd 1 --hdd-bytes 64m plus
-# --io 1's sync()). Each runs as `sh -c SCRIPT`, logged as such.
-BB_SPIN='while :; do :; done'
-BB_IO='while :; do dd if=/dev/zero of=/run/bench-io/bench-dd bs=1M count=64 conv=fsync 2>/dev/null; sync; rm -f /run/bench-io/bench-dd; done'
-
 # start_load COND: start the load of COND in the background (SCHED_OTHER,
 # inherited from this shell) and write the exact commands to loads.txt.
 start_load() {

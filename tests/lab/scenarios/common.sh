@@ -581,6 +581,27 @@ hb_bound_ms() {
 	echo $((FO_TIMEOUT_MS + FO_PERIOD_MS + FO_DEADLINE_MS + LAB_SLACK_MS))
 }
 
+# ---- dom0 load for the benchmarks ------------------------------------------
+
+# pick_loadgen: LOADGEN=stress-ng where the image has it (every x86 result
+# was measured with it), busybox where the image cannot have it (arm64:
+# stress-ng's package pulls Mesa/EGL libraries), else fail.
+# The busybox loads do stress-ng's work: BB_SPIN, one spinning shell per
+# dom0 CPU (--cpu N), and BB_IO, 64 MiB written to the tmpfs, flushed and
+# deleted in a loop (--hdd 1 --hdd-bytes 64m plus --io 1's sync()). Each
+# runs as `sh -c SCRIPT` and is logged as such.
+BB_SPIN='while :; do :; done'
+BB_IO='while :; do dd if=/dev/zero of=/run/bench-io/bench-dd bs=1M count=64 conv=fsync 2>/dev/null; sync; rm -f /run/bench-io/bench-dd; done'
+pick_loadgen() {
+	if command -v stress-ng >/dev/null 2>&1; then
+		LOADGEN=stress-ng
+	elif [ -n "$LAB_ARM" ]; then
+		LOADGEN=busybox
+	else
+		require_bin stress-ng
+	fi
+}
+
 # ---- kmod-switch (/dev/fo_switch) ------------------------------------------
 
 have_kmod() {
