@@ -38,7 +38,7 @@
 #                         build (--patched-xen) boots it. Files: <run>-pvh.*
 #       --arch A          amd64 (default) or arm64: Debian's arm64 Xen and
 #                         kernel under qemu-system-aarch64 (virt, GICv3,
-#                         Cortex-A57, single-threaded TCG), the project
+#                         Cortex-A57, multi-threaded TCG), the project
 #                         cross-built (tests/lab/arm64/cross-build.sh; default
 #                         build dir build-arm64/), PVH domUs. Files:
 #                         <run>-arm64.{log,json}. Also FO_LAB_ARCH.
@@ -614,11 +614,13 @@ cmd_run() {
 	# patching under multi-threaded TCG), or FO_LAB_TCG_THREAD says.
 	local tcg_thread
 	tcg_thread=${FO_LAB_TCG_THREAD:-$(scenario_header tcg)}
-	# arm64: single by default (the recipe: as fast or faster than multi on
-	# a shared 2-core host, and no cross-CPU TLB maintenance races).
-	local tcg_default=multi
-	[ "$ARCH" = amd64 ] || tcg_default=single
-	tcg_thread=$(echo ${tcg_thread:-$tcg_default})
+	# Multi-threaded on both architectures. The arm64 recipe had found
+	# single as fast on a host shared with other jobs; on the lab's own
+	# quiet host, single-threaded TCG ran every vCPU on one host core while
+	# the other idled: a pair took 11-30 s to create (a guest booting
+	# competes with the next domain's build) against 6.5-8 s multi-threaded,
+	# and xen_arm64_faults' eight scenarios 381 s against 200 s (2026-11-26).
+	tcg_thread=$(echo ${tcg_thread:-multi})
 	case $tcg_thread in single|multi) ;; *) die "tcg threading (FO_LAB_TCG_THREAD or the scenario's # tcg:) must be single or multi, not '$tcg_thread'" ;; esac
 	[ "$tcg_thread" = multi ] || note "TCG single-threaded (one host thread runs all $smp vCPUs)"
 	local qemu=(qemu-system-x86_64 -accel "tcg,thread=$tcg_thread"

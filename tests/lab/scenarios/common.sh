@@ -18,10 +18,10 @@ FO_CONFIG=${FO_CONFIG:-$LAB/failoverd.json}
 
 # Pair timing used by gen_config and passed to the agents (fo.period=).
 # Emulation (TCG) inflates everything, so these are looser than production.
-# The arm64 lab runs every vCPU of the machine on one host thread
-# (single-threaded TCG): a guest goes unscheduled longer there, and a
-# 300 ms timeout made failoverd fail a healthy active over by itself right
-# after arming (xen_arm64_switchover, 1 run in 3, 2026-11-25). A user
+# The arm64 lab ran every vCPU of the machine on one host thread until
+# 2026-11-26 (single-threaded TCG): a guest went unscheduled longer there,
+# and a 300 ms timeout made failoverd fail a healthy active over by itself
+# right after arming (xen_arm64_switchover, 1 run in 3, 2026-11-25). A user
 # sizes timeout_ms to the platform's jitter; so does the lab. Every bound
 # below derives from it.
 # LAB_ARM: set on the arm64 lab, where the differences below apply.
@@ -149,7 +149,7 @@ EOF
 # create_wait waits for all started ones. On x86 creations overlap: each
 # one is mostly dom0 CPU work (loading the kernel image), and dom0 has two
 # vCPUs. On Arm they run one after the other: two overlapping builds under
-# the arm64 lab's single-threaded TCG stalled a dom0 vCPU in the kernel for
+# the arm64 lab's (then single-threaded) TCG stalled a dom0 vCPU in the kernel for
 # 20 s (RCU stall reports) while both mapped the new guests' memory, and a
 # pair took 17-74 s to create against about 5 s per domain alone; past
 # 10 s libxl gives up waiting for the guest's console and the create fails.

@@ -9,7 +9,7 @@
 # state handover; the demo ends with a takeover summary measured from
 # `failoverctl status --json` (state_handover.last_takeover) and the plant's
 # cycle counter before and after, and fails unless the state was continuous.
-# An image without fo-plant (the arm64 cross-build builds none) runs
+# An image without fo-plant (a build tree without it) runs
 # fo-heartbeat as before and says there is no state handover to show.
 # needs: failoverd failoverctl
 # domu-bins: fo-plant
