@@ -415,7 +415,8 @@ def markdown(res):
     if res.get("host"):
         h = res["host"]
         w(f"Host: {h.get('cpus')} CPUs, load average {h.get('loadavg_before')} before and "
-          f"{h.get('loadavg_after')} after the run ({h.get('qemu')}).")
+          f"{h.get('loadavg_after')} after the run ({h.get('qemu')}"
+          + (f", {h['tcg']}-threaded TCG" if h.get("tcg") else "") + ").")
         w("")
     w("## Load (dom0, SCHED_OTHER)")
     w("")
@@ -729,9 +730,13 @@ def main():
             "kernel_build": params.get("kernel_version"),
             "stress_ng": params.get("stress_ng"),
             "iperf3": params.get("iperf3"),
+            # The TCG threading the host recorded; runs before it was
+            # recorded used the lab's default then (arm64 single, x86 multi).
             "emulation": ("QEMU TCG, -machine virt,virtualization=on,gic-version=3 -cpu cortex-a57 -smp 2 -m 2048, "
-                          "single-threaded (tests/lab/lab.sh --arch arm64)" if params.get("arch") == "aarch64"
-                          else "QEMU TCG, -cpu qemu64,+svm -smp 2 -m 2048 (tests/lab/lab.sh)"),
+                          f"{(host or {}).get('tcg', 'single')}-threaded (tests/lab/lab.sh --arch arm64)"
+                          if params.get("arch") == "aarch64"
+                          else "QEMU TCG, -cpu qemu64,+svm -smp 2 -m 2048, "
+                          f"{(host or {}).get('tcg', 'multi')}-threaded (tests/lab/lab.sh)"),
         },
         "xl_info": info,
         "failoverd_rt": files.get("failoverd-rt.txt", "").strip().split("real-time: ")[-1] or None,

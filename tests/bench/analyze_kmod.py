@@ -167,7 +167,8 @@ def main():
         "",
         f"Lab run: real Xen 4.17 under QEMU/TCG, one boot, `{a.params}`"
         + (f"; host {host['cpus']} CPUs, load average {host['loadavg_before']} before, "
-           f"{host['loadavg_after']} after" if host else "") + ".",
+           f"{host['loadavg_after']} after"
+           + (f", {host['tcg']}-threaded TCG" if host.get("tcg") else "") if host else "") + ".",
         "Made by `tests/bench/bench-kmod.sh` (dom0 side: `tests/lab/scenarios/bench-kmod.sh`);",
         "every sample is in `samples.json`. Emulation inflates absolute times: compare ratios within a row.",
         "",

@@ -136,9 +136,10 @@ if [ -z "$FROM_LOG" ]; then
 	qemu=qemu-system-x86_64
 	[ "$ARCH" = amd64 ] || qemu=qemu-system-aarch64
 	mkdir -p "$(dirname "$HOST_JSON")"
-	printf '{"cpus":%s,"loadavg_before":"%s","loadavg_after":"%s","kernel":"%s","qemu":"%s"}\n' \
+	# tcg: lab.sh's threading (its default, or FO_LAB_TCG_THREAD).
+	printf '{"cpus":%s,"loadavg_before":"%s","loadavg_after":"%s","kernel":"%s","qemu":"%s","tcg":"%s"}\n' \
 		"$(nproc)" "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(uname -r)" \
-		"$($qemu --version | head -1)" > "$HOST_JSON"
+		"$($qemu --version | head -1)" "${FO_LAB_TCG_THREAD:-multi}" > "$HOST_JSON"
 	[ $LAB_RC = 0 ] || echo "bench-kmod: the lab run failed (rc=$LAB_RC); analysing whatever reached the log"
 else
 	LOG=$FROM_LOG
