@@ -113,6 +113,8 @@ def main():
 
     row("xl pause / hypercall, means (idle)", fmt_x(SEED_XL_MEAN_MS * 1000 / SEED_HYPERCALL_US),
         lambda b, k: ratio(stat(b, "idle", "xl", "pause_us", "mean"), stat(b, "idle", "bare", "pause_us", "mean")))
+    row("xl pause / hypercall, p50 (idle)", "–",
+        lambda b, k: ratio(stat(b, "idle", "xl", "pause_us", "p50"), stat(b, "idle", "bare", "pause_us", "p50")))
     row("xl pause / failoverd pause, p50 (idle)", "–",
         lambda b, k: ratio(stat(b, "idle", "xl", "pause_us", "p50"), stat(b, "idle", "manual", "pause_us", "p50")))
     for c in conds:
