@@ -263,10 +263,19 @@ check_needs() {
 	done
 }
 
-# scenario_header KEY: the words of the scenario's "# KEY: ..." line; for
-# a group (A+B) every member's words, each once.
+# scenario_header KEY: the scenario's "# KEY: ..." line. For a group
+# (A+B), the lists of what it carries (needs, dom0-modules, domu-modules,
+# domu-bins) are every member's words, each once; any other line is an
+# option list (a "# qemu:" line repeats -device) that check_group made
+# sure all members share, so it is the first member's, verbatim.
 scenario_header() {
 	local s w out=""
+	case $1 in
+	needs | dom0-modules | domu-modules | domu-bins) ;;
+	*)
+		sed -n "s/^# $1:\(.*\)/\1/p" "$LAB_SRC/scenarios/${SCENARIO%%+*}.sh" | head -1
+		return 0 ;;
+	esac
 	for s in ${SCENARIO//+/ }; do
 		for w in $(sed -n "s/^# $1:\(.*\)/\1/p" "$LAB_SRC/scenarios/$s.sh" | head -1); do
 			case " $out " in *" $w "*) ;; *) out="$out $w" ;; esac
