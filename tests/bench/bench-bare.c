@@ -96,19 +96,6 @@ static int bench_resolve(struct xs_handle *xs, const char *name, uint32_t *ret_d
 	return rc;
 }
 
-/* 1 running, 0 not running (paused, shut down, dying), -errno. */
-static int bench_is_running(xc_interface *xch, uint32_t domid)
-{
-	xc_domaininfo_t info;
-	int r = xc_domain_getinfolist(xch, domid, 1, &info);
-
-	if (r < 0)
-		return -errno;
-	if (r != 1 || info.domain != domid)
-		return -ESRCH;
-	return !(info.flags & (XEN_DOMINF_paused | XEN_DOMINF_shutdown | XEN_DOMINF_dying));
-}
-
 /* --mode clock: how often CLOCK_MONOTONIC stood still on this CPU. */
 static int bench_clock(long cpu, long ms)
 {

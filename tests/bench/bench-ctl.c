@@ -16,12 +16,24 @@
  *                   switchover event, then restores the pair: "none" into
  *                   the old active's key and {"cmd":"arm"} (failoverd adopts
  *                   what Xen says: the running member is the active).
+ *                   With --poll-us, the standby's state is read from Xen
+ *                   (xc_domain_getinfolist) every U us from the injection
+ *                   until it runs (standby_running_ns: injection -> seen
+ *                   running, in our clock) or --window-ms passed; with
+ *                   --freeze-pid too, that process (failoverd) is
+ *                   SIGSTOPped, and seen stopped, before the injection and
+ *                   continued after the window: "dom0's daemon frozen for
+ *                   the fault". With --owner, a round starts only once the
+ *                   status names that owner for the pair (kernel,
+ *                   hypervisor): the path the round is meant to measure.
  *   --mode follow   only record: every event failoverd holds and publishes
  *                   goes to --events until SIGTERM (the whole run's log,
  *                   so that switches no round caused can be counted).
  *
  * Usage: bench-ctl -s SOCKET --mode manual|fault -p PAIR -n N [--gap-ms G]
  *                  [--rt PRIO] [--cpu C] [--max-s S] [--events FILE]
+ *                  [--owner kernel|hypervisor] [--poll-us U [--window-ms W]
+ *                  [--freeze-pid PID]]
  *        bench-ctl -s SOCKET --mode follow --events FILE
  *   --max-s   stop after S seconds even if fewer than N rounds were done
  *             (the rows say how many); keeps a loaded run inside its budget
@@ -44,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -55,7 +68,7 @@
 #define BENCH_CSV_HEADER                                                                              \
 	"i,mode,from,to,result,fault,request_ns,event_after_inject_ns,seen_ns,rearm_ns,detected_us,"  \
 	"decided_us,pause_issued_us,pause_done_us,unpause_issued_us,unpause_done_us,first_heartbeat_us," \
-	"event_id"
+	"event_id,path,standby_running_ns"
 
 /* A failed round is retried after a restore; this many in a row ends the run. */
 #define BENCH_MAX_ERRORS 5
@@ -91,12 +104,16 @@ struct bench_ctx {
 	struct xs_handle *xs;
 	FILE *events;
 	double last_event_id; /* newest event id seen on the stream */
+	const char *owner;    /* --owner: the status's owner a round waits for */
+	xc_interface *xch;    /* with --poll-us */
+	long poll_us, window_ms;
+	pid_t freeze_pid;     /* --freeze-pid, 0: none */
 };
 
 /* The state of our pair, from {"cmd":"status"}. */
 struct bench_pair {
 	char state[16];
-	char active[64], standby[64];
+	char active[64], standby[64], owner[16];
 	int active_domid, standby_domid;
 };
 
@@ -104,7 +121,7 @@ struct bench_pair {
 struct bench_switch {
 	double id;
 	int64_t time_ns;
-	char from[64], to[64], result[16], fault[32];
+	char from[64], to[64], result[16], fault[32], path[16];
 	bool have_phase[BENCH_N_PHASES];
 	double phase_us[BENCH_N_PHASES];
 };
@@ -259,6 +276,7 @@ static int bench_status(struct bench_ctx *x, struct bench_pair *ret)
 		snprintf(ret->state, sizeof(ret->state), "%s", jstr(p, "state"));
 		snprintf(ret->active, sizeof(ret->active), "%s", jstr(p, "active"));
 		snprintf(ret->standby, sizeof(ret->standby), "%s", jstr(p, "standby"));
+		snprintf(ret->owner, sizeof(ret->owner), "%s", jstr(p, "owner"));
 		ret->active_domid = (int)jnum(p, "active_domid", -1);
 		ret->standby_domid = (int)jnum(p, "standby_domid", -1);
 		rc = 0;
@@ -327,6 +345,7 @@ static int bench_wait_event(struct bench_ctx *x, const char *kind, double after_
 			snprintf(sw->to, sizeof(sw->to), "%s", jstr(ev, "to"));
 			snprintf(sw->result, sizeof(sw->result), "%s", jstr(ev, "result"));
 			snprintf(sw->fault, sizeof(sw->fault), "%s", jstr(ev, "fault"));
+			snprintf(sw->path, sizeof(sw->path), "%s", jstr(ev, "path"));
 			ph = cJSON_GetObjectItemCaseSensitive(ev, "phases_us");
 			for (size_t i = 0; i < BENCH_N_PHASES; i++) {
 				const cJSON *v = cJSON_GetObjectItemCaseSensitive(ph, bench_phases[i]);
@@ -381,7 +400,7 @@ static int bench_arm(struct bench_ctx *x, const struct bench_pair *st)
 	return r;
 }
 
-/* Until the pair is ARMED; a pair left DEGRADED or DISARMED (by a spurious
+/* Until the pair is ARMED (and held by --owner); a pair left DEGRADED or DISARMED (by a spurious
  * failover under load, or an earlier failed round) is restored first. */
 static int bench_ensure_armed(struct bench_ctx *x, struct bench_pair *ret)
 {
@@ -393,7 +412,7 @@ static int bench_ensure_armed(struct bench_ctx *x, struct bench_pair *ret)
 		r = bench_status(x, ret);
 		if (r < 0)
 			return r;
-		if (!strcmp(ret->state, "ARMED"))
+		if (!strcmp(ret->state, "ARMED") && (!x->owner || !strcmp(ret->owner, x->owner)))
 			return 0;
 		if (!restored && (!strcmp(ret->state, "DEGRADED") || !strcmp(ret->state, "DISARMED"))) {
 			fprintf(stderr, "bench-ctl: pair %s is %s; restoring\n", x->pair, ret->state);
@@ -413,7 +432,7 @@ static int bench_ensure_armed(struct bench_ctx *x, struct bench_pair *ret)
 
 static void bench_print_row(long i, enum bench_mode mode, const char *from, const char *to,
 			    const struct bench_switch *sw, const char *result, int64_t request_ns,
-			    int64_t after_inject_ns, int64_t seen_ns, int64_t rearm_ns)
+			    int64_t after_inject_ns, int64_t seen_ns, int64_t rearm_ns, int64_t running_ns)
 {
 	printf("%ld,%s,%s,%s,%s,%s,", i, mode == BENCH_MANUAL ? "manual" : "fault", from, to, result,
 	       sw ? sw->fault : "");
@@ -427,8 +446,69 @@ static void bench_print_row(long i, enum bench_mode mode, const char *from, cons
 		else
 			printf(",");
 	}
-	sw ? printf("%.0f\n", sw->id) : printf("\n");
+	sw ? printf("%.0f,%s,", sw->id, sw->path) : printf(",,");
+	running_ns >= 0 ? printf("%" PRId64 "\n", running_ns) : printf("\n");
 	fflush(stdout);
+}
+
+/*
+ * --freeze-pid: stop the daemon before the fault, and wait until the kernel
+ * says it is stopped (state T in /proc/PID/stat): a SIGSTOP is only
+ * delivered when the target next runs, and a fault injected before that
+ * would measure a daemon that was still free to act.
+ */
+static int bench_freeze(struct bench_ctx *x)
+{
+	char path[64], buf[256], *rp;
+	int64_t end = bench_now_ns() + 2000000000LL;
+
+	if (!x->freeze_pid)
+		return 0;
+	if (kill(x->freeze_pid, SIGSTOP) < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)x->freeze_pid);
+	while (bench_now_ns() < end) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		/* "pid (comm) S ...": the state follows the last ')'. */
+		rp = strrchr(buf, ')');
+		if (rp && rp[1] == ' ' && rp[2] == 'T')
+			return 0;
+		bench_sleep_ms(1);
+	}
+	kill(x->freeze_pid, SIGCONT);
+	fprintf(stderr, "bench-ctl: pid %d not stopped 2 s after SIGSTOP\n", (int)x->freeze_pid);
+	return -ETIMEDOUT;
+}
+
+static void bench_thaw(struct bench_ctx *x)
+{
+	if (x->freeze_pid)
+		kill(x->freeze_pid, SIGCONT);
+}
+
+/* --poll-us: from the injection at t0 until the standby runs (its time
+ * after t0 in ns) or --window-ms passed (-1). */
+static int64_t bench_poll_running(struct bench_ctx *x, int standby_domid, int64_t t0)
+{
+	int64_t end = t0 + (int64_t)x->window_ms * 1000000;
+	struct timespec gap = { .tv_sec = x->poll_us / 1000000, .tv_nsec = (x->poll_us % 1000000) * 1000 };
+
+	if (standby_domid <= 0)
+		return -1;
+	for (;;) {
+		int64_t now = bench_now_ns();
+
+		if (bench_is_running(x->xch, (uint32_t)standby_domid) == 1)
+			return now - t0;
+		if (now > end)
+			return -1;
+		nanosleep(&gap, NULL);
+	}
 }
 
 /* One round; 0 when it produced a sample. */
@@ -438,14 +518,14 @@ static int bench_round(struct bench_ctx *x, long i)
 	struct bench_switch sw;
 	char req[160], why[64] = "";
 	cJSON *reply = NULL;
-	int64_t t0, t1 = 0, t_seen, t_armed, request_ns = -1;
+	int64_t t0, t1 = 0, t_seen, t_armed, request_ns = -1, running_ns = -1;
 	double start_id;
 	int r;
 
 	r = bench_ensure_armed(x, &st);
 	if (r < 0) {
 		fprintf(stderr, "bench-ctl: round %ld: pair %s not ARMED: %s\n", i, x->pair, strerror(-r));
-		bench_print_row(i, x->mode, "", "", NULL, "not-armed", -1, 0, -1, -1);
+		bench_print_row(i, x->mode, "", "", NULL, "not-armed", -1, 0, -1, -1, -1);
 		return r;
 	}
 	start_id = x->last_event_id;
@@ -461,7 +541,16 @@ static int bench_round(struct bench_ctx *x, long i)
 		cJSON_Delete(reply);
 		request_ns = t1 - t0;
 	} else {
+		r = bench_freeze(x);
+		if (r < 0) {
+			snprintf(why, sizeof(why), "freeze-failed");
+			goto failed;
+		}
+		t0 = bench_now_ns();
 		r = bench_xs_control(x, st.active_domid, "stop-heartbeat");
+		if (r == 0 && x->xch)
+			running_ns = bench_poll_running(x, st.standby_domid, t0);
+		bench_thaw(x);
 	}
 	if (r < 0) {
 		snprintf(why, sizeof(why), "request-failed");
@@ -488,18 +577,20 @@ static int bench_round(struct bench_ctx *x, long i)
 	if (r < 0) {
 		fprintf(stderr, "bench-ctl: round %ld: pair %s not re-ARMED: %s\n", i, x->pair, strerror(-r));
 		snprintf(why, sizeof(why), "not-rearmed");
-		bench_print_row(i, x->mode, sw.from, sw.to, &sw, why, request_ns, sw.time_ns - t0, t_seen - t0, -1);
+		bench_print_row(i, x->mode, sw.from, sw.to, &sw, why, request_ns, sw.time_ns - t0, t_seen - t0, -1,
+				running_ns);
 		return r;
 	}
 	bench_print_row(i, x->mode, sw.from, sw.to, &sw, sw.result, request_ns, sw.time_ns - t0, t_seen - t0,
-			t_armed - t_seen);
+			t_armed - t_seen, running_ns);
 	return strcmp(sw.result, "ok") == 0 ? 0 : -EIO;
 
 failed:
 	fprintf(stderr, "bench-ctl: round %ld (%s): %s\n", i, why, strerror(-r));
-	bench_print_row(i, x->mode, st.active, st.standby, NULL, why, request_ns, 0, -1, -1);
+	bench_print_row(i, x->mode, st.active, st.standby, NULL, why, request_ns, 0, -1, -1, running_ns);
 	if (x->mode == BENCH_FAULT)
 		bench_xs_control(x, st.active_domid, "none");
+	bench_thaw(x);
 	return r;
 }
 
@@ -526,6 +617,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: bench-ctl -s SOCKET --mode manual|fault -p PAIR -n N [--gap-ms G] [--rt PRIO] "
 			"[--cpu C] [--max-s S] [--events FILE]\n"
+			"                 [--owner kernel|hypervisor] [--poll-us U [--window-ms W] [--freeze-pid PID]]\n"
 			"       bench-ctl -s SOCKET --mode follow --events FILE\n");
 	exit(2);
 }
@@ -536,12 +628,14 @@ int main(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' }, { "gap-ms", required_argument, NULL, 'g' },
 		{ "rt", required_argument, NULL, 'r' },   { "cpu", required_argument, NULL, 'c' },
 		{ "max-s", required_argument, NULL, 'M' }, { "events", required_argument, NULL, 'e' },
+		{ "owner", required_argument, NULL, 'o' }, { "poll-us", required_argument, NULL, 'P' },
+		{ "window-ms", required_argument, NULL, 'W' }, { "freeze-pid", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench_ctx x = { .sock_path = "/run/failoverd/control.sock", .mode = BENCH_MANUAL,
-			       .ctl = { .fd = -1 }, .follow = { .fd = -1 } };
+			       .ctl = { .fd = -1 }, .follow = { .fd = -1 }, .window_ms = 10000 };
 	struct bench_run_opts ro = { .gap_ms = 20, .cpu = -1 };
-	long n, gap_ms, prio, cpu, max_s;
+	long n, gap_ms, prio, cpu, max_s, v;
 	const char *events_path = NULL;
 	cJSON *reply = NULL;
 	int64_t t_start;
@@ -569,6 +663,32 @@ int main(int argc, char **argv)
 		case 'e':
 			events_path = optarg;
 			break;
+		case 'o':
+			if (strcmp(optarg, "kernel") && strcmp(optarg, "hypervisor")) {
+				fprintf(stderr, "bench-ctl: --owner must be kernel or hypervisor, not '%s'\n", optarg);
+				usage();
+			}
+			x.owner = optarg;
+			break;
+		case 'P':
+			if (bench_parse_int(optarg, 1, 1000000, &x.poll_us)) {
+				fprintf(stderr, "bench-ctl: --poll-us must be 1..1000000, not '%s'\n", optarg);
+				usage();
+			}
+			break;
+		case 'W':
+			if (bench_parse_int(optarg, 1, 600000, &x.window_ms)) {
+				fprintf(stderr, "bench-ctl: --window-ms must be 1..600000, not '%s'\n", optarg);
+				usage();
+			}
+			break;
+		case 'F':
+			if (bench_parse_int(optarg, 2, 4194304, &v)) {
+				fprintf(stderr, "bench-ctl: --freeze-pid must be a process id, not '%s'\n", optarg);
+				usage();
+			}
+			x.freeze_pid = (pid_t)v;
+			break;
 		default:
 			if (bench_run_opt(c, optarg, &ro) != 1)
 				usage();
@@ -577,6 +697,15 @@ int main(int argc, char **argv)
 	n = ro.n, gap_ms = ro.gap_ms, prio = ro.prio, cpu = ro.cpu, max_s = ro.max_s;
 	if (optind != argc || (x.mode == BENCH_FOLLOW ? !events_path : !x.pair || n < 1))
 		usage();
+	if ((x.poll_us || x.freeze_pid) && x.mode != BENCH_FAULT) {
+		fprintf(stderr, "bench-ctl: --poll-us and --freeze-pid are for --mode fault\n");
+		usage();
+	}
+	if (x.freeze_pid && !x.poll_us) {
+		/* Without the poll nothing would know when to let it go. */
+		fprintf(stderr, "bench-ctl: --freeze-pid needs --poll-us\n");
+		usage();
+	}
 	signal(SIGPIPE, SIG_IGN);
 	{
 		struct sigaction sa = { .sa_handler = bench_on_term };
@@ -586,6 +715,10 @@ int main(int argc, char **argv)
 
 	if (events_path && !(x.events = fopen(events_path, "a"))) {
 		fprintf(stderr, "bench-ctl: %s: %s\n", events_path, strerror(errno));
+		goto out;
+	}
+	if (x.poll_us && !(x.xch = xc_interface_open(NULL, NULL, 0))) {
+		fprintf(stderr, "bench-ctl: cannot open libxenctrl: %s\n", strerror(errno));
 		goto out;
 	}
 	x.xs = xs_open(0);
@@ -659,5 +792,7 @@ out:
 	free(x.follow.buf);
 	if (x.xs)
 		xs_close(x.xs);
+	if (x.xch)
+		xc_interface_close(x.xch);
 	return rc;
 }

@@ -17,6 +17,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include <xenctrl.h>
+
 /* CLOCK_MONOTONIC, the clock failoverd stamps its phases with. */
 static inline int64_t bench_now_ns(void)
 {
@@ -148,6 +150,19 @@ static inline int bench_run_opt(int c, const char *arg, struct bench_run_opts *o
 	case 'M': return bench_parse_int(arg, 0, 86400, &o->max_s) ? -EINVAL : 1;
 	}
 	return 0;
+}
+
+/* 1 running, 0 not running (paused, shut down, dying), -errno. */
+static inline int bench_is_running(xc_interface *xch, uint32_t domid)
+{
+	xc_domaininfo_t info;
+	int r = xc_domain_getinfolist(xch, domid, 1, &info);
+
+	if (r < 0)
+		return -errno;
+	if (r != 1 || info.domain != domid)
+		return -ESRCH;
+	return !(info.flags & (XEN_DOMINF_paused | XEN_DOMINF_shutdown | XEN_DOMINF_dying));
 }
 
 #endif
