@@ -28,8 +28,8 @@ CONDS = ("idle", "cpu", "io", "frozen")
 SERIES = (
     ("fault", "heartbeat deadline (last progress + timeout) -> standby running, stamped by whoever switched"),
     ("detected", "detected -> standby running (the switch itself)"),
-    ("inject", "injection (xenstore write) -> observer saw the standby running: the whole timeout and the "
-               "emulated injection included"),
+    ("inject", "injection (xenstore write) -> the driver saw the standby running (Xen read every 200 us): "
+               "the whole timeout and the emulated injection included"),
 )
 
 

@@ -225,6 +225,9 @@ find_project_bins() {
 	KMOD_TEST=${FO_KMOD_TEST:-$BUILD_DIR/kmod-switch/fo-switch-test}
 	# The patched Xen's failover watch CLI (rt-patches/tools/fowatch-ctl.c)
 	FOWATCH_CTL=${FO_FOWATCH_CTL:-$BUILD_DIR/rt-patches/fowatch-ctl}
+	# The benchmarks' resident driver (tests/bench/bench-ctl.c), for
+	# scenarios that drive many faults from one process (bench-paths)
+	BENCH_CTL=${FO_BENCH_CTL:-$BUILD_DIR/tests/bench/bench-ctl}
 }
 
 # A scenario's "# needs: a b" line names the project binaries it cannot run
@@ -249,6 +252,7 @@ check_needs() {
 		fo-plant) path=$PLANT ;;
 		fo-switch-test) path=$KMOD_TEST ;;
 		fowatch-ctl) path=$FOWATCH_CTL ;;
+		bench-ctl) path=$BENCH_CTL ;;
 		fo_switch.ko)
 			[ -f "$KMOD" ] && continue
 			echo "FAIL $SCENARIO: needs fo_switch.ko for the $DOM0_KERNEL dom0 kernel, not found at $KMOD" \
@@ -338,6 +342,7 @@ build_project_image() {
 	fi
 	if [ -x "$KMOD_TEST" ]; then img_copy_exe "$root" "$KMOD_TEST" /lab/bin/fo-switch-test; fi
 	if [ -x "$FOWATCH_CTL" ]; then img_copy_exe "$root" "$FOWATCH_CTL" /lab/bin/fowatch-ctl; fi
+	if [ -x "$BENCH_CTL" ]; then img_copy_exe "$root" "$BENCH_CTL" /lab/bin/bench-ctl; fi
 	local agent=""
 	if [ -x "$HEARTBEAT" ]; then agent=$HEARTBEAT; have_agent=1; fi
 	for b in "$REPO"/configs/*.json; do
