@@ -40,6 +40,8 @@ die() {
 	echo "bench-kmod: $*" >&2
 	exit 1
 }
+# shellcheck source=tests/bench/bench_lab.sh
+. "$BENCH_SRC/bench_lab.sh"
 
 N=100
 NFAULT=30
@@ -98,16 +100,7 @@ HOST_JSON=${LOG%.log}-host.json
 LAB_RC=0
 if [ -z "$FROM_LOG" ]; then
 	if [ "$ARCH" = arm64 ]; then
-		# A tree cross-build.sh made is brought up to date (the lab's
-		# targets only; the unit tests are the host's), any other made.
-		if grep -qs '^CMAKE_TOOLCHAIN_FILE:.*aarch64' "$BUILD_DIR/CMakeCache.txt"; then
-			cmake --build "$BUILD_DIR" --target failoverd failoverctl fo-heartbeat fo-observer fo-labtime \
-				fo-switch-test fo_switch_ko bench-bare bench-ctl > "$BUILD_DIR/bench-kmod-build.log" 2>&1 ||
-				{ tail -30 "$BUILD_DIR/bench-kmod-build.log"; die "arm64 build failed"; }
-		else
-			"$REPO/tests/lab/arm64/cross-build.sh" "$BUILD_DIR" > "$BUILD_DIR/bench-kmod-build.log" 2>&1 ||
-				{ tail -30 "$BUILD_DIR/bench-kmod-build.log"; die "arm64 cross-build failed"; }
-		fi
+		bench_arm64_tree "$BUILD_DIR" "$BUILD_DIR/bench-kmod-build.log"
 	else
 		cmake --build "$BUILD_DIR" > "$BUILD_DIR/bench-kmod-build.log" 2>&1 ||
 			{ tail -30 "$BUILD_DIR/bench-kmod-build.log"; die "build failed"; }
@@ -133,13 +126,7 @@ if [ -z "$FROM_LOG" ]; then
 		"$REPO/tests/lab/lab.sh" run bench-kmod --build-dir "$BUILD_DIR" --timeout "$TIMEOUT" --arch "$ARCH" "${VERBOSE[@]}"
 	LAB_RC=$?
 	set -e
-	qemu=qemu-system-x86_64
-	[ "$ARCH" = amd64 ] || qemu=qemu-system-aarch64
-	mkdir -p "$(dirname "$HOST_JSON")"
-	# tcg: lab.sh's threading (its default, or FO_LAB_TCG_THREAD).
-	printf '{"cpus":%s,"loadavg_before":"%s","loadavg_after":"%s","kernel":"%s","qemu":"%s","tcg":"%s"}\n' \
-		"$(nproc)" "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(uname -r)" \
-		"$($qemu --version | head -1)" "${FO_LAB_TCG_THREAD:-multi}" > "$HOST_JSON"
+	bench_host_record "$HOST_JSON" "$ARCH" "$load_before"
 	[ $LAB_RC = 0 ] || echo "bench-kmod: the lab run failed (rc=$LAB_RC); analysing whatever reached the log"
 else
 	LOG=$FROM_LOG

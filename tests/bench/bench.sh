@@ -49,6 +49,8 @@ die() {
 	echo "bench: $*" >&2
 	exit 1
 }
+# shellcheck source=tests/bench/bench_lab.sh
+. "$BENCH_SRC/bench_lab.sh"
 
 usage() {
 	sed -n '4,40p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
@@ -164,20 +166,7 @@ if [ -z "$FROM_LOG" ]; then
 	# Build what the lab boots (failoverd, failoverctl, fo-heartbeat, the
 	# lab tools); configure first when the tree is new.
 	if [ "$ARCH" = arm64 ]; then
-		# Cross-built: a tree cross-build.sh made is brought up to date,
-		# any other is made (configured for aarch64) by it.
-		if grep -qs '^CMAKE_TOOLCHAIN_FILE:.*aarch64' "$BUILD_DIR/CMakeCache.txt"; then
-			cmake --build "$BUILD_DIR" --target failoverd failoverctl fo-heartbeat fo-observer fo-labtime \
-				bench-bare bench-ctl > "$BUILD_DIR/bench-build.log" 2>&1 ||
-				{ tail -30 "$BUILD_DIR/bench-build.log"; die "arm64 build failed"; }
-		else
-			echo "bench: cross-building for arm64 into $BUILD_DIR"
-			"$REPO/tests/lab/arm64/cross-build.sh" "$BUILD_DIR" > "$BUILD_DIR/bench-build.log" 2>&1 ||
-				{ tail -30 "$BUILD_DIR/bench-build.log"; die "arm64 cross-build failed"; }
-		fi
-		for t in bench-bare bench-ctl; do
-			[ -x "$BUILD_DIR/tests/bench/$t" ] || die "no $BUILD_DIR/tests/bench/$t (cross-build.sh builds it)"
-		done
+		bench_arm64_tree "$BUILD_DIR" "$BUILD_DIR/bench-build.log"
 	elif [ ! -f "$BUILD_DIR/build.ninja" ] && [ ! -f "$BUILD_DIR/Makefile" ]; then
 		echo "bench: configuring $BUILD_DIR"
 		cmake -S "$REPO" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$BUILD_DIR/bench-cmake.log" 2>&1 ||
@@ -186,7 +175,7 @@ if [ -z "$FROM_LOG" ]; then
 	[ "$ARCH" = arm64 ] || cmake --build "$BUILD_DIR" > "$BUILD_DIR/bench-build.log" 2>&1 ||
 		{ tail -30 "$BUILD_DIR/bench-build.log"; die "build failed"; }
 	BARE=$(bench_tool bench-bare "-lxenctrl -lxenstore")
-	CTL=$(bench_tool bench-ctl "-lxenstore -lcjson")
+	CTL=$(bench_tool bench-ctl "-lxenctrl -lxenstore -lcjson")
 	# A boot is ~60 s plus the domains; each path and condition is capped
 	# at MAXS; the packing and the poweroff need a little more.
 	n_conds=$(echo "$CONDS" | tr ':' '\n' | grep -c .)
@@ -203,12 +192,7 @@ if [ -z "$FROM_LOG" ]; then
 		--dom0-kernel "$DOM0_KERNEL" --arch "$ARCH" "${VERBOSE[@]}"
 	LAB_RC=$?
 	set -e
-	qemu=qemu-system-x86_64
-	[ "$ARCH" = amd64 ] || qemu=qemu-system-aarch64
-	# tcg: lab.sh's threading (its default, or FO_LAB_TCG_THREAD).
-	printf '{"cpus":%s,"loadavg_before":"%s","loadavg_after":"%s","kernel":"%s","qemu":"%s","tcg":"%s"}\n' \
-		"$(nproc)" "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(uname -r)" \
-		"$($qemu --version | head -1)" "${FO_LAB_TCG_THREAD:-multi}" > "$HOST_JSON"
+	bench_host_record "$HOST_JSON" "$ARCH" "$load_before"
 	[ $LAB_RC = 0 ] || echo "bench: the lab run failed (rc=$LAB_RC); analysing whatever reached the log"
 else
 	LOG=$FROM_LOG
