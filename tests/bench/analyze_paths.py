@@ -71,6 +71,17 @@ def parse(log):
     return data, raw
 
 
+def log_metric(log, name):
+    """The value of the scenario's @@FO-METRIC NAME, or None (older logs)."""
+    pat = re.compile(r'@@FO-METRIC \{.*"name":"' + re.escape(name) + r'","value":"?([^,"]*)')
+    with open(log, errors="replace") as f:
+        for line in f:
+            m = pat.search(line)
+            if m:
+                return m.group(1)
+    return None
+
+
 def fmt(s):
     if not s or s.get("n", 0) == 0:
         return "-"
@@ -201,9 +212,11 @@ def main():
         met = "-" if t["met"] is None else ("yes" if t["met"] else "**no**")
         out.append(f"| {t['cond']} | {t['target']} | {t['value'] if t['value'] is not None else '-'} | {met} |")
     out.append("")
+    wms = log_metric(a.log, "fault_window_ms")
+    window = f"{int(wms) / 1000:g} s" if wms else "10 s"
     out.append("Conditions: idle; cpu = one SCHED_OTHER busy loop per dom0 vCPU; io = dd writing and reading a "
                "64 MiB tmpfs file in a loop; frozen = failoverd SIGSTOPped from just before the fault until the "
-               "standby ran (or 10 s: \"no switch\", the xenctrl path, whose switch then waits for the SIGCONT).")
+               f"standby ran (or {window}: \"no switch\", the xenctrl path, whose switch then waits for the SIGCONT).")
     pngs = plots(data, conds, a.out)
     if pngs:
         out.append("")

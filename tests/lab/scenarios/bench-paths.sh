@@ -14,8 +14,9 @@
 #   idle    nothing else
 #   cpu     one SCHED_OTHER busy loop per dom0 CPU
 #   io      dd writing and reading a 64 MiB file on a tmpfs, in a loop
-#   frozen  failoverd SIGSTOPped from just before each fault until the
-#           standby runs or FAULT_WINDOW_MS passed: the xenctrl path cannot
+#   frozen  failoverd SIGSTOPped right after each injection (seen stopped
+#           within milliseconds, long before the heartbeat deadline) until
+#           the standby runs or FAULT_WINDOW_MS passed: the xenctrl path cannot
 #           switch then (recorded as "noswitch", not a failure); the module
 #           and Xen still can
 # BENCH_N faults (default 20, driven by bench-ctl, below), each the active's heartbeat stopped
@@ -47,8 +48,10 @@
 # interrupts, which is the emulator, not Xen), FO_LAB_SMP=2
 # FO_LAB_XEN_ARGS='dom0_max_vcpus=1 dom0_vcpus_pin' (dom0 on pCPU 0).
 # Environment (or the kernel command line fo.bpaths.n=, fo.bpaths.conds=,
-# fo.bpaths.paths=, fo.bpaths.layout=, fo.bpaths.window_ms=): BENCH_N,
-# BENCH_CONDS, BENCH_PATHS, BENCH_LAYOUT, FAULT_WINDOW_MS.
+# fo.bpaths.paths=, fo.bpaths.layout=, fo.bpaths.window_ms=,
+# fo.bpaths.hv_poll_us=): BENCH_N, BENCH_CONDS, BENCH_PATHS, BENCH_LAYOUT,
+# FAULT_WINDOW_MS, HV_POLL_US (daemon.hypervisor_watch_poll_us: how often
+# Xen's timer reads the heartbeat; unset, failoverd's default, 1000).
 # needs: failoverd failoverctl fo-heartbeat fo_switch.ko fowatch-ctl bench-ctl
 FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-500}
 . /lab/scenarios/common.sh
@@ -64,12 +67,14 @@ for tok in $(cat /proc/cmdline); do
 	fo.bpaths.paths=*) BENCH_PATHS=${tok#*=} ;;
 	fo.bpaths.layout=*) BENCH_LAYOUT=${tok#*=} ;;
 	fo.bpaths.window_ms=*) FAULT_WINDOW_MS=${tok#*=} ;;
+	fo.bpaths.hv_poll_us=*) HV_POLL_US=${tok#*=} ;;
 	esac
 done
 # How long after the injection a switch still counts (4x the timeout: the
 # slowest switch seen in the lab took 0.02x); frozen xenctrl rounds last
 # this long, the others end when the standby runs.
 FAULT_WINDOW_MS=${FAULT_WINDOW_MS:-2000}
+HV_POLL_US=${HV_POLL_US:-}
 # bench-ctl's SCHED_FIFO priority: below failoverd's and the module's
 # kernel thread, so that its 200 us reads of the standby's state never
 # delay the path being measured.
@@ -123,7 +128,7 @@ path_config() {
 	case $1 in
 	xenctrl) FO_DAEMON_EXTRA='"kernel_fast_path": "off", "hypervisor_watch": "off"' ;;
 	kernel) FO_DAEMON_EXTRA='"kernel_fast_path": "on", "hypervisor_watch": "off"' ;;
-	hypervisor) FO_DAEMON_EXTRA='"kernel_fast_path": "off", '"$FO_HV_DAEMON" ;;
+	hypervisor) FO_DAEMON_EXTRA='"kernel_fast_path": "off", '"$FO_HV_DAEMON${HV_POLL_US:+, \"hypervisor_watch_poll_us\": $HV_POLL_US}" ;;
 	*) fail "unknown path $1" ;;
 	esac
 	gen_config "$2" k
@@ -180,17 +185,32 @@ pctl() {
 # heartbeat, reads the standby's state from Xen every 200 us until it runs
 # (or FAULT_WINDOW_MS), takes the switchover event, and restores the pair
 # (agent back to normal, clear-failed, arm: roles swapped). frozen: it
-# SIGSTOPs failoverd, and waits until it is stopped, before each fault, and
-# continues it after the standby ran or the window passed.
+# SIGSTOPs failoverd right after the injection, waits until it is stopped,
+# and continues it after the standby ran or the window passed (stopped
+# before the injection, bench-ctl's xenstore write once never returned).
 bench_one() {
-	local path=$1 cond=$2 owner="" freeze="" base=$OUT/$path-$cond noswitch bad failed
+	local path=$1 cond=$2 owner="" freeze="" base=$OUT/$path-$cond noswitch bad failed bpid mon rc
 	pair_ready $path
 	case $path in kernel | hypervisor) owner="--owner $path" ;; esac
 	[ "$cond" = frozen ] && freeze="--freeze-pid $FOD_PID"
 	# shellcheck disable=SC2086
 	bench-ctl -s $FO_SOCK --mode fault -p k -n "$BENCH_N" --rt $BENCH_RTPRIO --poll-us 200 \
-		--window-ms $FAULT_WINDOW_MS $owner $freeze > $base.csv 2> $base.err ||
-		{ cat $base.err; fail "$path/$cond: bench-ctl failed"; }
+		--window-ms $FAULT_WINDOW_MS $owner $freeze > $base.csv 2> $base.err &
+	bpid=$!
+	# Progress every 60 s (one process start a minute in dom0): rounds
+	# done, and where the driver and failoverd are, so that a run that
+	# stops moving says where.
+	(while sleep 60; do
+		log "$path/$cond: $(($(grep -c . $base.csv) - 1)) of $BENCH_N rounds;" \
+			"bench-ctl $(cut -d' ' -f3 /proc/$bpid/stat 2>/dev/null) in $(cat /proc/$bpid/wchan 2>/dev/null)," \
+			"failoverd $(cut -d' ' -f3 /proc/$FOD_PID/stat 2>/dev/null); $(tail -n 1 $base.err)"
+	done) &
+	mon=$!
+	wait $bpid
+	rc=$?
+	kill $mon 2>/dev/null
+	wait $mon 2>/dev/null
+	[ $rc = 0 ] || { cat $base.err; fail "$path/$cond: bench-ctl failed (rc=$rc)"; }
 	grep -v ' rounds ok$' $base.err | while read -r l; do log "$path/$cond: $l"; done
 	# One @@FO-SAMPLE line per round that switched, by the columns' names:
 	#   inject_to_running_us    injection -> bench-ctl saw the standby
@@ -261,6 +281,7 @@ partitioned)
 esac
 metric layout "$BENCH_LAYOUT"
 metric fault_window_ms "$FAULT_WINDOW_MS" ms
+metric hv_poll_us "${HV_POLL_US:-1000}" us
 
 create_pair k
 wait_agent k-a 90 && wait_agent k-b 90 || fail "agents not ready within 90 s"
