@@ -401,8 +401,9 @@ static int bench_arm(struct bench_ctx *x, const struct bench_pair *st)
 	return r;
 }
 
-/* Until the pair is ARMED (and held by --owner); a pair left DEGRADED or DISARMED (by a spurious
- * failover under load, or an earlier failed round) is restored first. */
+/* Until the pair is ARMED (and held by --owner); a pair left DEGRADED or
+ * DISARMED (by a spurious failover under load, or an earlier failed round)
+ * is restored first. */
 static int bench_ensure_armed(struct bench_ctx *x, struct bench_pair *ret)
 {
 	int64_t end = bench_now_ns() + (int64_t)BENCH_ARMED_TIMEOUT_MS * 1000000;
@@ -590,9 +591,9 @@ static int bench_round(struct bench_ctx *x, long i)
 failed:
 	fprintf(stderr, "bench-ctl: round %ld (%s): %s\n", i, why, strerror(-r));
 	bench_print_row(i, x->mode, st.active, st.standby, NULL, why, request_ns, 0, -1, -1, running_ns);
+	bench_thaw(x); /* before any xenstore write, as above */
 	if (x->mode == BENCH_FAULT)
 		bench_xs_control(x, st.active_domid, "none");
-	bench_thaw(x);
 	return r;
 }
 
