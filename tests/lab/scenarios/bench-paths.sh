@@ -245,7 +245,7 @@ bench_one() {
 	[ "$bad" = 0 ] || fail "$path/$cond: $bad switches by another path than $path"
 	metric "${path}_${cond}_failed_rounds" "$failed"
 	# shellcheck disable=SC2046
-	set -- $(pctl $OUT/$path-$cond-fr) $(pctl $OUT/$path-$cond-dr) $(pctl $OUT/$path-$cond-ir)
+	set -- $(pctl $base-fr) $(pctl $base-dr) $(pctl $base-ir)
 	metric "${path}_${cond}_inject_to_running_p50_us" "$7" us
 	metric "${path}_${cond}_inject_to_running_p99_us" "$8" us
 	metric "${path}_${cond}_fault_to_running_p50_us" "$1" us
@@ -255,10 +255,10 @@ bench_one() {
 	metric "${path}_${cond}_detected_to_running_p99_us" "$5" us
 	metric "${path}_${cond}_detected_to_running_max_us" "$6" us
 	metric "${path}_${cond}_noswitch" "$noswitch"
-	metric "${path}_${cond}_samples" "$(grep -c . $OUT/$path-$cond-ir)"
+	metric "${path}_${cond}_samples" "$(grep -c . $base-ir)"
 	log "$path/$cond: fault->running p50/p99/max $1/$2/$3 us, detected->running $4/$5/$6 us, $noswitch without a switch in $FAULT_WINDOW_MS ms"
 	[ "$cond" = frozen ] && [ "$path" = xenctrl ] && return 0
-	[ "$(grep -c . $OUT/$path-$cond-fr)" -gt 0 ] || fail "$path/$cond: no sample"
+	[ "$(grep -c . $base-fr)" -gt 0 ] || fail "$path/$cond: no sample"
 }
 
 # partitioned: the last pCPU for the pair and the watch, none of dom0's
