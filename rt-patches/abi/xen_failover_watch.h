@@ -37,7 +37,12 @@
 
 /* flags: IN (ARM) */
 #define FO_FOWATCH_F_FENCE_ALWAYS (1u << 0)  /* fence even when the standby is unfit */
-#define FO_FOWATCH_F_MASK         FO_FOWATCH_F_FENCE_ALWAYS
+/* Event mode (0012): the active notifies `port` after each change of the
+ * sequence; Xen reads it at each notify and looks again only at the
+ * deadline, instead of every period_us. A series without 0012 answers
+ * -EINVAL to the flag. */
+#define FO_FOWATCH_F_EVENT        (1u << 1)
+#define FO_FOWATCH_F_MASK         (FO_FOWATCH_F_FENCE_ALWAYS | FO_FOWATCH_F_EVENT)
 /* flags: OUT (QUERY) */
 #define FO_FOWATCH_OUT_FENCED     (1u << 16) /* the watch holds the active paused */
 
@@ -87,7 +92,7 @@ struct fo_xen_failover_watch {
 	uint32_t shutdown_code; /* OUT: the active's SHUTDOWN_*, or FO_FOWATCH_NO_SHUTDOWN_CODE */
 	uint16_t owner;         /* OUT: the domain that armed it */
 	uint16_t active;        /* OUT: the active's domid */
-	uint32_t pad1;          /* 0 */
+	uint32_t port;          /* IN (ARM) / OUT: with FO_FOWATCH_F_EVENT the active's heartbeat port, else 0 */
 	fo_xen_u64a seq;        /* OUT: last sequence value seen */
 	/* OUT: Xen's NOW() (ns since Xen booted) at each step; 0 = not reached. */
 	fo_xen_u64a t_armed;
@@ -118,7 +123,7 @@ _Static_assert(offsetof(struct fo_xen_failover_watch, reason) == 40, "reason");
 _Static_assert(offsetof(struct fo_xen_failover_watch, shutdown_code) == 44, "shutdown_code");
 _Static_assert(offsetof(struct fo_xen_failover_watch, owner) == 48, "owner");
 _Static_assert(offsetof(struct fo_xen_failover_watch, active) == 50, "active");
-_Static_assert(offsetof(struct fo_xen_failover_watch, pad1) == 52, "pad1");
+_Static_assert(offsetof(struct fo_xen_failover_watch, port) == 52, "port");
 _Static_assert(offsetof(struct fo_xen_failover_watch, seq) == 56, "seq");
 _Static_assert(offsetof(struct fo_xen_failover_watch, t_armed) == 64, "t_armed");
 _Static_assert(offsetof(struct fo_xen_failover_watch, t_progress) == 72, "t_progress");

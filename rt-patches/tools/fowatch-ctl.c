@@ -7,7 +7,7 @@
  *
  *   fowatch-ctl arm ACTIVE STANDBY --gref G --offset O --period-us P
  *               --timeout-us T --cpu C [--quiesce-us Q]
- *               [--shutdown-mask M] [--fence-always]
+ *               [--shutdown-mask M] [--fence-always] [--event-port P]
  *   fowatch-ctl disarm DOMID
  *   fowatch-ctl query DOMID         one JSON line (state, reason, timestamps)
  *   fowatch-ctl release DOMID
@@ -50,7 +50,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: %s arm ACTIVE STANDBY --gref G --offset O --period-us P --timeout-us T --cpu C\n"
-		"                  [--quiesce-us Q] [--shutdown-mask M] [--fence-always]\n"
+		"                  [--quiesce-us Q] [--shutdown-mask M] [--fence-always] [--event-port P]\n"
 		"       %s disarm DOMID\n"
 		"       %s query DOMID\n"
 		"       %s release DOMID\n"
@@ -145,6 +145,7 @@ static int cmd_arm(int argc, char **argv)
 		{ "quiesce-us", required_argument, NULL, 'q' },
 		{ "shutdown-mask", required_argument, NULL, 'm' },
 		{ "fence-always", no_argument, NULL, 'f' },
+		{ "event-port", required_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fo_xen_failover_watch fw;
@@ -195,6 +196,15 @@ static int cmd_arm(int argc, char **argv)
 			break;
 		case 'f':
 			fw.flags |= FO_FOWATCH_F_FENCE_ALWAYS;
+			break;
+		case 'e': /* event mode (0012): the active's port it notifies after each beat */
+			if (!parse_u32("--event-port", optarg, UINT32_MAX, &fw.port))
+				return 2;
+			if (!fw.port) {
+				fprintf(stderr, "%s: --event-port: 0 is never a bound port\n", prog);
+				return 2;
+			}
+			fw.flags |= FO_FOWATCH_F_EVENT;
 			break;
 		default:
 			usage(stderr);
@@ -273,7 +283,7 @@ static int cmd_query(int argc, char **argv)
 
 	printf("{\"active\":%u,\"standby\":%u,\"owner\":%u,\"state\":\"%s\",\"state_code\":%" PRIu32
 	       ",\"reason\":\"%s\",\"reason_code\":%" PRIu32 ",\"shutdown_code\":%" PRId64
-	       ",\"fenced\":%s,\"flags\":%" PRIu32 ",\"gref\":%" PRIu32 ",\"offset\":%" PRIu32
+	       ",\"fenced\":%s,\"flags\":%" PRIu32 ",\"gref\":%" PRIu32 ",\"port\":%" PRIu32 ",\"offset\":%" PRIu32
 	       ",\"period_us\":%" PRIu32 ",\"timeout_us\":%" PRIu32 ",\"quiesce_us\":%" PRIu32
 	       ",\"shutdown_mask\":%" PRIu32 ",\"cpu\":%u,\"seq\":%" PRIu64 ",\"t_armed\":%" PRIu64
 	       ",\"t_progress\":%" PRIu64 ",\"t_detect\":%" PRIu64 ",\"t_fence\":%" PRIu64
@@ -282,7 +292,7 @@ static int cmd_query(int argc, char **argv)
 	       fw.active, fw.standby, fw.owner, fo_fowatch_state_name(fw.state), fw.state,
 	       fo_fowatch_reason_name(fw.reason), fw.reason,
 	       fw.shutdown_code == FO_FOWATCH_NO_SHUTDOWN_CODE ? (int64_t)-1 : (int64_t)fw.shutdown_code,
-	       (fw.flags & FO_FOWATCH_OUT_FENCED) ? "true" : "false", fw.flags, fw.gref, fw.offset,
+	       (fw.flags & FO_FOWATCH_OUT_FENCED) ? "true" : "false", fw.flags, fw.gref, fw.port, fw.offset,
 	       fw.period_us, fw.timeout_us, fw.quiesce_us, fw.shutdown_mask, fw.cpu, (uint64_t)fw.seq,
 	       (uint64_t)fw.t_armed, (uint64_t)fw.t_progress, (uint64_t)fw.t_detect, (uint64_t)fw.t_fence,
 	       (uint64_t)fw.t_quiesced, (uint64_t)fw.t_switched, (uint64_t)fw.t_now, offset, (m1 - m0 + 1) / 2);
