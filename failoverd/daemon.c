@@ -322,9 +322,9 @@ static int setup_hypervisor_watch(struct fo_daemon *d)
 			"kernel module (kernel), see the kernel fast path", why);
 		return 0;
 	}
-	fo_info("hypervisor watch: Xen switches armed pairs itself (its timer on pCPU %d, reading each active's "
-		"sequence every %u us); failoverd observes through VIRQ_FAILOVER", d->cfg.daemon.hypervisor_watch_cpu,
-		d->cfg.daemon.hypervisor_watch_poll_us);
+	fo_info("hypervisor watch: Xen switches armed pairs itself (its timer on pCPU %d; each active's sequence read "
+		"at its agent's notify, or every %u us where Xen has no event mode); failoverd observes through "
+		"VIRQ_FAILOVER", d->cfg.daemon.hypervisor_watch_cpu, d->cfg.daemon.hypervisor_watch_poll_us);
 	return 0;
 }
 

@@ -304,8 +304,10 @@ struct fo_hv_ops {
 	const char *(*armed_owner)(struct fo_hv *hv);
 	/* Optional (NULL if absent): the grant reference of the member's
 	 * heartbeat page, as its agent published it and we mapped it (what
-	 * Xen's watch pins). -ENOENT: no agent attached. */
-	int (*agent_gref)(struct fo_hv *hv, fo_domid_t domid, uint32_t *ret_gref);
+	 * Xen's watch pins), and the agent's own (guest-side) event channel
+	 * port it notifies after each beat (what Xen's watch listens to in
+	 * event mode). -ENOENT: no agent attached. */
+	int (*agent_page)(struct fo_hv *hv, fo_domid_t domid, uint32_t *ret_gref, uint32_t *ret_port);
 
 	/*
 	 * Optional, implemented by the Xen backend for the decorator above it:
@@ -374,8 +376,8 @@ struct fo_hv {
 /* The Xen backend (xen/backend.c). */
 int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret);
 /* Make Xen's failover watch (our patched hypervisor) the armed owner of
- * pairs, its timer on pCPU `cpu` reading the sequence every `poll_us`
- * (0: the default, hv/fowatch/owner.h): probes the hypervisor (-ENOSYS: a
+ * pairs, its timer on pCPU `cpu`, in event mode where Xen has it, else
+ * reading the sequence every `poll_us` (0: the default, hv/fowatch/owner.h): probes the hypervisor (-ENOSYS: a
  * Xen without the watch), binds VIRQ_FAILOVER. On failure `why` says what. */
 int fo_hv_xen_enable_fowatch(struct fo_hv *hv, uint16_t cpu, uint32_t poll_us, char *why, size_t whylen);
 /* sim/hv_sim.h declares the simulator's test API; this is its daemon entry. */

@@ -154,7 +154,7 @@ static void test_arm_query_progress(void)
 	CHECK(fw.quiesce_us == FO_FOWATCH_DEF_QUIESCE_US, "quiesce defaulted: %u", fw.quiesce_us);
 	CHECK(fw.shutdown_mask == 0x1bu, "mask defaulted to poweroff|reboot|crash|watchdog: %#x", fw.shutdown_mask);
 	CHECK(fw.flags == 0 && fw.reason == FO_FOWATCH_REASON_NONE && fw.shutdown_code == FO_FOWATCH_NO_SHUTDOWN_CODE &&
-		      fw.pad1 == 0,
+		      fw.port == 0,
 	      "flags %#x reason %u code %u", fw.flags, fw.reason, fw.shutdown_code);
 	CHECK(fw.seq == 2, "the sequence read at ARM: %llu", (unsigned long long)fw.seq);
 	CHECK(fw.t_armed == armed_at + FO_SIM_XEN_AHEAD_NS && fw.t_progress == fw.t_armed,
@@ -213,6 +213,73 @@ static void test_timeout_fires(void)
 	CHECK(fo_sim_fowatch_virq_take(t.hv) && !virq_readable(&t) && !fo_sim_fowatch_virq_take(t.hv), "taken once");
 	fo_sim_advance(t.hv, 1000 * MS);
 	CHECK(query(&t, t.a, &fw) == FO_FOWATCH_STATE_FIRED && fo_sim_fowatch_virqs(t.hv) == 1, "an end state stays");
+	teardown(&t);
+}
+
+/*
+ * Event mode (rt-patches 0012): a beat is stamped when the agent notifies,
+ * off the period grid, and the watch fires a timeout after it exactly; a
+ * notify that does not move the sequence is no progress; without 0012 the
+ * flag is refused.
+ */
+static void test_event_mode(void)
+{
+	struct t t;
+	struct fo_xen_failover_watch fw;
+	uint64_t t0, last;
+
+	setup(&t, true);
+	fw = arm_args(&t);
+	fw.flags = FO_FOWATCH_F_EVENT;
+	fw.port = fo_sim_agent_port(t.hv, t.a);
+	fo_sim_fowatch_no_event(t.hv, true);
+	CHECK(arm_with(&t, fw) == -EINVAL, "a series without 0012 refuses the flag");
+	fo_sim_fowatch_no_event(t.hv, false);
+	t0 = fo_sim_now(t.hv);
+	CHECK(arm_with(&t, fw) == 0, "armed in event mode");
+	CHECK(query(&t, t.a, &fw) == FO_FOWATCH_STATE_ARMED && fw.flags == FO_FOWATCH_F_EVENT &&
+		      fw.port == fo_sim_agent_port(t.hv, t.a),
+	      "flag and port echoed: flags %#x port %u", fw.flags, fw.port);
+	/* Beats 7 ms apart (off the 10 ms period), for longer than a timeout. */
+	for (int i = 0; i < 12; i++) {
+		fo_sim_advance(t.hv, 7 * MS);
+		fo_sim_heartbeat(t.hv, t.a);
+	}
+	last = fo_sim_now(t.hv);
+	CHECK(query(&t, t.a, &fw) == FO_FOWATCH_STATE_ARMED &&
+		      fw.t_progress == last + FO_SIM_XEN_AHEAD_NS,
+	      "progress stamped at the notify itself: %lld ns after it",
+	      (long long)(fw.t_progress - FO_SIM_XEN_AHEAD_NS - last));
+	/* Notifies without counting: a loop that still signals is no progress. */
+	for (int i = 0; i < 4; i++) {
+		fo_sim_advance(t.hv, 7 * MS);
+		fo_sim_kernel_notify_only(t.hv, t.a);
+	}
+	fo_sim_advance(t.hv, TIMEOUT_US * US);
+	CHECK(query(&t, t.a, &fw) == FO_FOWATCH_STATE_FIRED && fw.reason == FO_FOWATCH_REASON_TIMEOUT,
+	      "fired: %s", fo_fowatch_state_name(fw.state));
+	CHECK(fw.t_progress == last + FO_SIM_XEN_AHEAD_NS && fw.t_detect - fw.t_progress == TIMEOUT_US * US,
+	      "at the deadline itself, not on a period grid: %lld ns after the last beat (timeout %u us)",
+	      (long long)(fw.t_detect - fw.t_progress), TIMEOUT_US);
+	CHECK((fw.t_detect - FO_SIM_XEN_AHEAD_NS - t0) % (PERIOD_US * US) != 0, "off the grid a polled watch runs on");
+	CHECK(fo_sim_state(t.hv, t.b) == FO_DOM_RUNNING && fo_sim_fowatch_fenced(t.hv, t.a), "switched");
+	teardown(&t);
+
+	/* A polled watch with the same beats: the tick after the deadline. */
+	setup(&t, true);
+	t0 = fo_sim_now(t.hv);
+	CHECK(arm(&t) == 0, "armed, polling");
+	for (int i = 0; i < 12; i++) {
+		fo_sim_advance(t.hv, 7 * MS);
+		fo_sim_heartbeat(t.hv, t.a);
+	}
+	last = fo_sim_now(t.hv);
+	fo_sim_advance(t.hv, TIMEOUT_US * US + PERIOD_US * US);
+	CHECK(query(&t, t.a, &fw) == FO_FOWATCH_STATE_FIRED && fw.t_detect - fw.t_progress == TIMEOUT_US * US &&
+		      (fw.t_detect - FO_SIM_XEN_AHEAD_NS - t0) % (PERIOD_US * US) == 0 &&
+		      fw.t_progress - FO_SIM_XEN_AHEAD_NS > last,
+	      "polled: progress seen on the grid, after the beat (%lld ns late)",
+	      (long long)(fw.t_progress - FO_SIM_XEN_AHEAD_NS - last));
 	teardown(&t);
 }
 
@@ -463,13 +530,13 @@ static void test_arm_refused(void)
 	struct t t;
 	struct fo_xen_failover_watch fw;
 	fo_domid_t c, d;
-	struct fo_xen_failover_watch bad[16];
+	struct fo_xen_failover_watch bad[20];
 	size_t n = 0;
 
 	setup(&t, true);
 	c = fo_sim_add_domain(t.hv, "c", FO_DOM_RUNNING);
 	d = fo_sim_add_domain(t.hv, "d", FO_DOM_PAUSED);
-	for (size_t i = 0; i < 16; i++)
+	for (size_t i = 0; i < 20; i++)
 		bad[i] = arm_args(&t);
 	bad[n++].period_us = FO_FOWATCH_MIN_PERIOD_US - 1;
 	bad[n++].timeout_us = 2 * PERIOD_US - 1;
@@ -477,7 +544,10 @@ static void test_arm_refused(void)
 	bad[n++].quiesce_us = FO_FOWATCH_MAX_QUIESCE_US + 1;
 	bad[n++].shutdown_mask = 1u << FO_SIM_SHUTDOWN_SUSPEND;
 	bad[n++].shutdown_mask = 1u << (FO_FOWATCH_SHUTDOWN_MAX + 1);
-	bad[n++].flags = 1u << 1;
+	bad[n++].flags = 1u << 2;
+	bad[n++].flags = FO_FOWATCH_F_EVENT; /* and no port */
+	bad[n].flags = FO_FOWATCH_F_EVENT, bad[n++].port = fo_sim_agent_port(t.hv, t.a) + 1; /* never bound */
+	bad[n++].port = fo_sim_agent_port(t.hv, t.a); /* a port without event mode */
 	bad[n++].state = FO_FOWATCH_STATE_ARMED;
 	bad[n++].t_now = 1;
 	bad[n++].cpu = 8;
@@ -577,6 +647,7 @@ int main(void)
 	RUN(test_enosys_unless_enabled);
 	RUN(test_arm_query_progress);
 	RUN(test_timeout_fires);
+	RUN(test_event_mode);
 	RUN(test_unpause_standby_refused);
 	RUN(test_disarm_armed);
 	RUN(test_disarm_fenced_release);

@@ -205,26 +205,56 @@ static bool finish(struct fo_fowatch_owner *o, struct fo_fowatch_slot *s, const 
 	return event;
 }
 
-/* ARM `active` -> `standby` on the page `gref`. */
+/*
+ * ARM `active` -> `standby` on the page `gref`, in event mode on the
+ * agent's `port` when this Xen has it. *event_port: the port Xen listens
+ * to, 0 when it polls.
+ */
 static int arm_on(struct fo_fowatch_owner *o, fo_domid_t active, fo_domid_t standby, uint32_t gref,
-		  uint32_t timeout_ms, uint32_t period_ms)
+		  uint32_t port, uint32_t timeout_ms, uint32_t period_ms, uint32_t *event_port)
 {
 	struct fo_xen_failover_watch fw = { .op = FO_FOWATCH_OP_ARM };
+	int r;
 
+	*event_port = 0;
 	if (period_ms == 0 || timeout_ms < 2 * period_ms)
 		return -EINVAL;
 	fw.standby = standby;
 	fw.cpu = o->cpu;
 	fw.gref = gref;
 	fw.offset = offsetof(struct fo_hb_page, sequence);
-	/* Xen reads the sequence every poll_us (never less often than the
-	 * agent beats): a fault is seen within timeout + poll_us of the last
-	 * progress, where our own deadline and a once-a-period look would
-	 * add up to a whole heartbeat period. */
+	/* Where Xen polls, it reads the sequence every poll_us (never less
+	 * often than the agent beats): a fault is seen within timeout +
+	 * poll_us of the last progress, where our own deadline and a
+	 * once-a-period look would add up to a whole heartbeat period. Event
+	 * mode keeps the same period for QUERY and a re-ARM without it. */
 	fw.period_us = o->poll_us < period_ms * US_PER_MS ? o->poll_us : period_ms * US_PER_MS;
 	if (fw.period_us < FO_FOWATCH_MIN_PERIOD_US)
 		fw.period_us = FO_FOWATCH_MIN_PERIOD_US;
 	fw.timeout_us = timeout_ms * US_PER_MS;
+	if (port && !o->no_event) {
+		/* The agent notifies after every beat: Xen stamps the beat
+		 * then and fires at the deadline itself, no period added. */
+		struct fo_xen_failover_watch ev = fw;
+
+		ev.flags |= FO_FOWATCH_F_EVENT;
+		ev.port = port;
+		r = o->domctl(o->ctx, active, &ev);
+		if (r != -EINVAL) {
+			if (r == 0)
+				*event_port = port;
+			return r;
+		}
+		/* Probed, not assumed: the same ARM in polling mode decides
+		 * whether the flag or something else was refused. */
+		r = o->domctl(o->ctx, active, &fw);
+		if (r == 0) {
+			o->no_event = true;
+			fo_warn("failover watch: this Xen has no event mode (rt-patches 0012): it reads the heartbeat "
+				"every %u us instead, and detection lags the deadline by up to that", fw.period_us);
+		}
+		return r;
+	}
 	return o->domctl(o->ctx, active, &fw);
 }
 
@@ -233,17 +263,17 @@ int fo_fowatch_arm(struct fo_fowatch_owner *o, uint32_t pair_id, fo_domid_t acti
 {
 	struct fo_hv *hv = o->hv;
 	struct fo_fowatch_slot *s;
-	uint32_t gref;
+	uint32_t gref, port, event_port;
 	int r;
 
 	if (slot_by_pair(o, pair_id))
 		return -EBUSY;
-	if (!hv->ops->agent_gref)
+	if (!hv->ops->agent_page)
 		return -EOPNOTSUPP;
-	r = hv->ops->agent_gref(hv, active, &gref);
+	r = hv->ops->agent_page(hv, active, &gref, &port);
 	if (r < 0)
 		return r; /* -ENOENT: no agent attached yet, as the module's ARM */
-	r = arm_on(o, active, standby, gref, timeout_ms, period_ms);
+	r = arm_on(o, active, standby, gref, port, timeout_ms, period_ms, &event_port);
 	if (r < 0)
 		return r;
 	s = slot_new(o, pair_id);
@@ -256,6 +286,7 @@ int fo_fowatch_arm(struct fo_fowatch_owner *o, uint32_t pair_id, fo_domid_t acti
 	s->timeout_ms = timeout_ms;
 	s->period_ms = period_ms;
 	s->gref = gref;
+	s->port = event_port;
 	return 0;
 }
 
@@ -325,6 +356,7 @@ int fo_fowatch_adopt(struct fo_fowatch_owner *o, uint32_t pair_id, const fo_domi
 		 * period, rounded up, is what a re-ARM needs to get the same. */
 		s->period_ms = (fw.period_us + US_PER_MS - 1) / US_PER_MS;
 		s->gref = fw.gref;
+		s->port = fw.flags & FO_FOWATCH_F_EVENT ? fw.port : 0;
 	}
 	if (is_end_state(fw.state)) {
 		finish(o, s, &fw, off, err);
@@ -395,13 +427,15 @@ void fo_fowatch_agent_attached(struct fo_fowatch_owner *o, fo_domid_t domid)
 	for (size_t i = 0; i < FO_MAX_PAIRS; i++) {
 		struct fo_fowatch_slot *s = &o->slot[i];
 		struct fo_xen_failover_watch fw;
-		uint32_t gref;
+		uint32_t gref, port, event_port;
 		uint64_t err;
 		int64_t off;
 		int r;
 
-		if (!s->used || s->active != domid || !hv->ops->agent_gref || hv->ops->agent_gref(hv, domid, &gref) < 0 ||
-		    gref == s->gref)
+		if (!s->used || s->active != domid || !hv->ops->agent_page || hv->ops->agent_page(hv, domid, &gref, &port) < 0)
+			continue;
+		/* Polling: only the page matters. Event mode: the port too. */
+		if (gref == s->gref && (!s->port || port == s->port))
 			continue;
 		r = simple_op(o, s->active, FO_FOWATCH_OP_DISARM);
 		if (r == -EBUSY) {
@@ -415,7 +449,7 @@ void fo_fowatch_agent_attached(struct fo_fowatch_owner *o, fo_domid_t domid)
 				domid, gref, s->gref, strerror(-r));
 			continue;
 		}
-		r = arm_on(o, s->active, s->standby, gref, s->timeout_ms, s->period_ms);
+		r = arm_on(o, s->active, s->standby, gref, port, s->timeout_ms, s->period_ms, &event_port);
 		if (r < 0) {
 			/* Ours alone now: the daemon's own deadline (the
 			 * backstop) still watches; adopt() will say ENOENT. */
@@ -424,9 +458,10 @@ void fo_fowatch_agent_attached(struct fo_fowatch_owner *o, fo_domid_t domid)
 			s->used = false;
 			continue;
 		}
-		fo_info("failover watch: dom%u's agent granted a new page (gref %u, was %u): the watch follows it", domid,
-			gref, s->gref);
+		fo_info("failover watch: dom%u's agent attached anew (gref %u port %u, was %u port %u): the watch follows it",
+			domid, gref, event_port, s->gref, s->port);
 		s->gref = gref;
+		s->port = event_port;
 	}
 }
 

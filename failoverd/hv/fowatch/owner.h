@@ -40,14 +40,16 @@ struct fo_fowatch_slot {
 	uint32_t timeout_ms;
 	uint32_t period_ms; /* the pair's heartbeat period (caps poll_us) */
 	uint32_t gref;      /* the page Xen pinned: the active's agent's grant when armed */
+	uint32_t port;      /* the agent's port Xen listens to (event mode), 0 when Xen polls */
 };
 
 struct fo_fowatch_owner {
-	struct fo_hv *hv;            /* the backend: clock, pause, get_state, agent_gref, callbacks */
+	struct fo_hv *hv;            /* the backend: clock, pause, get_state, agent_page, callbacks */
 	fo_fowatch_domctl_fn domctl;
 	void *ctx;
 	uint16_t cpu;                /* the pCPU of Xen's watch timer */
-	uint32_t poll_us;            /* how often Xen reads the sequence (at most the heartbeat period) */
+	uint32_t poll_us;            /* how often Xen reads the sequence when it polls (at most the heartbeat period) */
+	bool no_event;               /* this Xen refused event mode (a series without 0012): poll */
 	struct fo_fowatch_slot slot[FO_MAX_PAIRS];
 	/* Switches found by DISARM or QUERY, handed up by fo_fowatch_poll. */
 	struct fo_hv_kevent queued[FO_MAX_PAIRS];
@@ -61,9 +63,12 @@ struct fo_fowatch_owner {
  */
 int fo_fowatch_probe(fo_fowatch_domctl_fn domctl, void *ctx);
 
-/* Xen's reading of the sequence, by default: detection lags the deadline
- * by up to one such period, so it is far below a heartbeat period; each
- * read is one 64-bit load in a timer (daemon.hypervisor_watch_poll_us). */
+/* Xen's reading of the sequence when it polls (a Xen without event mode,
+ * or an agent without a port), by default: detection lags the deadline by
+ * up to one such period, so it is far below a heartbeat period; each read
+ * is one 64-bit load in a timer (daemon.hypervisor_watch_poll_us). In
+ * event mode, the default, Xen reads the sequence when the agent notifies
+ * and its timer runs at the deadline: no period is added. */
 #define FO_FOWATCH_DEFAULT_POLL_US 1000u
 
 void fo_fowatch_owner_init(struct fo_fowatch_owner *o, struct fo_hv *hv, fo_fowatch_domctl_fn domctl, void *ctx,
@@ -87,9 +92,10 @@ int fo_fowatch_adopt(struct fo_fowatch_owner *o, uint32_t pair_id, const fo_domi
  * and kernel_poll_events do. */
 void fo_fowatch_poll(struct fo_fowatch_owner *o);
 /* The backend (re)attached `domid`'s agent. If it is the active of a watch
- * pinned on another page (the agent restarted and granted a new one, the
- * old will never move again and Xen would fail over a live agent), move
- * the watch to the new page: DISARM, ARM. A watch that fired meanwhile is
+ * pinned on another page or listening to another port (the agent restarted
+ * and granted a new page, the old will never move again and Xen would fail
+ * over a live agent; or it bound a new port, which Xen would not hear),
+ * move the watch to the new binding: DISARM, ARM. A watch that fired meanwhile is
  * finished and its event queued, as by DISARM. */
 void fo_fowatch_agent_attached(struct fo_fowatch_owner *o, fo_domid_t domid);
 

@@ -114,6 +114,7 @@ void fo_sim_raw_page(struct fo_hv *hv, fo_domid_t domid, const struct fo_hb_page
 		d->has_page = true;
 	}
 	sim_kernel_notified(s, domid);
+	sim_fowatch_notified(s, domid);
 	/* A port the module holds reaches us only through the poll. */
 	if (s->kernel_poll && sim_kernel_holds_port(s, domid))
 		return;

@@ -36,6 +36,7 @@
  * that is not a grant to dom0. */
 #define SIM_GNTTAB_ENTRIES 512u
 #define SIM_OWNER 0 /* the caller of every domctl: dom0 */
+#define SIM_AGENT_PORT_FIRST 7u
 
 struct sim_fowatch {
 	bool used;
@@ -44,6 +45,7 @@ struct sim_fowatch {
 	uint32_t page_gen;                 /* the page pinned (the active's at ARM) */
 	struct fo_xen_failover_watch arm;  /* the ARM parameters, quiesce and mask defaulted */
 	uint64_t period, timeout, quiesce; /* ns */
+	bool event;                        /* 0012's event mode: read at the notify, tick at the deadline */
 	/* Moving parts; stamps on the virtual clock (Xen time in QUERY only). */
 	uint64_t next_tick;
 	uint64_t vcpus_stop;               /* when the fenced active's vCPUs stop running */
@@ -138,10 +140,20 @@ static bool abort_watch(struct sim_fowatch *w, uint32_t reason, uint32_t code, u
 	return true;
 }
 
+/* Any change of the value is progress (0007's read_progress()). */
+static void read_progress(struct sim_fowatch *w, const struct sim_domain *a, uint64_t now)
+{
+	uint64_t seq = read_seq(w, a);
+
+	if (seq != w->seq) {
+		w->seq = seq;
+		w->t_progress = now;
+	}
+}
+
 static bool poll_armed(struct fo_hv_sim *s, struct sim_fowatch *w, uint64_t now)
 {
 	struct sim_domain *a = sim_find_dom(s, w->active), *sb = sim_find_dom(s, w->standby);
-	uint64_t seq;
 
 	if (!a || !sb || dying(a) || dying(sb))
 		return false; /* the teardown is about to come */
@@ -155,12 +167,7 @@ static bool poll_armed(struct fo_hv_sim *s, struct sim_fowatch *w, uint64_t now)
 			return fire(s, w, FO_FOWATCH_REASON_SHUTDOWN, a->shutdown_code, now);
 		return abort_watch(w, FO_FOWATCH_REASON_SHUTDOWN, a->shutdown_code, now);
 	}
-	seq = read_seq(w, a);
-	if (seq != w->seq) {
-		w->seq = seq;
-		w->t_progress = now;
-		return false;
-	}
+	read_progress(w, a, now);
 	if (now - w->t_progress >= w->timeout)
 		return fire(s, w, FO_FOWATCH_REASON_TIMEOUT, FO_FOWATCH_NO_SHUTDOWN_CODE, now);
 	return false;
@@ -189,6 +196,15 @@ static bool poll_quiescing(struct fo_hv_sim *s, struct sim_fowatch *w, uint64_t 
 	return true;
 }
 
+/* 0012's next_look(): polling, a period on; event mode, the deadline the
+ * notifies left (a period on if it is past: a member being destroyed). */
+static uint64_t next_look(const struct sim_fowatch *w, uint64_t now)
+{
+	uint64_t deadline = w->t_progress + w->timeout;
+
+	return w->event && deadline > now ? deadline : now + w->period;
+}
+
 static void tick(struct fo_hv_sim *s, struct sim_fowatch *w, uint64_t now)
 {
 	bool notify = false;
@@ -199,7 +215,7 @@ static void tick(struct fo_hv_sim *s, struct sim_fowatch *w, uint64_t now)
 	if (w->state == FO_FOWATCH_STATE_QUIESCING)
 		notify = poll_quiescing(s, w, now);
 	if (w->state == FO_FOWATCH_STATE_ARMED)
-		w->next_tick = now + w->period;
+		w->next_tick = next_look(w, now);
 	else if (w->state == FO_FOWATCH_STATE_QUIESCING)
 		w->next_tick = now + FOWATCH_QUIESCE_POLL_NS;
 	if (notify)
@@ -222,12 +238,25 @@ void sim_fowatch_timers(struct fo_hv_sim *s)
 
 /* ---- the hooks in the simulator's domains ---- */
 
+/* 0012's fowatch_evtchn_sent(): the notify says when to look; progress is
+ * still a changed value. */
+void sim_fowatch_notified(struct fo_hv_sim *s, fo_domid_t domid)
+{
+	struct sim_domain *d = sim_find_dom(s, domid);
+	struct sim_fowatch *w = d ? d->fowatch : NULL;
+
+	if (w && w->event && w->active == domid && d->port == w->arm.port && w->state == FO_FOWATCH_STATE_ARMED)
+		read_progress(w, d, s->clock_ns);
+}
+
 void sim_fowatch_new_dom(struct sim_domain *d)
 {
 	/* The agent granted its page at boot; distinct per domain, so that a
 	 * mixed-up ref is caught. */
 	d->gref = FO_AGENT_GREF_FIRST_GUEST + d->domid % (SIM_GNTTAB_ENTRIES - FO_AGENT_GREF_FIRST_GUEST);
 	d->granted = true;
+	/* Its first unbound port, as a small Linux guest's agent gets. */
+	d->port = SIM_AGENT_PORT_FIRST;
 }
 
 bool sim_dom_fenced(const struct sim_domain *d)
@@ -288,7 +317,7 @@ void sim_fowatch_domain_kill(struct fo_hv_sim *s, struct sim_domain *d)
 
 static bool arm_out_fields_zero(const struct fo_xen_failover_watch *op)
 {
-	return !(op->state | op->reason | op->shutdown_code | op->owner | op->active | op->pad1) &&
+	return !(op->state | op->reason | op->shutdown_code | op->owner | op->active) &&
 	       !(op->seq | op->t_armed | op->t_progress | op->t_detect | op->t_fence | op->t_quiesced |
 		 op->t_switched | op->t_now);
 }
@@ -323,6 +352,8 @@ static int check_arm_args(const struct fo_hv_sim *s, fo_domid_t a, const struct 
 		return -EINVAL;
 	if (op->cpu >= s->n_pcpus)
 		return -EINVAL;
+	if ((op->flags & FO_FOWATCH_F_EVENT) && s->fowatch_no_event)
+		return -EINVAL; /* a series without 0012: an unknown flag */
 	if (a == SIM_OWNER || op->standby == a || op->standby == SIM_OWNER)
 		return -EINVAL;
 	return 0;
@@ -355,6 +386,10 @@ static int fowatch_arm(struct fo_hv_sim *s, struct sim_domain *a, struct fo_xen_
 	if (op->offset > SIM_PAGE_SIZE || SIM_PAGE_SIZE - op->offset < sizeof(uint64_t) ||
 	    (op->offset & (sizeof(uint64_t) - 1)))
 		return -EINVAL;
+	/* Xen's port_is_valid(): a port the active has allocated (every one
+	 * up to its agent's latest binding, in the simulator). */
+	if ((op->flags & FO_FOWATCH_F_EVENT) ? !op->port || op->port > a->port : op->port != 0)
+		return -EINVAL;
 	for (size_t i = 0; i < SIM_MAX_FOWATCH && !w; i++)
 		if (!s->fowatches[i].used)
 			w = &s->fowatches[i];
@@ -368,12 +403,13 @@ static int fowatch_arm(struct fo_hv_sim *s, struct sim_domain *a, struct fo_xen_
 		w->arm.quiesce_us = FO_FOWATCH_DEF_QUIESCE_US;
 	if (!w->arm.shutdown_mask)
 		w->arm.shutdown_mask = FOWATCH_DEF_SHUTDOWN_MASK;
+	w->event = op->flags & FO_FOWATCH_F_EVENT;
 	w->period = op->period_us * US;
 	w->timeout = op->timeout_us * US;
 	w->quiesce = w->arm.quiesce_us * US;
 	w->seq = read_seq(w, a);
 	w->t_armed = w->t_progress = s->clock_ns;
-	w->next_tick = w->t_armed + w->period;
+	w->next_tick = next_look(w, w->t_armed);
 	a->fowatch = sb->fowatch = w;
 	return 0;
 }
@@ -390,7 +426,6 @@ static void fowatch_query(const struct sim_fowatch *w, uint64_t now, struct fo_x
 	op->shutdown_code = w->shutdown_code;
 	op->owner = SIM_OWNER;
 	op->active = w->active;
-	op->pad1 = 0;
 	op->seq = w->seq;
 	op->t_armed = xen_time(w->t_armed);
 	op->t_progress = xen_time(w->t_progress);
@@ -510,6 +545,15 @@ uint32_t fo_sim_agent_gref(struct fo_hv *hv, fo_domid_t domid)
 	return d ? d->gref : 0;
 }
 
+uint32_t fo_sim_agent_port(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct sim_domain *d = sim_find_dom(sim_of(hv), domid);
+
+	return d ? d->port : 0;
+}
+
+void fo_sim_fowatch_no_event(struct fo_hv *hv, bool on) { sim_of(hv)->fowatch_no_event = on; }
+
 void fo_sim_agent_grant(struct fo_hv *hv, fo_domid_t domid, uint32_t gref)
 {
 	struct sim_domain *d = sim_find_dom(sim_of(hv), domid);
@@ -518,6 +562,7 @@ void fo_sim_agent_grant(struct fo_hv *hv, fo_domid_t domid, uint32_t gref)
 		d->gref = gref;
 		d->granted = true;
 		d->page_gen++;
+		d->port++; /* the restarted agent's new binding */
 		/* The daemon's backend sees the new keys and maps the new
 		 * page: what hv/xen/agent.c tells the watch's owner then. */
 		if (sim_of(hv)->owner)

@@ -217,7 +217,14 @@ uint64_t fo_sim_fowatch_virqs(struct fo_hv *hv);
  * an armed watch keeps its pin and still reads the page.
  */
 uint32_t fo_sim_agent_gref(struct fo_hv *hv, fo_domid_t domid);
+/* The agent's own event channel port, which it notifies after each beat
+ * (what an event-mode watch listens to); fo_sim_agent_grant binds a new
+ * one too, as a restarted agent does. */
+uint32_t fo_sim_agent_port(struct fo_hv *hv, fo_domid_t domid);
 void fo_sim_agent_grant(struct fo_hv *hv, fo_domid_t domid, uint32_t gref);
+/* The watch refuses XEN_DOMCTL_FOWATCH_F_EVENT (-EINVAL): a patch series
+ * without 0012, where every watch polls. */
+void fo_sim_fowatch_no_event(struct fo_hv *hv, bool on);
 void fo_sim_agent_revoke(struct fo_hv *hv, fo_domid_t domid);
 /* The domain shuts down with Xen's `code` (FO_SIM_SHUTDOWN_*): state CRASHED
  * for crash, SHUTDOWN for the others (suspend included, as getdomaininfo

@@ -340,6 +340,7 @@ void fo_sim_kernel_notify_only(struct fo_hv *hv, fo_domid_t domid)
 	struct sim_domain *d = sim_find_dom(s, domid);
 
 	sim_kernel_notified(s, domid);
+	sim_fowatch_notified(s, domid);
 	/* Whoever reads the page on a notification reads it unchanged. */
 	if (d && d->watched && d->has_page && !(s->kernel_poll && sim_kernel_holds_port(s, domid)))
 		sim_deliver_page(hv, d);

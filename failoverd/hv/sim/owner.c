@@ -16,15 +16,16 @@ static int owner_domctl(void *ctx, fo_domid_t domid, struct fo_xen_failover_watc
 	return fo_sim_fowatch_domctl(ctx, domid, fw);
 }
 
-/* The gref of an attached agent's page (-ENOENT before it attached, as
- * the Xen backend before it mapped the page). */
-static int owner_agent_gref(struct fo_hv *hv, fo_domid_t domid, uint32_t *ret_gref)
+/* The gref of an attached agent's page and its port (-ENOENT before it
+ * attached, as the Xen backend before it mapped the page). */
+static int owner_agent_page(struct fo_hv *hv, fo_domid_t domid, uint32_t *ret_gref, uint32_t *ret_port)
 {
 	struct sim_domain *d = sim_find_dom(sim_of(hv), domid);
 
 	if (!d || !d->watched || !d->has_page)
 		return -ENOENT;
 	*ret_gref = d->gref;
+	*ret_port = d->port;
 	return 0;
 }
 
@@ -79,7 +80,7 @@ int fo_sim_enable_fowatch_owner(struct fo_hv *hv, uint16_t cpu)
 	if (hv->ops != &s->owner_ops)
 		s->owner_inner = hv->ops;
 	s->owner_ops = *s->owner_inner;
-	s->owner_ops.agent_gref = owner_agent_gref;
+	s->owner_ops.agent_page = owner_agent_page;
 	s->owner_ops.get_fds = owner_get_fds;
 	s->owner_ops.dispatch = owner_dispatch;
 	fo_fowatch_install(hv, s->owner, &s->owner_ops);

@@ -64,6 +64,7 @@ struct sim_domain {
 	uint32_t gref;                /* the ref the agent granted its page to dom0 under */
 	bool granted;                 /* ... and has not ended that grant */
 	uint32_t page_gen;            /* which page the agent writes: a re-grant is a new one */
+	uint32_t port;                /* the agent's own event channel port (it notifies after each beat) */
 	struct sim_fowatch *fowatch;  /* the watch this domain is active or standby of (Xen's d->fowatch) */
 };
 
@@ -129,6 +130,7 @@ struct fo_hv_sim {
 	/* The Xen failover watch (fowatch.c). */
 	bool fowatch_on;               /* fo_sim_enable_fowatch */
 	bool fowatch_absent;           /* fo_sim_fowatch_absent: a stock Xen after all */
+	bool fowatch_no_event;         /* fo_sim_fowatch_no_event: a series without 0012 */
 	unsigned fowatch_max;          /* Xen's "fowatch-max" */
 	uint64_t fowatch_quiesce_delay_ns; /* a fenced active's vCPUs stop this long after the fence */
 	int fowatch_virq_fd;           /* eventfd: VIRQ_FAILOVER pending for dom0 */
@@ -199,5 +201,7 @@ int sim_fowatch_may_unpause(const struct sim_domain *d);
 void sim_fowatch_domain_shutdown(struct fo_hv_sim *s, struct sim_domain *d);
 void sim_fowatch_domain_kill(struct fo_hv_sim *s, struct sim_domain *d);
 void sim_fowatch_timers(struct fo_hv_sim *s);
+/* The agent of `domid` notified its port (EVTCHNOP_send): 0012's hook. */
+void sim_fowatch_notified(struct fo_hv_sim *s, fo_domid_t domid);
 
 #endif

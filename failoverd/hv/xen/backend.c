@@ -141,7 +141,7 @@ static const struct fo_hv_ops xen_ops = {
 	.pin_vcpu = xen_pin_vcpu,		/* placement.c */
 	.state_pair = xen_state_pair,
 	.state_info = xen_state_info,
-	.agent_gref = xen_agent_gref,		/* fowatch.c */
+	.agent_page = xen_agent_page,		/* fowatch.c */
 };
 
 int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)

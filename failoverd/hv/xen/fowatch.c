@@ -26,13 +26,14 @@ static int fowatch_domctl(void *ctx, fo_domid_t domid, struct fo_xen_failover_wa
 	return domctl_union(ctx, FO_XEN_DOMCTL_FAILOVER_WATCH, domid, fw, sizeof(*fw));
 }
 
-int xen_agent_gref(struct fo_hv *hv, fo_domid_t domid, uint32_t *ret_gref)
+int xen_agent_page(struct fo_hv *hv, fo_domid_t domid, uint32_t *ret_gref, uint32_t *ret_port)
 {
 	struct xen_member *m = member_find(to_xen(hv), domid);
 
 	if (!m || !m->page)
 		return -ENOENT;
 	*ret_gref = m->gref;
+	*ret_port = m->remote_port;
 	return 0;
 }
 

@@ -331,7 +331,7 @@ void dispatch_reader(struct xen_hv *x);
 void dispatch_retry_timer(struct xen_hv *x);
 
 /* fowatch.c */
-int xen_agent_gref(struct fo_hv *hv, fo_domid_t domid, uint32_t *ret_gref);
+int xen_agent_page(struct fo_hv *hv, fo_domid_t domid, uint32_t *ret_gref, uint32_t *ret_port);
 /* True (and handled) if `port` is VIRQ_FAILOVER's. */
 bool xen_fowatch_port(struct xen_hv *x, evtchn_port_t port);
 

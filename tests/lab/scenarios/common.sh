@@ -695,6 +695,18 @@ hv_check_stamps() {
 		fail "$1: Xen switched $((d / 1000)) ms after the last progress it saw, bound $(hv_bound_ms) ms: $2"
 }
 
+# hv_event_mode NAME QUERY_JSON: the watch on NAME is in event mode
+# (rt-patches 0012: flag 2) on the port NAME's agent published, the one
+# it notifies after each beat; emits armed_mode.
+hv_event_mode() {
+	local port flags
+	port=$(xenstore-read "$(xs_dom_path "$1" data/failover/port)" 2>/dev/null)
+	flags=$(echo "$2" | jq -r .flags)
+	metric armed_mode "$([ $((flags & 2)) = 2 ] && echo event || echo poll)"
+	[ $((flags & 2)) = 2 ] && [ -n "$port" ] && [ "$(echo "$2" | jq -r .port)" = "$port" ] ||
+		fail "the watch on $1 is not in event mode on its agent's port $port: $2"
+}
+
 # hv_query NAME: fowatch-ctl query's JSON line for the watch NAME is in
 # (active or standby); empty, status 1, when there is none.
 hv_query() {

@@ -34,6 +34,7 @@ wait_hv_armed p1 p1-a p1-b 30 || fail "p1 not handed to Xen's watch: $(status_js
 [ "$(echo "$HV_Q" | jq -r .cpu)" = 0 ] || fail "the watch's timer is not on pCPU 0 (hypervisor_watch_cpu): $HV_Q"
 metric armed_timeout_us "$(echo "$HV_Q" | jq -r .timeout_us)" us
 metric armed_period_us "$(echo "$HV_Q" | jq -r .period_us)" us
+hv_event_mode p1-a "$HV_Q"
 
 # hv_fault N KIND FROM TO: inject KIND into FROM (active, TO the standby),
 # wait for the switch, judge it. KIND: stop-heartbeat | freeze | crash |

@@ -3,13 +3,17 @@
 # does not need dom0's userspace. Patched Xen (lab.sh --patched-xen),
 # failoverd with daemon.hypervisor_watch "on", one pair, on_failover
 # "rebuild" (two faults, the roles swapped between them):
-#   1. failoverd frozen (SIGSTOP): p1-a's heartbeat stops; Xen must switch
-#      to p1-b by itself within timeout + period + slack of the injection
-#      (Xen's own stamps: with failoverd stopped nobody RELEASEs the fired
-#      watch, so QUERY still has them);
-#   2. the same with every dom0 vCPU saturated as well: one SCHED_FIFO 99
-#      busy loop pinned to each (the kernel's RT throttling, kept at its
-#      default, leaves the 5% this shell and xl need), p1-b -> p1-a.
+#   1. failoverd frozen (SIGSTOP): p1-a's sequence sticks while its agent
+#      keeps notifying (stuck-sequence): the watch is in event mode
+#      (rt-patches 0012, it reads the sequence at each notify), and a
+#      notify without progress must not count: Xen must switch to p1-b by
+#      itself within timeout + period + slack of the last progress (Xen's
+#      own stamps: with failoverd stopped nobody RELEASEs the fired watch,
+#      so QUERY still has them);
+#   2. the heartbeat stops (stop-heartbeat) with every dom0 vCPU saturated
+#      as well: one SCHED_FIFO 99 busy loop pinned to each (the kernel's RT
+#      throttling, kept at its default, leaves the 5% this shell and xl
+#      need), p1-b -> p1-a.
 # After each, SIGCONT: failoverd must adopt Xen's switch: an event with
 # path "hypervisor", the new active in status, the old active paused by
 # its own toolstack pause (xl list shows it paused from Xen's fence on:
@@ -65,10 +69,11 @@ start_hogs() {
 	log "SCHED_FIFO 99 busy loops on $(nproc) CPUs:$HOG_PIDS (rt_runtime ${rt} us)"
 }
 
-# frozen_fault N FROM TO 0|1: failoverd stopped (and dom0 saturated if 1),
-# FROM's heartbeat stopped, Xen must switch to TO; then SIGCONT and adopt.
+# frozen_fault N FROM TO 0|1 KIND: failoverd stopped (and dom0 saturated
+# if 1), KIND (stop-heartbeat | stuck-sequence) injected into FROM, Xen
+# must switch to TO; then SIGCONT and adopt.
 frozen_fault() {
-	local n=$1 from=$2 to=$3 hogs=$4 wd id0 fromid toid t0 t_cont end q st sw_us
+	local n=$1 from=$2 to=$3 hogs=$4 kind=$5 wd id0 fromid toid t0 t_cont end q st sw_us
 	id0=$(max_event_id)
 	fromid=$(domid "$from")
 	toid=$(domid "$to")
@@ -79,7 +84,7 @@ frozen_fault() {
 	wd=$!
 	WATCHDOGS="$WATCHDOGS $wd"
 	log "$n: failoverd $FOD_PID stopped"
-	xs_control "$from" stop-heartbeat
+	xs_control "$from" "$kind"
 	t0=$T_INJECT
 	# The write is in xenstored's hands (and the watch event queued to the
 	# guest) when xenstore-write returns: saturate dom0 only now, so the
@@ -125,9 +130,10 @@ frozen_fault() {
 
 arm_pairs p1
 wait_hv_armed p1 p1-a p1-b 30 || fail "p1 not handed to Xen's watch: $(status_json)"
-frozen_fault frozen p1-a p1-b 0
-frozen_fault saturated p1-b p1-a 1
+hv_event_mode p1-a "$HV_Q"
+frozen_fault frozen p1-a p1-b 0 stuck-sequence
+frozen_fault saturated p1-b p1-a 1 stop-heartbeat
 n=$(events_json | jq -s '[.[] | select(.kind == "switchover" and .path != "hypervisor")] | length')
 [ "$n" = 0 ] || fail "failoverd switched by itself $n times: $(events_json | tail -n 5)"
 kill_failoverd
-pass "Xen switched with failoverd stopped (and with dom0 saturated) within $(hv_bound_ms) ms of the last heartbeat; adopted both times"
+pass "Xen switched with failoverd stopped (a stuck sequence still notifying; a lost heartbeat with dom0 saturated) within $(hv_bound_ms) ms of the last progress; adopted both times"

@@ -12,8 +12,10 @@
 #     running, its stamps in order (detect, fence, quiesced, switched);
 #   - dom0 then does what the daemon would: takes its own pause of p1-a and
 #     RELEASEs; p1-a stays paused, the watch is gone;
-#   - a watch armed the other way (p1-b active, p1-a standby) can be
-#     DISARMed, and stock behaviour returns (unpause allowed again).
+#   - a watch armed the other way (p1-b active, p1-a standby), in event
+#     mode on p1-b's agent port (rt-patches 0012: the sequence read at each
+#     notify; a port p1-b never bound is refused), hears its progress and
+#     can be DISARMed, and stock behaviour returns (unpause allowed again).
 # Not failoverd's scenario: its fence audit would re-pause the standby Xen
 # started (the daemon does not know the watch yet).
 # needs: fo-heartbeat fowatch-ctl
@@ -127,11 +129,27 @@ out=$(fowatch-ctl query $A 2>&1) && fail "watch still there after release: $out"
 [ "$(dom_state p1-a)" = paused ] || fail "p1-a is $(dom_state p1-a) after the daemon's pause and release"
 [ "$(dom_state p1-b)" = running ] || fail "p1-b is $(dom_state p1-b) after release"
 
-# The other way round, then DISARM: stock behaviour returns.
-fowatch-ctl arm $B $A --gref "$(xenstore-read "$(xs_dom_path p1-b data/failover/gref)")" \
-	--offset $HB_SEQ_OFFSET --period-us $HV_PERIOD_US --timeout-us $HV_TIMEOUT_US --cpu $HV_CPU ||
-	fail "arm p1-b -> p1-a refused"
-[ "$(qf $B state)" = armed ] || fail "p1-b -> p1-a not armed: $(q $B)"
+# The other way round, in event mode on p1-b's agent port, then DISARM:
+# stock behaviour returns.
+GREF_B=$(xenstore-read "$(xs_dom_path p1-b data/failover/gref)")
+PORT_B=$(xenstore-read "$(xs_dom_path p1-b data/failover/port)") || fail "no port in p1-b's xenstore"
+out=$(fowatch-ctl arm $B $A --gref "$GREF_B" --offset $HB_SEQ_OFFSET --period-us $HV_PERIOD_US \
+	--timeout-us $HV_TIMEOUT_US --cpu $HV_CPU --event-port 100000 2>&1) &&
+	fail "event mode on a port p1-b never bound was accepted: $out"
+log "event mode on an unbound port refused: $out"
+fowatch-ctl arm $B $A --gref "$GREF_B" --offset $HB_SEQ_OFFSET --period-us $HV_PERIOD_US \
+	--timeout-us $HV_TIMEOUT_US --cpu $HV_CPU --event-port "$PORT_B" ||
+	fail "arm p1-b -> p1-a in event mode (port $PORT_B) refused"
+QE1=$(q $B)
+[ "$(echo "$QE1" | jq -r '"\(.state) \(.flags) \(.port)"')" = "armed 2 $PORT_B" ] ||
+	fail "p1-b -> p1-a not armed in event mode on port $PORT_B: $QE1"
+sleep 1
+QE2=$(q $B)
+[ "$(echo "$QE2" | jq -r .state)" = armed ] || fail "the event-mode watch fired on a heartbeating p1-b: $QE2"
+[ "$(echo "$QE2" | jq .seq)" -gt "$(echo "$QE1" | jq .seq)" ] &&
+	[ "$(echo "$QE2" | jq .t_progress)" -gt "$(echo "$QE1" | jq .t_progress)" ] ||
+	fail "event mode heard no progress in 1 s: $QE1 then $QE2"
+metric event_mode_seq_per_s $(($(echo "$QE2" | jq .seq) - $(echo "$QE1" | jq .seq)))
 fowatch-ctl disarm $A || fail "disarm (by the standby's id) refused"
 out=$(fowatch-ctl query $B 2>&1) && fail "watch still there after disarm: $out"
 [ "$(dom_state p1-a)" = paused ] && [ "$(dom_state p1-b)" = running ] ||
