@@ -503,6 +503,16 @@ static void test_xen_without_event_mode(void)
 	      "armed, owner %s", owner_of(&f));
 	CHECK(query(&f, f.a, &fw) == 0 && fw.flags == 0 && fw.port == 0 && fw.period_us == FO_FOWATCH_DEFAULT_POLL_US,
 	      "polling every %u us (flags %#x, port %u)", fw.period_us, fw.flags, fw.port);
+	/* Not remembered: a refusal may be one port's (an agent that just
+	 * rebound), so the next ARM asks again. */
+	fo_sim_fowatch_no_event(f.hv, false);
+	fo_pair_disarm(f.p);
+	fo_pair_arm(f.p);
+	CHECK(query(&f, f.a, &fw) == 0 && fw.flags == FO_FOWATCH_F_EVENT, "re-armed in event mode once Xen takes it");
+	fo_sim_fowatch_no_event(f.hv, true);
+	fo_pair_disarm(f.p);
+	fo_pair_arm(f.p);
+	CHECK(query(&f, f.a, &fw) == 0 && fw.flags == 0 && f.p->kernel_armed, "and polling again when refused");
 	hv_live(&f, f.a, 95);
 	fo_sim_heartbeat(f.hv, f.a);
 	last = fo_sim_now(f.hv);

@@ -232,7 +232,7 @@ static int arm_on(struct fo_fowatch_owner *o, fo_domid_t active, fo_domid_t stan
 	if (fw.period_us < FO_FOWATCH_MIN_PERIOD_US)
 		fw.period_us = FO_FOWATCH_MIN_PERIOD_US;
 	fw.timeout_us = timeout_ms * US_PER_MS;
-	if (port && !o->no_event) {
+	if (port) {
 		/* The agent notifies after every beat: Xen stamps the beat
 		 * then and fires at the deadline itself, no period added. */
 		struct fo_xen_failover_watch ev = fw;
@@ -245,13 +245,16 @@ static int arm_on(struct fo_fowatch_owner *o, fo_domid_t active, fo_domid_t stan
 				*event_port = port;
 			return r;
 		}
-		/* Probed, not assumed: the same ARM in polling mode decides
-		 * whether the flag or something else was refused. */
+		/* Probed at each ARM, not assumed: the same ARM in polling
+		 * mode decides whether event mode or something else was
+		 * refused. Not remembered: a port the agent had just left is
+		 * refused too, and must not cost the other pairs event mode. */
 		r = o->domctl(o->ctx, active, &fw);
-		if (r == 0) {
-			o->no_event = true;
-			fo_warn("failover watch: this Xen has no event mode (rt-patches 0012): it reads the heartbeat "
-				"every %u us instead, and detection lags the deadline by up to that", fw.period_us);
+		if (r == 0 && !o->told_no_event) {
+			o->told_no_event = true;
+			fo_warn("failover watch: Xen refused event mode for dom%u's port %u (a series without rt-patches "
+				"0012?): it reads that heartbeat every %u us instead, and detection lags the deadline by up "
+				"to that", active, port, fw.period_us);
 		}
 		return r;
 	}

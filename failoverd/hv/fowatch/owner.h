@@ -49,7 +49,7 @@ struct fo_fowatch_owner {
 	void *ctx;
 	uint16_t cpu;                /* the pCPU of Xen's watch timer */
 	uint32_t poll_us;            /* how often Xen reads the sequence when it polls (at most the heartbeat period) */
-	bool no_event;               /* this Xen refused event mode (a series without 0012): poll */
+	bool told_no_event;          /* warned once that Xen refused event mode (a series without 0012?) */
 	struct fo_fowatch_slot slot[FO_MAX_PAIRS];
 	/* Switches found by DISARM or QUERY, handed up by fo_fowatch_poll. */
 	struct fo_hv_kevent queued[FO_MAX_PAIRS];
