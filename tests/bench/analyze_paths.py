@@ -24,7 +24,7 @@ import re
 import sys
 
 PATHS = ("xenctrl", "kernel", "hypervisor")
-CONDS = ("idle", "cpu", "io", "frozen")
+CONDS = ("idle", "cpu", "io", "net", "frozen")
 SERIES = (
     ("fault", "heartbeat deadline (last progress + timeout) -> standby running, stamped by whoever switched"),
     ("detected", "detected -> standby running (the switch itself)"),
@@ -215,7 +215,8 @@ def main():
     wms = log_metric(a.log, "fault_window_ms")
     window = f"{int(wms) / 1000:g} s" if wms else "10 s"
     out.append("Conditions: idle; cpu = one SCHED_OTHER busy loop per dom0 vCPU; io = dd writing and reading a "
-               "64 MiB tmpfs file in a loop; frozen = failoverd SIGSTOPped for the fault (when exactly: the "
+               "64 MiB tmpfs file in a loop; net = a loopback TCP stream both ways (busybox nc, SCHED_OTHER: the "
+               "kernel's network receive softirq); frozen = failoverd SIGSTOPped for the fault (when exactly: the "
                "parameters above) until the "
                f"standby ran (or {window}: \"no switch\", the xenctrl path, whose switch then waits for the SIGCONT).")
     pngs = plots(data, conds, a.out)

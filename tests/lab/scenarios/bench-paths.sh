@@ -10,10 +10,13 @@
 #               whose kernel thread switches (kmod-armed.sh)
 #   hypervisor  hypervisor_watch on: Xen's failover watch switches
 # failoverd is restarted with the path's config between paths. For each
-# path and dom0 condition (BENCH_CONDS, default idle:cpu:io:frozen):
+# path and dom0 condition (BENCH_CONDS, default idle:cpu:io:net:frozen):
 #   idle    nothing else
 #   cpu     one SCHED_OTHER busy loop per dom0 CPU
 #   io      dd writing and reading a 64 MiB file on a tmpfs, in a loop
+#   net     a loopback TCP stream both ways (two busybox nc): the kernel's
+#           network path, whose receive softirq runs ahead of every thread
+#           (the research's worst case was dom0 network load)
 #   frozen  failoverd SIGSTOPped right after each injection (seen stopped
 #           within milliseconds, long before the heartbeat deadline) until
 #           the standby runs or FAULT_WINDOW_MS passed: the xenctrl path cannot
@@ -57,7 +60,7 @@ FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-500}
 . /lab/scenarios/common.sh
 
 BENCH_N=${BENCH_N:-20}
-BENCH_CONDS=${BENCH_CONDS:-idle:cpu:io:frozen}
+BENCH_CONDS=${BENCH_CONDS:-idle:cpu:io:net:frozen}
 BENCH_PATHS=${BENCH_PATHS:-xenctrl:kernel:hypervisor}
 BENCH_LAYOUT=${BENCH_LAYOUT:-shared}
 for tok in $(cat /proc/cmdline); do
@@ -111,9 +114,35 @@ start_load() {
 			dd if=/run/bench-io/f of=/dev/null bs=1M 2>/dev/null; done' &
 		LOAD_PIDS=$!
 		;;
+	net)
+		# Both ends read /dev/zero: a stream each way, and neither sees
+		# EOF (busybox nc ends the connection when its stdin does).
+		ip link set lo up 2>/dev/null
+		nc -l -p 5001 < /dev/zero > /dev/null &
+		LOAD_PIDS=$!
+		usleep 300000
+		nc 127.0.0.1 5001 < /dev/zero > /dev/null &
+		LOAD_PIDS="$LOAD_PIDS $!"
+		net_load_flows || fail "net load: no traffic on lo within 5 s (pids $LOAD_PIDS)"
+		;;
 	*) fail "unknown condition $1" ;;
 	esac
 	log "load $1: pids ${LOAD_PIDS:-none}"
+}
+
+# net_load_flows: lo's received bytes grow by more than 1 MB within 5 s.
+net_load_flows() {
+	local b0 b1 i
+	b0=$(awk '$1 == "lo:" { print $2 }' /proc/net/dev)
+	for i in 1 2 3 4 5; do
+		sleep 1
+		b1=$(awk '$1 == "lo:" { print $2 }' /proc/net/dev)
+		if [ $((b1 - b0)) -gt 1000000 ]; then
+			metric net_load_bytes_per_s $(((b1 - b0) / i))
+			return 0
+		fi
+	done
+	return 1
 }
 
 stop_load() {
