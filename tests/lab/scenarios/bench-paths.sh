@@ -120,7 +120,7 @@ start_load() {
 		ip link set lo up 2>/dev/null
 		nc -l -p 5001 < /dev/zero > /dev/null &
 		LOAD_PIDS=$!
-		usleep 300000
+		net_listening 5001 || fail "net load: nothing listens on port 5001 within 5 s (pid $LOAD_PIDS)"
 		nc 127.0.0.1 5001 < /dev/zero > /dev/null &
 		LOAD_PIDS="$LOAD_PIDS $!"
 		net_load_flows || fail "net load: no traffic on lo within 5 s (pids $LOAD_PIDS)"
@@ -128,6 +128,21 @@ start_load() {
 	*) fail "unknown condition $1" ;;
 	esac
 	log "load $1: pids ${LOAD_PIDS:-none}"
+}
+
+# net_listening PORT: a TCP socket listens on PORT within 5 s (state 0A in
+# /proc/net/tcp or tcp6: busybox nc listens on IPv6 where the kernel has
+# it): the client connects only then.
+net_listening() {
+	local hex i
+	hex=$(printf '%04X' "$1")
+	for i in $(seq 50); do
+		cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+			awk -v p=":$hex" 'substr($2, length($2) - 4) == p && $4 == "0A" { f = 1 } END { exit !f }' &&
+			return 0
+		usleep 100000
+	done
+	return 1
 }
 
 # net_load_flows: lo's received bytes grow by more than 1 MB within 5 s.
