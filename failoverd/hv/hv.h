@@ -377,8 +377,9 @@ struct fo_hv {
 int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret);
 /* Make Xen's failover watch (our patched hypervisor) the armed owner of
  * pairs, its timer on pCPU `cpu`, in event mode where Xen has it, else
- * reading the sequence every `poll_us` (0: the default, hv/fowatch/owner.h): probes the hypervisor (-ENOSYS: a
- * Xen without the watch), binds VIRQ_FAILOVER. On failure `why` says what. */
+ * reading the sequence every `poll_us` (0: the default,
+ * hv/fowatch/owner.h): probes the hypervisor (-ENOSYS: a Xen without the
+ * watch), binds VIRQ_FAILOVER. On failure `why` says what. */
 int fo_hv_xen_enable_fowatch(struct fo_hv *hv, uint16_t cpu, uint32_t poll_us, char *why, size_t whylen);
 /* sim/hv_sim.h declares the simulator's test API; this is its daemon entry. */
 int fo_hv_sim_new_for_daemon(const struct fo_hv_callbacks *cb, struct fo_hv **ret);

@@ -95,8 +95,8 @@ void fo_fowatch_poll(struct fo_fowatch_owner *o);
  * pinned on another page or listening to another port (the agent restarted
  * and granted a new page, the old will never move again and Xen would fail
  * over a live agent; or it bound a new port, which Xen would not hear),
- * move the watch to the new binding: DISARM, ARM. A watch that fired meanwhile is
- * finished and its event queued, as by DISARM. */
+ * move the watch to the new binding: DISARM, ARM. A watch that fired
+ * meanwhile is finished and its event queued, as by DISARM. */
 void fo_fowatch_agent_attached(struct fo_fowatch_owner *o, fo_domid_t domid);
 
 #endif
