@@ -26,6 +26,9 @@
 #                         (the failover watch), cross-built
 #                         (build-xen.sh --arch arm64); files
 #                         <scenario>-xenrt-arm64.*
+#                         FO_LAB_XEN_UPTO=N: only the series' first N patches
+#                         (build-xen.sh --upto N; e.g. 11: the failover
+#                         watch without event mode); files <scenario>-xenrtN.*
 #       --dom0-kernel K   stock (linux-image-amd64, default) or rt (Debian's
 #                         PREEMPT_RT linux-image-rt-amd64); default
 #                         $FO_LAB_DOM0_KERNEL. An rt run's files are named
@@ -404,8 +407,8 @@ prepare_xen() {
 		# An arm64 Image with header: QEMU's -kernel boots it at EL2
 		# (build-xen.sh --arch arm64 makes the same format).
 		if [ "$PATCHED_XEN" = 1 ]; then
-			XEN_FILE=$("$REPO/rt-patches/build-xen.sh" --arch arm64 | tail -1) ||
-				die "rt-patches/build-xen.sh --arch arm64 failed"
+			XEN_FILE=$("$REPO/rt-patches/build-xen.sh" --arch arm64 ${XEN_UPTO:+--upto "$XEN_UPTO"} | tail -1) ||
+				die "rt-patches/build-xen.sh --arch arm64 ${XEN_UPTO:+--upto $XEN_UPTO }failed"
 			note "patched Xen (arm64): $XEN_FILE"
 		fi
 		cp "${XEN_FILE:-$ARM64_XEN_IMAGE}" "$XEN_ELF"
@@ -413,8 +416,8 @@ prepare_xen() {
 	fi
 	if [ "$PATCHED_XEN" = 1 ]; then
 		# Cached by the series' hash; a first run builds it (~2 min).
-		XEN_FILE=$("$REPO/rt-patches/build-xen.sh" | tail -1) ||
-			die "rt-patches/build-xen.sh failed"
+		XEN_FILE=$("$REPO/rt-patches/build-xen.sh" ${XEN_UPTO:+--upto "$XEN_UPTO"} | tail -1) ||
+			die "rt-patches/build-xen.sh ${XEN_UPTO:+--upto $XEN_UPTO }failed"
 		note "patched Xen: $XEN_FILE"
 	fi
 	if [ -n "$XEN_FILE" ]; then
@@ -435,6 +438,7 @@ parse_opts() {
 	VERBOSE=${FO_LAB_VERBOSE:-0}
 	DOM0_KERNEL=${FO_LAB_DOM0_KERNEL:-stock}
 	PATCHED_XEN=${FO_LAB_PATCHED_XEN:-0}
+	XEN_UPTO=${FO_LAB_XEN_UPTO:-}
 	DOM0_MODE=${FO_LAB_DOM0_MODE:-pv}
 	ARCH=${FO_LAB_ARCH:-amd64}
 	local build_dir_set=0
@@ -486,9 +490,14 @@ parse_opts() {
 	rt) RUN_NAME=${SCENARIO:-smoke}-rt ;;
 	*) die "--dom0-kernel (FO_LAB_DOM0_KERNEL): stock or rt, not '$DOM0_KERNEL'" ;;
 	esac
+	case $XEN_UPTO in
+	'') ;;
+	*[!0-9]*) die "FO_LAB_XEN_UPTO: a number of patches, not '$XEN_UPTO'" ;;
+	*) [ "$PATCHED_XEN" = 1 ] || die "FO_LAB_XEN_UPTO goes with --patched-xen" ;;
+	esac
 	if [ "$PATCHED_XEN" = 1 ]; then
 		[ -z "$XEN_FILE" ] || die "--patched-xen and --xen exclude each other"
-		RUN_NAME=$RUN_NAME-xenrt
+		RUN_NAME=$RUN_NAME-xenrt$XEN_UPTO
 	fi
 	case $DOM0_MODE in
 	pv) ;;

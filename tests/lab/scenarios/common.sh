@@ -696,15 +696,29 @@ hv_check_stamps() {
 }
 
 # hv_event_mode NAME QUERY_JSON: the watch on NAME is in event mode
-# (rt-patches 0012: flag 2) on the port NAME's agent published, the one
-# it notifies after each beat; emits armed_mode.
+# (rt-patches 0012) on its agent's port. With fo.hvwatch.mode=poll on
+# dom0's command line (a Xen built without 0012, FO_LAB_XEN_UPTO=11):
+# Xen refused that mode, failoverd armed the polled watch instead and
+# said so in its log (once).
 hv_event_mode() {
-	local port flags
+	local port flags want=event tok
+	for tok in $(cat /proc/cmdline); do
+		case $tok in fo.hvwatch.mode=*) want=${tok#*=} ;; esac
+	done
 	port=$(xenstore-read "$(xs_dom_path "$1" data/failover/port)" 2>/dev/null)
 	flags=$(echo "$2" | jq -r .flags)
 	metric armed_mode "$([ $((flags & 2)) = 2 ] && echo event || echo poll)"
-	[ $((flags & 2)) = 2 ] && [ -n "$port" ] && [ "$(echo "$2" | jq -r .port)" = "$port" ] ||
-		fail "the watch on $1 is not in event mode on its agent's port $port: $2"
+	case $want in
+	event)
+		[ $((flags & 2)) = 2 ] && [ -n "$port" ] && [ "$(echo "$2" | jq -r .port)" = "$port" ] ||
+			fail "the watch on $1 is not in event mode on its agent's port $port: $2" ;;
+	poll)
+		[ $((flags & 2)) = 0 ] || fail "the watch on $1 is in event mode on a Xen expected without it: $2"
+		# (said once per daemon, for the first watch it armed)
+		grep -q "Xen refused event mode for dom[0-9]*'s port" $LAB/failoverd.log ||
+			fail "failoverd did not say that Xen refused event mode for $1 (port $port): $(grep -i 'event mode' $LAB/failoverd.log)" ;;
+	*) fail "fo.hvwatch.mode: event or poll, not '$want'" ;;
+	esac
 }
 
 # hv_query NAME: fowatch-ctl query's JSON line for the watch NAME is in
