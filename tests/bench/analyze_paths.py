@@ -28,6 +28,8 @@ CONDS = ("idle", "cpu", "io", "net", "frozen")
 SERIES = (
     ("fault", "heartbeat deadline (last progress + timeout) -> standby running, stamped by whoever switched"),
     ("detected", "detected -> standby running (the switch itself)"),
+    ("lag", "heartbeat deadline -> detected (fault minus detected: when the path's timer ran, Xen's on the "
+            "pair's pCPU or the kernel's hrtimer in dom0)"),
     ("inject", "injection (xenstore write) -> the driver saw the standby running (Xen read every 200 us): "
                "the whole timeout and the emulated injection included"),
 )
@@ -47,7 +49,7 @@ def summary(vals):
 
 
 def parse(log):
-    data = {}  # (cond, path) -> {"fault": [], "detected": [], "inject": [], "noswitch": n, "paths": {}}
+    data = {}  # (cond, path) -> {"fault": [], "detected": [], "lag": [], "inject": [], "noswitch": n, "paths": {}}
     raw = []
     pat = re.compile(r"@@FO-SAMPLE ([a-z]+),([a-z]+),(\d+),([^,]*),([^,]*),([^,]*),(\S*)")
     with open(log, errors="replace") as f:
@@ -56,7 +58,8 @@ def parse(log):
             if not m:
                 continue
             cond, path, i, inj, fault, det, evpath = m.groups()
-            d = data.setdefault((cond, path), {"fault": [], "detected": [], "inject": [], "noswitch": 0, "paths": {}})
+            d = data.setdefault((cond, path), {"fault": [], "detected": [], "lag": [], "inject": [], "noswitch": 0,
+                                               "paths": {}})
             raw.append({"cond": cond, "path": path, "i": int(i), "inject_us": inj, "fault_us": fault,
                         "detected_us": det, "event_path": evpath})
             d["paths"][evpath] = d["paths"].get(evpath, 0) + 1
@@ -68,6 +71,10 @@ def parse(log):
                     d[key].append(int(v))
                 except ValueError:
                     pass
+            # Both are "-> standby running" on the switcher's clock, so
+            # their difference is deadline -> detected on that clock.
+            if fault.isdigit() and det.isdigit():
+                d["lag"].append(int(fault) - int(det))
     return data, raw
 
 
