@@ -10,11 +10,17 @@
  *   fo-labtime sleep US     sleep US microseconds
  *   fo-labtime rt PRIO CMD [ARGS...]   exec CMD under SCHED_FIFO PRIO
  *   fo-labtime rt-pid PRIO PID         move PID to SCHED_FIFO PRIO
+ *   fo-labtime spin STOPFILE [ON_US OFF_US]
+ *                           busy-loop until STOPFILE exists; with ON_US and
+ *                           OFF_US, spin ON_US then sleep OFF_US, in turn
  *
  * The rt forms exist for the load scenario: with stress-ng saturating
  * dom0, a fault injected by an ordinary process (and delivered by an
  * ordinary xenstored) reaches the guest seconds late, which would measure
- * the injection rather than failoverd. busybox has no chrt.
+ * the injection rather than failoverd. busybox has no chrt. spin, under
+ * "rt 99", is the SCHED_FIFO load of hvwatch-frozen and bench-paths: a
+ * duty cycle leaves dom0 time to run the scenario while its RT threads
+ * below 99 wait out every ON_US.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -25,6 +31,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+static void labtime_sleep_us(int64_t v)
+{
+	struct timespec ts = { .tv_sec = v / 1000000, .tv_nsec = (v % 1000000) * 1000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
 
 static int64_t labtime_now_us(void)
 {
@@ -60,10 +74,25 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "sleep") && !labtime_parse(argv[2], &v) && v >= 0) {
-		struct timespec ts = { .tv_sec = v / 1000000, .tv_nsec = (v % 1000000) * 1000 };
+		labtime_sleep_us(v);
+		return 0;
+	}
+	if ((argc == 3 || argc == 5) && !strcmp(argv[1], "spin")) {
+		int64_t on = 0, off = 0, t0;
 
-		while (nanosleep(&ts, &ts) && errno == EINTR)
-			;
+		if (argc == 5 && (labtime_parse(argv[3], &on) || labtime_parse(argv[4], &off) || on <= 0 || off <= 0)) {
+			fprintf(stderr, "fo-labtime spin: ON_US and OFF_US must be positive microseconds\n");
+			return 2;
+		}
+		/* The stop file is looked at on every turn: whatever happens to
+		 * the scenario, a watchdog that creates it ends the load. */
+		while (access(argv[2], F_OK)) {
+			if (!on)
+				continue;
+			for (t0 = labtime_now_us(); labtime_now_us() - t0 < on;)
+				;
+			labtime_sleep_us(off);
+		}
 		return 0;
 	}
 	if (argc >= 4 && !strcmp(argv[1], "rt") && !labtime_parse(argv[2], &v)) {
@@ -85,6 +114,7 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	fprintf(stderr, "usage: fo-labtime [now] | since T_US | sleep US | rt PRIO CMD [ARGS] | rt-pid PRIO PID\n");
+	fprintf(stderr, "usage: fo-labtime [now] | since T_US | sleep US | rt PRIO CMD [ARGS] | rt-pid PRIO PID | "
+		"spin STOPFILE [ON_US OFF_US]\n");
 	return 2;
 }

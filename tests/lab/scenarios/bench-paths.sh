@@ -10,13 +10,18 @@
 #               whose kernel thread switches (kmod-armed.sh)
 #   hypervisor  hypervisor_watch on: Xen's failover watch switches
 # failoverd is restarted with the path's config between paths. For each
-# path and dom0 condition (BENCH_CONDS, default idle:cpu:io:net:frozen):
+# path and dom0 condition (BENCH_CONDS, default idle:cpu:io:net:rt:frozen):
 #   idle    nothing else
 #   cpu     one SCHED_OTHER busy loop per dom0 CPU
 #   io      dd writing and reading a 64 MiB file on a tmpfs, in a loop
 #   net     a loopback TCP stream both ways (two busybox nc): the kernel's
 #           network path, whose receive softirq runs ahead of every thread
 #           (the research's worst case was dom0 network load)
+#   rt      dom0 saturated at RT priority: one SCHED_FIFO 99 busy loop per
+#           dom0 CPU, RT_ON_US spinning and RT_OFF_US asleep in turn
+#           (default 10 ms / 10 ms; the off time lets the scenario, the
+#           driver and xenstored run). Every dom0 thread below 99 waits
+#           out the spin: failoverd, the module's kernel thread
 #   frozen  failoverd SIGSTOPped right after each injection (seen stopped
 #           within milliseconds, long before the heartbeat deadline) until
 #           the standby runs or FAULT_WINDOW_MS passed: the xenctrl path cannot
@@ -52,15 +57,16 @@
 # FO_LAB_XEN_ARGS='dom0_max_vcpus=1 dom0_vcpus_pin' (dom0 on pCPU 0).
 # Environment (or the kernel command line fo.bpaths.n=, fo.bpaths.conds=,
 # fo.bpaths.paths=, fo.bpaths.layout=, fo.bpaths.window_ms=,
-# fo.bpaths.hv_poll_us=): BENCH_N, BENCH_CONDS, BENCH_PATHS, BENCH_LAYOUT,
+# fo.bpaths.hv_poll_us=, fo.bpaths.rt_on_us=, fo.bpaths.rt_off_us=): BENCH_N, BENCH_CONDS, BENCH_PATHS, BENCH_LAYOUT,
 # FAULT_WINDOW_MS, HV_POLL_US (daemon.hypervisor_watch_poll_us: how often
-# Xen's timer reads the heartbeat; unset, failoverd's default, 1000).
+# Xen's timer reads the heartbeat; unset, failoverd's default, 1000),
+# RT_ON_US, RT_OFF_US.
 # needs: failoverd failoverctl fo-heartbeat fo_switch.ko fowatch-ctl bench-ctl
 FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-500}
 . /lab/scenarios/common.sh
 
 BENCH_N=${BENCH_N:-20}
-BENCH_CONDS=${BENCH_CONDS:-idle:cpu:io:net:frozen}
+BENCH_CONDS=${BENCH_CONDS:-idle:cpu:io:net:rt:frozen}
 BENCH_PATHS=${BENCH_PATHS:-xenctrl:kernel:hypervisor}
 BENCH_LAYOUT=${BENCH_LAYOUT:-shared}
 for tok in $(cat /proc/cmdline); do
@@ -71,6 +77,8 @@ for tok in $(cat /proc/cmdline); do
 	fo.bpaths.layout=*) BENCH_LAYOUT=${tok#*=} ;;
 	fo.bpaths.window_ms=*) FAULT_WINDOW_MS=${tok#*=} ;;
 	fo.bpaths.hv_poll_us=*) HV_POLL_US=${tok#*=} ;;
+	fo.bpaths.rt_on_us=*) RT_ON_US=${tok#*=} ;;
+	fo.bpaths.rt_off_us=*) RT_OFF_US=${tok#*=} ;;
 	esac
 done
 # How long after the injection a switch still counts (4x the timeout: the
@@ -78,6 +86,8 @@ done
 # this long, the others end when the standby runs.
 FAULT_WINDOW_MS=${FAULT_WINDOW_MS:-2000}
 HV_POLL_US=${HV_POLL_US:-}
+RT_ON_US=${RT_ON_US:-10000}
+RT_OFF_US=${RT_OFF_US:-10000}
 # bench-ctl's SCHED_FIFO priority: below failoverd's and the module's
 # kernel thread, so that its 200 us reads of the standby's state never
 # delay the path being measured.
@@ -93,6 +103,7 @@ cleanup() {
 	local p
 	[ -n "$FOD_PID" ] && kill -CONT $FOD_PID 2>/dev/null
 	for p in $LOAD_PIDS; do kill $p 2>/dev/null; done
+	rt_hogs_cleanup
 }
 trap cleanup EXIT
 
@@ -124,6 +135,11 @@ start_load() {
 		nc 127.0.0.1 5001 < /dev/zero > /dev/null &
 		LOAD_PIDS="$LOAD_PIDS $!"
 		net_load_flows || fail "net load: no traffic on lo within 5 s (pids $LOAD_PIDS)"
+		;;
+	rt)
+		# Ended by stop_load; the watchdog's bound is the whole
+		# condition's (a sample takes 1-2 s under TCG).
+		start_rt_hogs $((BENCH_N * 10 + 120)) $RT_ON_US $RT_OFF_US
 		;;
 	*) fail "unknown condition $1" ;;
 	esac
@@ -165,6 +181,7 @@ stop_load() {
 	for p in $LOAD_PIDS; do kill $p 2>/dev/null; done
 	for p in $LOAD_PIDS; do wait $p 2>/dev/null; done
 	LOAD_PIDS=""
+	[ -z "$RT_HOG_PIDS" ] || stop_rt_hogs
 }
 
 # path_config PATH FILE
@@ -326,6 +343,8 @@ esac
 metric layout "$BENCH_LAYOUT"
 metric fault_window_ms "$FAULT_WINDOW_MS" ms
 metric hv_poll_us "${HV_POLL_US:-1000}" us
+metric rt_on_us "$RT_ON_US" us
+metric rt_off_us "$RT_OFF_US" us
 
 create_pair k
 wait_agent k-a 90 && wait_agent k-b 90 || fail "agents not ready within 90 s"

@@ -695,6 +695,47 @@ hv_check_stamps() {
 		fail "$1: Xen switched $((d / 1000)) ms after the last progress it saw, bound $(hv_bound_ms) ms: $2"
 }
 
+# start_rt_hogs MAX_S [ON_US OFF_US]: dom0 saturated at RT priority, one
+# SCHED_FIFO 99 busy loop pinned to each dom0 CPU (fo-labtime spin),
+# spinning all the time or ON_US on and OFF_US off. Each looks for
+# RT_HOG_STOP on every turn; a sleeping watchdog creates it after MAX_S
+# whatever the scenario does (RT throttling, which must be on, lets it run
+# beside continuous loops). stop_rt_hogs ends them and their watchdog (so
+# that it cannot end a later start's early); an EXIT trap calls
+# rt_hogs_cleanup.
+RT_HOG_STOP=$LAB/rt-hog-stop
+RT_HOG_PIDS=""
+RT_HOG_WATCHDOG=""
+start_rt_hogs() {
+	local c rt
+	rt=$(cat /proc/sys/kernel/sched_rt_runtime_us)
+	[ "$rt" -gt 0 ] && [ "$rt" -lt "$(cat /proc/sys/kernel/sched_rt_period_us)" ] ||
+		fail "RT throttling is off (sched_rt_runtime_us $rt): SCHED_FIFO busy loops would wedge dom0"
+	rm -f $RT_HOG_STOP
+	(sleep $1; touch $RT_HOG_STOP) &
+	RT_HOG_WATCHDOG=$!
+	for c in $(seq 0 $(($(nproc) - 1))); do
+		# shellcheck disable=SC2086
+		taskset -c $c fo-labtime rt 99 fo-labtime spin $RT_HOG_STOP ${2:+$2 $3} &
+		RT_HOG_PIDS="$RT_HOG_PIDS $!"
+	done
+	log "SCHED_FIFO 99 busy loops on $(nproc) CPUs${2:+, $2 us on / $3 us off}:$RT_HOG_PIDS (rt_runtime ${rt} us)"
+}
+
+stop_rt_hogs() {
+	local p
+	touch $RT_HOG_STOP
+	for p in $RT_HOG_PIDS; do wait $p 2>/dev/null; done
+	[ -z "$RT_HOG_WATCHDOG" ] || kill $RT_HOG_WATCHDOG 2>/dev/null
+	RT_HOG_PIDS=""
+	RT_HOG_WATCHDOG=""
+}
+
+rt_hogs_cleanup() {
+	touch $RT_HOG_STOP
+	[ -z "$RT_HOG_WATCHDOG" ] || kill $RT_HOG_WATCHDOG 2>/dev/null
+}
+
 # hv_event_mode NAME QUERY_JSON: the watch on NAME is in event mode
 # (rt-patches 0012) on its agent's port. With fo.hvwatch.mode=poll on
 # dom0's command line (a Xen built without 0012, FO_LAB_XEN_UPTO=11):

@@ -31,43 +31,15 @@ FO_DAEMON_EXTRA=$FO_HV_DAEMON
 REBUILD_S=${REBUILD_S:-150}
 FROZEN_MAX_S=${FROZEN_MAX_S:-60} # longest failoverd stays stopped / the loops spin
 require_bin fowatch-ctl jq taskset
-HOG_STOP=$LAB/hog-stop
-HOG_PIDS=""
 WATCHDOGS=""
-
-stop_hogs() {
-	local p
-	touch $HOG_STOP
-	for p in $HOG_PIDS; do wait $p 2>/dev/null; done
-	HOG_PIDS=""
-}
 
 cleanup() {
 	local p
 	[ -n "$FOD_PID" ] && kill -CONT $FOD_PID 2>/dev/null
-	touch $HOG_STOP
+	rt_hogs_cleanup
 	for p in $WATCHDOGS; do kill $p 2>/dev/null; done
 }
 trap cleanup EXIT
-
-# start_hogs: one SCHED_FIFO 99 `while :` per dom0 CPU. Each checks
-# HOG_STOP every iteration (a builtin test: no fork); a sleeping watchdog
-# creates it after FROZEN_MAX_S whatever this script does, and RT
-# throttling lets that watchdog run.
-start_hogs() {
-	local c rt
-	rt=$(cat /proc/sys/kernel/sched_rt_runtime_us)
-	[ "$rt" -gt 0 ] && [ "$rt" -lt "$(cat /proc/sys/kernel/sched_rt_period_us)" ] ||
-		fail "RT throttling is off (sched_rt_runtime_us $rt): SCHED_FIFO busy loops would wedge dom0"
-	rm -f $HOG_STOP
-	(sleep $FROZEN_MAX_S; touch $HOG_STOP) &
-	WATCHDOGS="$WATCHDOGS $!"
-	for c in $(seq 0 $(($(nproc) - 1))); do
-		taskset -c $c fo-labtime rt 99 sh -c "while [ ! -e $HOG_STOP ]; do :; done" &
-		HOG_PIDS="$HOG_PIDS $!"
-	done
-	log "SCHED_FIFO 99 busy loops on $(nproc) CPUs:$HOG_PIDS (rt_runtime ${rt} us)"
-}
 
 # frozen_fault N FROM TO 0|1 KIND: failoverd stopped (and dom0 saturated
 # if 1), KIND (stop-heartbeat | stuck-sequence) injected into FROM, Xen
@@ -89,14 +61,14 @@ frozen_fault() {
 	# The write is in xenstored's hands (and the watch event queued to the
 	# guest) when xenstore-write returns: saturate dom0 only now, so the
 	# bound measures Xen, not how long a starved dom0 takes to inject.
-	[ "$hogs" = 1 ] && start_hogs
+	[ "$hogs" = 1 ] && start_rt_hogs $FROZEN_MAX_S
 	end=$(($(date +%s) + FROZEN_MAX_S - 5))
 	while [ "$(dom_state "$to")" != running ] && [ "$(date +%s)" -le $end ]; do
 		usleep 50000
 	done
 	st=$(dom_state "$to")
 	metric "${n}_seen_running_us" $(fo-labtime since $t0) us
-	[ "$hogs" = 1 ] && stop_hogs
+	[ "$hogs" = 1 ] && stop_rt_hogs
 	[ "$st" = running ] || fail "$n: Xen did not start $to with failoverd stopped ($to $st): $(hv_query "$from")"
 	q=$(fowatch-ctl query "$toid" 2>&1) || fail "$n: no watch left to query with failoverd stopped: $q"
 	echo "$q"
