@@ -223,9 +223,9 @@ def main():
     window = f"{int(wms) / 1000:g} s" if wms else "10 s"
     out.append("Conditions: idle; cpu = one SCHED_OTHER busy loop per dom0 vCPU; io = dd writing and reading a "
                "64 MiB tmpfs file in a loop; net = a loopback TCP stream both ways (busybox nc, SCHED_OTHER: the "
-               "kernel's network receive softirq); rt = one SCHED_FIFO 99 busy loop per dom0 vCPU, spinning and asleep "
-               "in turn (fo.bpaths.rt_on_us / rt_off_us, default 10 ms each): dom0 saturated at RT priority; frozen = failoverd SIGSTOPped for the fault (when exactly: the "
-               "parameters above) until the "
+               "kernel's network receive softirq); rt = one SCHED_FIFO 99 busy loop per dom0 vCPU, spinning and "
+               "asleep in turn (fo.bpaths.rt_on_us / rt_off_us, default 10 ms each): dom0 saturated at RT priority; "
+               "frozen = failoverd SIGSTOPped for the fault (when exactly: the parameters above) until the "
                f"standby ran (or {window}: \"no switch\", the xenctrl path, whose switch then waits for the SIGCONT).")
     pngs = plots(data, conds, a.out)
     if pngs:

@@ -57,10 +57,10 @@
 # FO_LAB_XEN_ARGS='dom0_max_vcpus=1 dom0_vcpus_pin' (dom0 on pCPU 0).
 # Environment (or the kernel command line fo.bpaths.n=, fo.bpaths.conds=,
 # fo.bpaths.paths=, fo.bpaths.layout=, fo.bpaths.window_ms=,
-# fo.bpaths.hv_poll_us=, fo.bpaths.rt_on_us=, fo.bpaths.rt_off_us=): BENCH_N, BENCH_CONDS, BENCH_PATHS, BENCH_LAYOUT,
-# FAULT_WINDOW_MS, HV_POLL_US (daemon.hypervisor_watch_poll_us: how often
-# Xen's timer reads the heartbeat; unset, failoverd's default, 1000),
-# RT_ON_US, RT_OFF_US.
+# fo.bpaths.hv_poll_us=, fo.bpaths.rt_on_us=, fo.bpaths.rt_off_us=):
+# BENCH_N, BENCH_CONDS, BENCH_PATHS, BENCH_LAYOUT, FAULT_WINDOW_MS,
+# HV_POLL_US (daemon.hypervisor_watch_poll_us: how often Xen's timer reads
+# the heartbeat; unset, failoverd's default, 1000), RT_ON_US, RT_OFF_US.
 # needs: failoverd failoverctl fo-heartbeat fo_switch.ko fowatch-ctl bench-ctl
 FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-500}
 . /lab/scenarios/common.sh

@@ -711,6 +711,14 @@ start_rt_hogs() {
 	rt=$(cat /proc/sys/kernel/sched_rt_runtime_us)
 	[ "$rt" -gt 0 ] && [ "$rt" -lt "$(cat /proc/sys/kernel/sched_rt_period_us)" ] ||
 		fail "RT throttling is off (sched_rt_runtime_us $rt): SCHED_FIFO busy loops would wedge dom0"
+	# A loop refused by fo-labtime would leave the condition unloaded.
+	case $# in
+	1 | 3) ;;
+	*) fail "start_rt_hogs: MAX_S, or MAX_S ON_US OFF_US, not '$*'" ;;
+	esac
+	case "$1:${2-1}:${3-1}" in
+	*[!0-9:]* | 0:* | *:0:* | *:0 | *::*) fail "start_rt_hogs: MAX_S, ON_US, OFF_US must be positive numbers: '$*'" ;;
+	esac
 	rm -f $RT_HOG_STOP
 	(sleep $1; touch $RT_HOG_STOP) &
 	RT_HOG_WATCHDOG=$!
