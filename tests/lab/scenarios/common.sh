@@ -730,18 +730,17 @@ start_rt_hogs() {
 	log "SCHED_FIFO 99 busy loops on $(nproc) CPUs${2:+, $2 us on / $3 us off}:$RT_HOG_PIDS (rt_runtime ${rt} us)"
 }
 
-stop_rt_hogs() {
-	local p
-	touch $RT_HOG_STOP
-	for p in $RT_HOG_PIDS; do wait $p 2>/dev/null; done
-	[ -z "$RT_HOG_WATCHDOG" ] || kill $RT_HOG_WATCHDOG 2>/dev/null
-	RT_HOG_PIDS=""
-	RT_HOG_WATCHDOG=""
-}
-
 rt_hogs_cleanup() {
 	touch $RT_HOG_STOP
 	[ -z "$RT_HOG_WATCHDOG" ] || kill $RT_HOG_WATCHDOG 2>/dev/null
+}
+
+stop_rt_hogs() {
+	local p
+	rt_hogs_cleanup
+	for p in $RT_HOG_PIDS; do wait $p 2>/dev/null; done
+	RT_HOG_PIDS=""
+	RT_HOG_WATCHDOG=""
 }
 
 # hv_event_mode NAME QUERY_JSON: the watch on NAME is in event mode
