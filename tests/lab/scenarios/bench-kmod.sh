@@ -30,21 +30,11 @@
 # needs: failoverd failoverctl fo-heartbeat fo_switch.ko fo-switch-test
 . /lab/scenarios/common.sh
 
-BN=100
-BNF=30
-BCONDS=idle:cpu:io
-BWCPU=""
-BHB=10/40
-[ -z "$LAB_ARM" ] || BHB=100/400
-for tok in $(cat /proc/cmdline); do
-	case $tok in
-	fo.bkmod.wcpu=*) BWCPU=${tok#*=} ;;
-	fo.bkmod.n=*) BN=${tok#*=} ;;
-	fo.bkmod.nfault=*) BNF=${tok#*=} ;;
-	fo.bkmod.conds=*) BCONDS=${tok#*=} ;;
-	fo.bkmod.hb=*) BHB=${tok#*=} ;;
-	esac
-done
+BN=$(karg fo.bkmod.n 100)
+BNF=$(karg fo.bkmod.nfault 30)
+BCONDS=$(karg fo.bkmod.conds idle:cpu:io)
+BWCPU=$(karg fo.bkmod.wcpu)
+BHB=$(karg fo.bkmod.hb "$([ -z "$LAB_ARM" ] && echo 10/40 || echo 100/400)")
 case ${BHB%%/*}/${BHB#*/} in
 *[!0-9/]* | /* | */ | */*/*) fail "fo.bkmod.hb wants PERIOD/TIMEOUT in ms, not '$BHB'" ;;
 esac

@@ -65,29 +65,17 @@
 FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-500}
 . /lab/scenarios/common.sh
 
-BENCH_N=${BENCH_N:-20}
-BENCH_CONDS=${BENCH_CONDS:-idle:cpu:io:net:rt:frozen}
-BENCH_PATHS=${BENCH_PATHS:-xenctrl:kernel:hypervisor}
-BENCH_LAYOUT=${BENCH_LAYOUT:-shared}
-for tok in $(cat /proc/cmdline); do
-	case $tok in
-	fo.bpaths.n=*) BENCH_N=${tok#*=} ;;
-	fo.bpaths.conds=*) BENCH_CONDS=${tok#*=} ;;
-	fo.bpaths.paths=*) BENCH_PATHS=${tok#*=} ;;
-	fo.bpaths.layout=*) BENCH_LAYOUT=${tok#*=} ;;
-	fo.bpaths.window_ms=*) FAULT_WINDOW_MS=${tok#*=} ;;
-	fo.bpaths.hv_poll_us=*) HV_POLL_US=${tok#*=} ;;
-	fo.bpaths.rt_on_us=*) RT_ON_US=${tok#*=} ;;
-	fo.bpaths.rt_off_us=*) RT_OFF_US=${tok#*=} ;;
-	esac
-done
+BENCH_N=$(karg fo.bpaths.n "${BENCH_N:-20}")
+BENCH_CONDS=$(karg fo.bpaths.conds "${BENCH_CONDS:-idle:cpu:io:net:rt:frozen}")
+BENCH_PATHS=$(karg fo.bpaths.paths "${BENCH_PATHS:-xenctrl:kernel:hypervisor}")
+BENCH_LAYOUT=$(karg fo.bpaths.layout "${BENCH_LAYOUT:-shared}")
 # How long after the injection a switch still counts (4x the timeout: the
 # slowest switch seen in the lab took 0.02x); frozen xenctrl rounds last
 # this long, the others end when the standby runs.
-FAULT_WINDOW_MS=${FAULT_WINDOW_MS:-2000}
-HV_POLL_US=${HV_POLL_US:-}
-RT_ON_US=${RT_ON_US:-10000}
-RT_OFF_US=${RT_OFF_US:-10000}
+FAULT_WINDOW_MS=$(karg fo.bpaths.window_ms "${FAULT_WINDOW_MS:-2000}")
+HV_POLL_US=$(karg fo.bpaths.hv_poll_us "${HV_POLL_US:-}")
+RT_ON_US=$(karg fo.bpaths.rt_on_us "${RT_ON_US:-10000}")
+RT_OFF_US=$(karg fo.bpaths.rt_off_us "${RT_OFF_US:-10000}")
 # bench-ctl's SCHED_FIFO priority: below failoverd's and the module's
 # kernel thread, so that its 200 us reads of the standby's state never
 # delay the path being measured.

@@ -37,33 +37,20 @@
 # needs: failoverd failoverctl fo-heartbeat
 . /lab/scenarios/common.sh
 
-BN=200
-BNF=50
-BCONDS=idle:cpu:io
-BGAP=10
-BMAXS=300
-BWEIGHT=""
-BPIN=0
+BN=$(karg fo.bench.n 200)
+BNF=$(karg fo.bench.nfault 50)
+BCONDS=$(karg fo.bench.conds idle:cpu:io)
+BGAP=$(karg fo.bench.gap 10)
+BMAXS=$(karg fo.bench.maxs 300)
+BWEIGHT=$(karg fo.bench.dom0weight)
+BPIN=$(karg fo.bench.pin 0)
 if [ -n "$LAB_ARM" ]; then
-	BHB1=100/400
-	BHB2=50/200
+	BHB1=$(karg fo.bench.hb1 100/400)
+	BHB2=$(karg fo.bench.hb2 50/200)
 else
-	BHB1=10/40
-	BHB2=5/20
+	BHB1=$(karg fo.bench.hb1 10/40)
+	BHB2=$(karg fo.bench.hb2 5/20)
 fi
-for tok in $(cat /proc/cmdline); do
-	case $tok in
-	fo.bench.n=*) BN=${tok#*=} ;;
-	fo.bench.nfault=*) BNF=${tok#*=} ;;
-	fo.bench.conds=*) BCONDS=${tok#*=} ;;
-	fo.bench.gap=*) BGAP=${tok#*=} ;;
-	fo.bench.maxs=*) BMAXS=${tok#*=} ;;
-	fo.bench.dom0weight=*) BWEIGHT=${tok#*=} ;;
-	fo.bench.pin=*) BPIN=${tok#*=} ;;
-	fo.bench.hb1=*) BHB1=${tok#*=} ;;
-	fo.bench.hb2=*) BHB2=${tok#*=} ;;
-	esac
-done
 for v in "$BHB1" "$BHB2"; do
 	case ${v%%/*}/${v#*/} in
 	*[!0-9/]* | /* | */ | */*/*) fail "fo.bench.hb1/hb2 want PERIOD/TIMEOUT in ms, not '$v'" ;;

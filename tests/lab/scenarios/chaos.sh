@@ -25,14 +25,8 @@
 export FO_ON_FAILOVER=rebuild
 . /lab/scenarios/common.sh
 
-N=8
-SEED=1
-for tok in $(cat /proc/cmdline); do
-	case $tok in
-	fo.chaos.n=*) N=${tok#*=} ;;
-	fo.chaos.seed=*) SEED=${tok#*=} ;;
-	esac
-done
+N=$(karg fo.chaos.n 8)
+SEED=$(karg fo.chaos.seed 1)
 KINDS="hb-stop freeze crash destroy pause kill midswitch unpause hup burst"
 NKINDS=10
 WINDOW_BOUND_MS=$((FO_TIMEOUT_MS + LAB_SLACK_MS))

@@ -51,6 +51,17 @@ now_us() {
 	fo-labtime now
 }
 
+# karg KEY [DEFAULT]: the value of KEY=VALUE on dom0's command line (a
+# scenario's parameters come from FO_LAB_DOM0_ARGS), the last one given
+# winning as with the kernel's own parameters; DEFAULT when it is absent.
+karg() {
+	local tok v=${2-}
+	for tok in $(cat /proc/cmdline); do
+		case $tok in "$1="*) v=${tok#*=} ;; esac
+	done
+	echo "$v"
+}
+
 # Microseconds -> milliseconds, integer.
 us_to_ms() {
 	echo $(($1 / 1000))
@@ -749,10 +760,8 @@ stop_rt_hogs() {
 # Xen refused that mode, failoverd armed the polled watch instead and
 # said so in its log (once).
 hv_event_mode() {
-	local port flags want=event tok
-	for tok in $(cat /proc/cmdline); do
-		case $tok in fo.hvwatch.mode=*) want=${tok#*=} ;; esac
-	done
+	local port flags want
+	want=$(karg fo.hvwatch.mode event)
 	port=$(xenstore-read "$(xs_dom_path "$1" data/failover/port)" 2>/dev/null)
 	flags=$(echo "$2" | jq -r .flags)
 	metric armed_mode "$([ $((flags & 2)) = 2 ] && echo event || echo poll)"

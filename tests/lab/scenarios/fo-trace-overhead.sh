@@ -22,12 +22,9 @@
 # needs: failoverd failoverctl fo-heartbeat
 . /lab/scenarios/common.sh
 
-N=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^fo\.oh\.n=//p')
-BLOCKS=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^fo\.oh\.blocks=//p')
-CONDS=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^fo\.oh\.conds=//p' | tr '+' ' ')
-N=${N:-20}
-BLOCKS=${BLOCKS:-4}
-CONDS=${CONDS:-off default on ioctl}
+N=$(karg fo.oh.n 20)
+BLOCKS=$(karg fo.oh.blocks 4)
+CONDS=$(karg fo.oh.conds off+default+on+ioctl | tr '+' ' ')
 require_bin bench-ctl fo-trace jq
 
 arm_pairs p1

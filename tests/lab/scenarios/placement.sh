@@ -49,7 +49,7 @@ wait_placed() {
 # pCPU back; without null the same checks run on credit2 and the verdict
 # says so, but on the patched Xen null is required.
 SCHED=null
-XEN_KIND=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^fo\.xen=//p')
+XEN_KIND=$(karg fo.xen)
 xl cpupool-cpu-remove Pool-0 3 || fail "cannot free pCPU 3 for the scheduler probe"
 if xl cpupool-create name=\"fo-probe\" sched=\"null\" cpus=[\"3\"] > $LAB/probe.log 2>&1; then
 	xl cpupool-destroy fo-probe

@@ -23,14 +23,9 @@
 # domu-modules: xen-pcifront e1000e
 . /lab/scenarios/common.sh
 
-N=10000 IV=0.005 PLACE=free
-for tok in $(cat /proc/cmdline); do
-	case $tok in
-	fo.rtb_n=*) N=${tok#fo.rtb_n=} ;;
-	fo.rtb_iv=*) IV=${tok#fo.rtb_iv=} ;;
-	fo.rtb_place=*) PLACE=${tok#fo.rtb_place=} ;;
-	esac
-done
+N=$(karg fo.rtb_n 10000)
+IV=$(karg fo.rtb_iv 0.005)
+PLACE=$(karg fo.rtb_place free)
 echo "@@RTB config n=$N iv=$IV place=$PLACE xen=$(xl info | sed -n 's/^xen_version *: //p') rt_irq=$(xl dmesg | grep -c 'rt-irq: 0000:00:02.0: MSI/MSI-X delivered on CPU1')"
 xl dmesg | grep -E 'rt-irq|irq-trace'
 
