@@ -55,7 +55,9 @@
 #   once, default 150), FO_LAB_HANG_DUMP_S (Xen's debug keys into the
 #   serial log once it has been silent this long; off by default),
 #   FO_LAB_TCG_THREAD (single|multi; default multi or the scenario's
-#   "# tcg: single")
+#   "# tcg: single"), FO_LAB_PIN_VCPUS=1 (multi-threaded TCG: emulated
+#   pCPU k's host thread only on host core k mod cores; for benchmarks, see
+#   pin_vcpu_threads)
 #   A scenario's header may ask for more: "# xen-args: ..." (Xen's command
 #   line), "# qemu: ..." (QEMU options, e.g. a q35 machine with an IOMMU and
 #   NICs), "# smp: N" (pCPUs; dom0 keeps its 2 vCPUs, the others are free
@@ -89,6 +91,8 @@ BOOT_MARGIN_S=45
 # A boot that has not reached dom0's /init by then has stalled (boot_qemu).
 BOOT_STALL_S=${FO_LAB_BOOT_STALL_S:-150}
 RC_BOOT_STALL=200
+# How many vCPU threads boot_qemu pins to host cores (FO_LAB_PIN_VCPUS=1: all).
+PIN_VCPUS=0
 
 die() {
 	echo "lab: $*" >&2
@@ -662,6 +666,13 @@ cmd_run() {
 			-device "guest-loader,addr=0x4c000000,initrd=$RUN_DIR/dom0.cpio.gz"
 			"${qemu_extra[@]}")
 	fi
+	case ${FO_LAB_PIN_VCPUS:-0} in 0) ;; 1)
+		PIN_VCPUS=$smp
+		[ "$tcg_thread" = multi ] || die "FO_LAB_PIN_VCPUS=1 needs multi-threaded TCG (one host thread per vCPU)"
+		# Named threads: "CPU k/TCG".
+		qemu+=(-name fo-lab,debug-threads=on) ;;
+	*) die "FO_LAB_PIN_VCPUS must be 0 or 1, not '$FO_LAB_PIN_VCPUS'" ;;
+	esac
 	local attempt
 	for attempt in 1 2; do
 		boot_qemu "$log" "${qemu[@]}"
@@ -723,7 +734,10 @@ boot_qemu() {
 		tail -n +1 -f --pid=$pid "$log" &
 		tailpid=$!
 	fi
+	local pinned=0
+	[ "$PIN_VCPUS" != 0 ] || pinned=1
 	while kill -0 $pid 2>/dev/null; do
+		[ $pinned = 1 ] || ! pin_vcpu_threads "$pid" "$log" || pinned=1
 		[ $booted = 1 ] || ! grep -aq '== dom0 up' "$log" || booted=1
 		if [ $booted = 0 ] && [ $waited -ge "$BOOT_STALL_S" ]; then
 			kill -TERM $pid 2>/dev/null
@@ -757,6 +771,38 @@ boot_qemu() {
 	[ -z "$fifo" ] || { exec 7>&-; rm -f "$fifo"; }
 	[ -z "$tailpid" ] || wait $tailpid 2>/dev/null
 	return $rc
+}
+
+# pin_vcpu_threads TIMEOUT_PID LOG: with FO_LAB_PIN_VCPUS=1, once all
+# PIN_VCPUS vCPU threads of the QEMU under TIMEOUT_PID exist, bind
+# "CPU k/TCG" to host core k mod cores. Unbound, the host moves the vCPU
+# threads between its cores, and a busy emulated pCPU (dom0 under load)
+# takes turns with the one it shares a core with at that moment: a
+# coupling between pCPUs that a real machine's cores do not have. QEMU's
+# other threads (main loop: timers, console; I/O) stay free to run where
+# the host finds room. Says what it did in LOG. Fails while the threads
+# are not all there yet.
+pin_vcpu_threads() {
+	local qpid t name k cores n=0 pins=""
+	qpid=$(pgrep -P "$1" | head -1)
+	[ -n "$qpid" ] || return 1
+	cores=$(nproc)
+	for t in /proc/"$qpid"/task/*; do
+		name=$(cat "$t/comm" 2>/dev/null) || continue
+		case $name in "CPU "*"/TCG") n=$((n + 1)) ;; esac
+	done
+	[ "$n" -ge "$PIN_VCPUS" ] || return 1
+	for t in /proc/"$qpid"/task/*; do
+		name=$(cat "$t/comm" 2>/dev/null) || continue
+		case $name in "CPU "*"/TCG") ;; *) continue ;; esac
+		k=${name#CPU }
+		k=${k%/TCG}
+		taskset -p -c $((k % cores)) "${t##*/}" > /dev/null ||
+			{ note "pinning: taskset of $name (thread ${t##*/}) failed"; return 0; }
+		pins="$pins $name->core$((k % cores))"
+	done
+	echo "@@FO-LAB-PIN$pins" >> "$2"
+	note "pinned:$pins"
 }
 
 # dom0's /init reports the kernel it runs ("== dom0 kernel: release=R
