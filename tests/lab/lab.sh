@@ -56,8 +56,9 @@
 #   serial log once it has been silent this long; off by default),
 #   FO_LAB_TCG_THREAD (single|multi; default multi or the scenario's
 #   "# tcg: single"), FO_LAB_PIN_VCPUS=1 (multi-threaded TCG: emulated
-#   pCPU k's host thread only on host core k mod cores; for benchmarks, see
-#   pin_vcpu_threads)
+#   pCPU k's host thread only on host core k mod cores) and FO_LAB_TIMER_RT=1
+#   (QEMU's main loop, which delivers the emulated timers, at host
+#   SCHED_FIFO 1): for benchmarks, see place_qemu_threads
 #   A scenario's header may ask for more: "# xen-args: ..." (Xen's command
 #   line), "# qemu: ..." (QEMU options, e.g. a q35 machine with an IOMMU and
 #   NICs), "# smp: N" (pCPUs; dom0 keeps its 2 vCPUs, the others are free
@@ -91,8 +92,12 @@ BOOT_MARGIN_S=45
 # A boot that has not reached dom0's /init by then has stalled (boot_qemu).
 BOOT_STALL_S=${FO_LAB_BOOT_STALL_S:-150}
 RC_BOOT_STALL=200
-# How many vCPU threads boot_qemu pins to host cores (FO_LAB_PIN_VCPUS=1: all).
+# Where boot_qemu places QEMU's threads (place_qemu_threads): vCPU threads
+# bound to host cores (FO_LAB_PIN_VCPUS), the main loop at SCHED_FIFO 1
+# (FO_LAB_TIMER_RT); QEMU_VCPUS: how many vCPU threads to wait for first.
 PIN_VCPUS=0
+TIMER_RT=0
+QEMU_VCPUS=0
 
 die() {
 	echo "lab: $*" >&2
@@ -666,13 +671,18 @@ cmd_run() {
 			-device "guest-loader,addr=0x4c000000,initrd=$RUN_DIR/dom0.cpio.gz"
 			"${qemu_extra[@]}")
 	fi
-	case ${FO_LAB_PIN_VCPUS:-0} in 0) ;; 1)
-		PIN_VCPUS=$smp
-		[ "$tcg_thread" = multi ] || die "FO_LAB_PIN_VCPUS=1 needs multi-threaded TCG (one host thread per vCPU)"
-		# Named threads: "CPU k/TCG".
-		qemu+=(-name fo-lab,debug-threads=on) ;;
+	case ${FO_LAB_PIN_VCPUS:-0} in 0|1) PIN_VCPUS=${FO_LAB_PIN_VCPUS:-0} ;;
 	*) die "FO_LAB_PIN_VCPUS must be 0 or 1, not '$FO_LAB_PIN_VCPUS'" ;;
 	esac
+	case ${FO_LAB_TIMER_RT:-0} in 0|1) TIMER_RT=${FO_LAB_TIMER_RT:-0} ;;
+	*) die "FO_LAB_TIMER_RT must be 0 or 1, not '$FO_LAB_TIMER_RT'" ;;
+	esac
+	if [ "$PIN_VCPUS$TIMER_RT" != 00 ]; then
+		[ "$tcg_thread" = multi ] || die "FO_LAB_PIN_VCPUS and FO_LAB_TIMER_RT need multi-threaded TCG (a host thread per vCPU)"
+		QEMU_VCPUS=$smp
+		# Named threads: "CPU k/TCG".
+		qemu+=(-name fo-lab,debug-threads=on)
+	fi
 	local attempt
 	for attempt in 1 2; do
 		boot_qemu "$log" "${qemu[@]}"
@@ -734,10 +744,10 @@ boot_qemu() {
 		tail -n +1 -f --pid=$pid "$log" &
 		tailpid=$!
 	fi
-	local pinned=0
-	[ "$PIN_VCPUS" != 0 ] || pinned=1
+	local placed=0
+	[ "$QEMU_VCPUS" != 0 ] || placed=1
 	while kill -0 $pid 2>/dev/null; do
-		[ $pinned = 1 ] || ! pin_vcpu_threads "$pid" "$log" || pinned=1
+		[ $placed = 1 ] || ! place_qemu_threads "$pid" "$log" || placed=1
 		[ $booted = 1 ] || ! grep -aq '== dom0 up' "$log" || booted=1
 		if [ $booted = 0 ] && [ $waited -ge "$BOOT_STALL_S" ]; then
 			kill -TERM $pid 2>/dev/null
@@ -773,16 +783,21 @@ boot_qemu() {
 	return $rc
 }
 
-# pin_vcpu_threads TIMEOUT_PID LOG: with FO_LAB_PIN_VCPUS=1, once all
-# PIN_VCPUS vCPU threads of the QEMU under TIMEOUT_PID exist, bind
-# "CPU k/TCG" to host core k mod cores. Unbound, the host moves the vCPU
-# threads between its cores, and a busy emulated pCPU (dom0 under load)
-# takes turns with the one it shares a core with at that moment: a
-# coupling between pCPUs that a real machine's cores do not have. QEMU's
-# other threads (main loop: timers, console; I/O) stay free to run where
-# the host finds room. Says what it did in LOG. Fails while the threads
-# are not all there yet.
-pin_vcpu_threads() {
+# place_qemu_threads TIMEOUT_PID LOG: for the QEMU under TIMEOUT_PID, once
+# it and all QEMU_VCPUS vCPU threads exist:
+# - PIN_VCPUS (FO_LAB_PIN_VCPUS=1): bind "CPU k/TCG" to host core k mod
+#   cores. Unbound, the host moves the vCPU threads between its cores,
+#   and a busy emulated pCPU (dom0 under load) takes turns with the one it
+#   shares a core with at that moment: a coupling between pCPUs that a
+#   real machine's cores do not have.
+# - TIMER_RT (FO_LAB_TIMER_RT=1): QEMU's main loop thread at host
+#   SCHED_FIFO 1. It runs every emulated timer (multi-threaded TCG), so
+#   a timer due while both host cores run busy vCPU threads otherwise
+#   waits for the host's scheduler; a real timer interrupts at once.
+#   After the vCPU threads exist, and reset on fork: threads QEMU makes
+#   later (I/O workers) are ordinary ones.
+# Says what it did in LOG. Fails while the threads are not all there yet.
+place_qemu_threads() {
 	local qpid t name k cores n=0 pins=""
 	qpid=$(pgrep -P "$1" | head -1)
 	[ -n "$qpid" ] || return 1
@@ -791,18 +806,25 @@ pin_vcpu_threads() {
 		name=$(cat "$t/comm" 2>/dev/null) || continue
 		case $name in "CPU "*"/TCG") n=$((n + 1)) ;; esac
 	done
-	[ "$n" -ge "$PIN_VCPUS" ] || return 1
-	for t in /proc/"$qpid"/task/*; do
-		name=$(cat "$t/comm" 2>/dev/null) || continue
-		case $name in "CPU "*"/TCG") ;; *) continue ;; esac
-		k=${name#CPU }
-		k=${k%/TCG}
-		taskset -p -c $((k % cores)) "${t##*/}" > /dev/null ||
-			{ note "pinning: taskset of $name (thread ${t##*/}) failed"; return 0; }
-		pins="$pins $name->core$((k % cores))"
-	done
+	[ "$n" -ge "$QEMU_VCPUS" ] || return 1
+	if [ "$TIMER_RT" = 1 ]; then
+		chrt -f -R -p 1 "$qpid" > /dev/null ||
+			{ note "placing: chrt of QEMU's main loop (thread $qpid) failed"; return 0; }
+		pins=" main-loop->SCHED_FIFO1"
+	fi
+	if [ "$PIN_VCPUS" = 1 ]; then
+		for t in /proc/"$qpid"/task/*; do
+			name=$(cat "$t/comm" 2>/dev/null) || continue
+			case $name in "CPU "*"/TCG") ;; *) continue ;; esac
+			k=${name#CPU }
+			k=${k%/TCG}
+			taskset -p -c $((k % cores)) "${t##*/}" > /dev/null ||
+				{ note "placing: taskset of $name (thread ${t##*/}) failed"; return 0; }
+			pins="$pins $name->core$((k % cores))"
+		done
+	fi
 	echo "@@FO-LAB-PIN$pins" >> "$2"
-	note "pinned:$pins"
+	note "placed:$pins"
 }
 
 # dom0's /init reports the kernel it runs ("== dom0 kernel: release=R
