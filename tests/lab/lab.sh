@@ -796,7 +796,9 @@ boot_qemu() {
 #   waits for the host's scheduler; a real timer interrupts at once.
 #   After the vCPU threads exist, and reset on fork: threads QEMU makes
 #   later (I/O workers) are ordinary ones.
-# Says what it did in LOG. Fails while the threads are not all there yet.
+# Says what it did in LOG, or what failed: a benchmark's serial log then
+# shows it ran without what it was asked for. Fails (returns 1) only while
+# the threads are not all there yet.
 place_qemu_threads() {
 	local qpid t name k cores n=0 pins=""
 	qpid=$(pgrep -P "$1" | head -1)
@@ -809,7 +811,7 @@ place_qemu_threads() {
 	[ "$n" -ge "$QEMU_VCPUS" ] || return 1
 	if [ "$TIMER_RT" = 1 ]; then
 		chrt -f -R -p 1 "$qpid" > /dev/null ||
-			{ note "placing: chrt of QEMU's main loop (thread $qpid) failed"; return 0; }
+			{ placing_failed "$2" "chrt of QEMU's main loop (thread $qpid)"; return 0; }
 		pins=" main-loop->SCHED_FIFO1"
 	fi
 	if [ "$PIN_VCPUS" = 1 ]; then
@@ -819,12 +821,17 @@ place_qemu_threads() {
 			k=${name#CPU }
 			k=${k%/TCG}
 			taskset -p -c $((k % cores)) "${t##*/}" > /dev/null ||
-				{ note "placing: taskset of $name (thread ${t##*/}) failed"; return 0; }
+				{ placing_failed "$2" "taskset of $name (thread ${t##*/})"; return 0; }
 			pins="$pins $name->core$((k % cores))"
 		done
 	fi
 	echo "@@FO-LAB-PIN$pins" >> "$2"
 	note "placed:$pins"
+}
+
+placing_failed() {
+	echo "@@FO-LAB-PIN FAILED: $2" >> "$1"
+	note "placing QEMU's threads: $2 failed; the run goes on without it (the serial log says so)"
 }
 
 # dom0's /init reports the kernel it runs ("== dom0 kernel: release=R
