@@ -111,6 +111,10 @@ def main():
     if a.tests:
         with open(a.tests) as f:
             tests = {ln.strip() for ln in f if ln.strip()}
+        # An empty list (ctest run on a missing build directory) would
+        # write a ledger with no rows that reads as "nothing to go".
+        if not tests:
+            sys.exit(f"flake_ledger: {a.tests} names no test")
     tot, used = ledger(a.results, a.since, tests)
     if not used:
         sys.exit(f"flake_ledger: no flake-*.md or ci-times-*.md from {a.since} on in {a.results}")
