@@ -96,8 +96,13 @@ fail() {
 # metric NAME VALUE [UNIT]: VALUE must be a number (empty -> null).
 metric() {
 	local v=${2:-null}
+	# The line must stay JSON: a number as is, "-" (a percentile of no
+	# samples, e.g. bench-paths' xenctrl path while failoverd is frozen)
+	# as null, anything else (a word, "1.2.3") as a JSON string.
 	case $v in
-	''|*[!0-9.-]*) [ "$v" = null ] || v="\"$(json_str "$v")\"" ;;
+	-) v=null ;;
+	null) ;;
+	*) echo "$v" | grep -Eqx -e '-?[0-9]+(\.[0-9]+)?' || v="\"$(json_str "$v")\"" ;;
 	esac
 	printf '@@FO-METRIC {"scenario":"%s","name":"%s","value":%s,"unit":"%s"}\n' \
 		"$SCENARIO" "$1" "$v" "${3:-}"
