@@ -206,6 +206,15 @@ def main():
     with open(os.path.join(a.out, "samples.json"), "w") as f:
         json.dump({"params": a.params, "summary": summ, "targets": targets, "samples": raw}, f, indent=1)
 
+    def table(conds, cell):
+        """A Markdown table, a row per condition and a column per path:
+        cell(summary) for each path measured, "-" for the others."""
+        rows = ["| condition | " + " | ".join(PATHS) + " |", "|---|" + "---:|" * len(PATHS)]
+        for c in conds:
+            rows.append(f"| {c} | " + " | ".join(cell(summ[f"{c}/{p}"]) if f"{c}/{p}" in summ else "-"
+                                                  for p in PATHS) + " |")
+        return rows + [""]
+
     out = ["# The three switch paths side by side (issue #19)", ""]
     out.append("Lab run: real Xen 4.17 (our patched series) under QEMU/TCG, one boot, one pair, "
                f"{a.params or 'parameters: see the log'}.")
@@ -217,18 +226,7 @@ def main():
         out.append("")
         out.append("p50 / p90 / p99 / max in µs (samples; of 200, the p99 is the third largest and the p90 the 21st):")
         out.append("")
-        out.append("| condition | " + " | ".join(PATHS) + " |")
-        out.append("|---|" + "---:|" * len(PATHS))
-        for c in conds:
-            row = []
-            for p in PATHS:
-                s = summ.get(f"{c}/{p}")
-                cell = fmt(s[k]) if s else "-"
-                if s and s["noswitch"]:
-                    cell += f", {s['noswitch']} no switch"
-                row.append(cell)
-            out.append(f"| {c} | " + " | ".join(row) + " |")
-        out.append("")
+        out += table(conds, lambda s, k=k: fmt(s[k]) + (f", {s['noswitch']} no switch" if s["noswitch"] else ""))
     # With 200 samples the p99 is the third largest: a handful of slow
     # faults decide it. Counting them, and where each one's time went,
     # says whether a p99 is the path or a few events it shares with idle.
@@ -236,17 +234,12 @@ def main():
                f"and of the latter whether the timer (lag) or the switch (detected -> running) alone took over "
                f"{TAIL_US} µs")
     out.append("")
-    out.append("| condition | " + " | ".join(PATHS) + " |")
-    out.append("|---|" + "---:|" * len(PATHS))
-    for c in conds:
-        row = []
-        for p in PATHS:
-            s = summ.get(f"{c}/{p}")
-            t = s and s.get("tail")
-            row.append(f"{t['fault_half']} / {t['fault']} of {s['fault']['n']} (lag {t['lag']}, switch {t['detected']})"
-                       if t and s["fault"].get("n") else "-")
-        out.append(f"| {c} | " + " | ".join(row) + " |")
-    out.append("")
+
+    def tail_cell(s):
+        t = s["tail"]
+        return (f"{t['fault_half']} / {t['fault']} of {s['fault']['n']} (lag {t['lag']}, switch {t['detected']})"
+                if s["fault"].get("n") else "-")
+    out += table(conds, tail_cell)
     out.append("## Targets (ratios in this run)")
     out.append("")
     out.append("| condition | target | ratio | met |")
