@@ -76,6 +76,10 @@ with tempfile.TemporaryDirectory() as d:
     rc, rows, out = run(d, "--tests", tests)
     check("--tests: only the suite's tests, a new one with no run at 0",
           set(rows) == {"xen_a", "xen_new"} and rows["xen_new"]["runs"] == 0 and rows["xen_new"]["to_go"] == 20, out)
+    write(d, "suite.txt", "\n")
+    rc, rows, out = run(d, "--tests", tests)
+    check("--tests naming no test is an error, not an empty ledger",
+          rc != 0 and not rows and "names no test" in out, out)
 
 print(f"test_flake_ledger: {len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

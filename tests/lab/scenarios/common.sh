@@ -93,7 +93,7 @@ fail() {
 	exit 1
 }
 
-# metric NAME VALUE [UNIT]: VALUE must be a number (empty -> null).
+# metric NAME VALUE [UNIT]: one @@FO-METRIC JSON line (empty or "-": null).
 metric() {
 	local v=${2:-null}
 	# The line must stay JSON: a number as is, "-" (a percentile of no
