@@ -27,6 +27,13 @@
 #           the standby runs or FAULT_WINDOW_MS passed: the xenctrl path cannot
 #           switch then (recorded as "noswitch", not a failure); the module
 #           and Xen still can
+# Before a path's conditions, BENCH_WARMUP faults (default 5) with no
+# load, reported as condition "warmup": the first faults of a path run
+# code (Xen's fire path, the module's worker, failoverd's switch) that
+# TCG has not translated yet, and took 1-6 ms in every earlier boot
+# (bench/results/2026-11-26-paths-2pcpu-*: sample 1 of the first
+# condition) against 0.2-0.4 ms for the rest. On hardware that is a
+# few cache misses; counted in "idle", it would be the emulator's.
 # BENCH_N faults (default 20, driven by bench-ctl, below), each the active's heartbeat stopped
 # (stop-heartbeat), then the pair restored (agent back to normal,
 # clear-failed, arm: roles swapped). Per fault:
@@ -55,10 +62,10 @@
 # thread per vCPU; three busy threads on two cores delay the third's timer
 # interrupts, which is the emulator, not Xen), FO_LAB_SMP=2
 # FO_LAB_XEN_ARGS='dom0_max_vcpus=1 dom0_vcpus_pin' (dom0 on pCPU 0).
-# Environment (or the kernel command line fo.bpaths.n=, fo.bpaths.conds=,
-# fo.bpaths.paths=, fo.bpaths.layout=, fo.bpaths.window_ms=,
+# Environment (or the kernel command line fo.bpaths.n=, fo.bpaths.warmup=,
+# fo.bpaths.conds=, fo.bpaths.paths=, fo.bpaths.layout=, fo.bpaths.window_ms=,
 # fo.bpaths.hv_poll_us=, fo.bpaths.rt_on_us=, fo.bpaths.rt_off_us=):
-# BENCH_N, BENCH_CONDS, BENCH_PATHS, BENCH_LAYOUT, FAULT_WINDOW_MS,
+# BENCH_N, BENCH_WARMUP, BENCH_CONDS, BENCH_PATHS, BENCH_LAYOUT, FAULT_WINDOW_MS,
 # HV_POLL_US (daemon.hypervisor_watch_poll_us: how often Xen's timer reads
 # the heartbeat; unset, failoverd's default, 1000), RT_ON_US, RT_OFF_US.
 # needs: failoverd failoverctl fo-heartbeat fo_switch.ko fowatch-ctl bench-ctl
@@ -66,6 +73,7 @@ FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-500}
 . /lab/scenarios/common.sh
 
 BENCH_N=$(karg fo.bpaths.n "${BENCH_N:-20}")
+BENCH_WARMUP=$(karg fo.bpaths.warmup "${BENCH_WARMUP:-5}")
 BENCH_CONDS=$(karg fo.bpaths.conds "${BENCH_CONDS:-idle:cpu:io:net:rt:frozen}")
 BENCH_PATHS=$(karg fo.bpaths.paths "${BENCH_PATHS:-xenctrl:kernel:hypervisor}")
 BENCH_LAYOUT=$(karg fo.bpaths.layout "${BENCH_LAYOUT:-shared}")
@@ -99,7 +107,7 @@ start_load() {
 	local c
 	LOAD_PIDS=""
 	case $1 in
-	idle | frozen) ;;
+	warmup | idle | frozen) ;;
 	cpu)
 		for c in $(seq 0 $(($(nproc) - 1))); do
 			taskset -c $c sh -c 'while :; do :; done' &
@@ -227,7 +235,7 @@ pctl() {
 		      if (i50 < 1) i50 = 1; if (i99 < 1) i99 = 1; print v[i50], v[i99], v[n] }'
 }
 
-# bench_one PATH COND: BENCH_N faults from one resident driver (bench-ctl
+# bench_one PATH COND [N]: N (default BENCH_N) faults from one resident driver (bench-ctl
 # --mode fault: no process spawned per fault, so a sample costs the
 # timeout and the re-arm rather than dozens of emulated process starts).
 # It waits for the pair ARMED under the path's owner, stops the active's
@@ -238,19 +246,19 @@ pctl() {
 # and continues it after the standby ran or the window passed (stopped
 # before the injection, bench-ctl's xenstore write once never returned).
 bench_one() {
-	local path=$1 cond=$2 owner="" freeze="" base=$OUT/$path-$cond noswitch bad failed bpid mon rc
+	local path=$1 cond=$2 n=${3:-$BENCH_N} owner="" freeze="" base=$OUT/$path-$cond noswitch bad failed bpid mon rc
 	pair_ready $path
 	case $path in kernel | hypervisor) owner="--owner $path" ;; esac
 	[ "$cond" = frozen ] && freeze="--freeze-pid $FOD_PID"
 	# shellcheck disable=SC2086
-	bench-ctl -s $FO_SOCK --mode fault -p k -n "$BENCH_N" --rt $BENCH_RTPRIO --poll-us 200 \
+	bench-ctl -s $FO_SOCK --mode fault -p k -n "$n" --rt $BENCH_RTPRIO --poll-us 200 \
 		--window-ms $FAULT_WINDOW_MS $owner $freeze > $base.csv 2> $base.err &
 	bpid=$!
 	# Progress every 60 s (one process start a minute in dom0): rounds
 	# done, and where the driver and failoverd are, so that a run that
 	# stops moving says where.
 	(while sleep 60; do
-		log "$path/$cond: $(($(grep -c . $base.csv) - 1)) of $BENCH_N rounds;" \
+		log "$path/$cond: $(($(grep -c . $base.csv) - 1)) of $n rounds;" \
 			"bench-ctl $(cut -d' ' -f3 /proc/$bpid/stat 2>/dev/null) in $(cat /proc/$bpid/wchan 2>/dev/null)," \
 			"failoverd $(cut -d' ' -f3 /proc/$FOD_PID/stat 2>/dev/null); $(tail -n 1 $base.err)"
 	done) &
@@ -329,6 +337,7 @@ partitioned)
 *) fail "unknown layout $BENCH_LAYOUT (shared or partitioned)" ;;
 esac
 metric layout "$BENCH_LAYOUT"
+metric warmup_faults "$BENCH_WARMUP"
 metric fault_window_ms "$FAULT_WINDOW_MS" ms
 metric hv_poll_us "${HV_POLL_US:-1000}" us
 metric rt_on_us "$RT_ON_US" us
@@ -340,6 +349,7 @@ for path in $(echo "$BENCH_PATHS" | tr ':' ' '); do
 	path_config $path $LAB/fod-$path.json
 	start_failoverd $LAB/fod-$path.json
 	restore
+	[ "$BENCH_WARMUP" = 0 ] || bench_one $path warmup "$BENCH_WARMUP"
 	for cond in $(echo "$BENCH_CONDS" | tr ':' ' '); do
 		start_load $cond
 		bench_one $path $cond
@@ -351,4 +361,4 @@ for path in $(echo "$BENCH_PATHS" | tr ':' ' '); do
 	kill_failoverd TERM
 done
 dmesg_clean "after the benchmark"
-pass "bench-paths: n=$BENCH_N paths=$BENCH_PATHS conds=$BENCH_CONDS"
+pass "bench-paths: n=$BENCH_N warmup=$BENCH_WARMUP paths=$BENCH_PATHS conds=$BENCH_CONDS"
