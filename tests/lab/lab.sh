@@ -56,9 +56,11 @@
 #   serial log once it has been silent this long; off by default),
 #   FO_LAB_TCG_THREAD (single|multi; default multi or the scenario's
 #   "# tcg: single"), FO_LAB_PIN_VCPUS=1 (multi-threaded TCG: emulated
-#   pCPU k's host thread only on host core k mod cores) and FO_LAB_TIMER_RT=1
+#   pCPU k's host thread only on host core k mod cores), FO_LAB_TIMER_RT=1
 #   (QEMU's main loop, which delivers the emulated timers, at host
-#   SCHED_FIFO 1): for benchmarks, see place_qemu_threads
+#   SCHED_FIFO 1) and FO_LAB_HOUSEKEEPING=1 (the host's other tasks on
+#   host core 0 while QEMU runs): for benchmarks, see place_qemu_threads
+#   and housekeeping_confine
 #   A scenario's header may ask for more: "# xen-args: ..." (Xen's command
 #   line), "# qemu: ..." (QEMU options, e.g. a q35 machine with an IOMMU and
 #   NICs), "# smp: N" (pCPUs; dom0 keeps its 2 vCPUs, the others are free
@@ -98,6 +100,7 @@ RC_BOOT_STALL=200
 PIN_VCPUS=0
 TIMER_RT=0
 QEMU_VCPUS=0
+HOUSEKEEPING=0
 
 die() {
 	echo "lab: $*" >&2
@@ -677,6 +680,11 @@ cmd_run() {
 	case ${FO_LAB_TIMER_RT:-0} in 0|1) TIMER_RT=${FO_LAB_TIMER_RT:-0} ;;
 	*) die "FO_LAB_TIMER_RT must be 0 or 1, not '$FO_LAB_TIMER_RT'" ;;
 	esac
+	case ${FO_LAB_HOUSEKEEPING:-0} in 0|1) HOUSEKEEPING=${FO_LAB_HOUSEKEEPING:-0} ;;
+	*) die "FO_LAB_HOUSEKEEPING must be 0 or 1, not '$FO_LAB_HOUSEKEEPING'" ;;
+	esac
+	[ "$HOUSEKEEPING" = 0 ] || [ "$PIN_VCPUS" = 1 ] ||
+		die "FO_LAB_HOUSEKEEPING=1 needs FO_LAB_PIN_VCPUS=1 (the vCPU threads placed on their cores)"
 	if [ "$PIN_VCPUS$TIMER_RT" != 00 ]; then
 		[ "$tcg_thread" = multi ] || die "FO_LAB_PIN_VCPUS and FO_LAB_TIMER_RT need multi-threaded TCG (a host thread per vCPU)"
 		QEMU_VCPUS=$smp
@@ -684,6 +692,7 @@ cmd_run() {
 		qemu+=(-name fo-lab,debug-threads=on)
 	fi
 	local attempt
+	[ "$HOUSEKEEPING" = 0 ] || { trap housekeeping_release EXIT; housekeeping_confine; }
 	for attempt in 1 2; do
 		boot_qemu "$log" "${qemu[@]}"
 		rc=$?
@@ -698,6 +707,7 @@ cmd_run() {
 			"an emulator stall before any project code runs; booting once more"
 	done
 	set -e
+	[ "$HOUSEKEEPING" = 0 ] || { housekeeping_release; trap - EXIT; }
 	exec 8>&-
 	local wall
 	wall=$(echo "$(date +%s.%N) $t0" | awk '{ printf "%.1f", $1 - $2 }')
@@ -803,7 +813,8 @@ place_qemu_threads() {
 	local qpid t name k cores n=0 pins=""
 	qpid=$(pgrep -P "$1" | head -1)
 	[ -n "$qpid" ] || return 1
-	cores=$(nproc)
+	# Every core, not the ones lab.sh may use (housekeeping_confine).
+	cores=$(nproc --all)
 	for t in /proc/"$qpid"/task/*; do
 		name=$(cat "$t/comm" 2>/dev/null) || continue
 		case $name in "CPU "*"/TCG") n=$((n + 1)) ;; esac
@@ -825,6 +836,20 @@ place_qemu_threads() {
 			pins="$pins $name->core$((k % cores))"
 		done
 	fi
+	# Born on core 0 (housekeeping_confine): the main loop and QEMU's
+	# other threads may use every core again. Confined to the pair's
+	# core, the main loop slowed the hypervisor path's switch (p50
+	# 0.34-0.38 ms against 0.24-0.28 ms, 2026-11-26); on dom0's, it would
+	# wait behind the host's tasks there.
+	if [ "$HOUSEKEEPING" = 1 ]; then
+		for t in /proc/"$qpid"/task/*; do
+			name=$(cat "$t/comm" 2>/dev/null) || continue
+			case $name in "CPU "*"/TCG") continue ;; esac
+			taskset -p -c 0-$((cores - 1)) "${t##*/}" > /dev/null ||
+				{ placing_failed "$2" "taskset of QEMU's thread ${t##*/}"; return 0; }
+		done
+		pins="$pins host-tasks->core0 QEMU-others->all"
+	fi
 	echo "@@FO-LAB-PIN$pins" >> "$2"
 	note "placed:$pins"
 }
@@ -832,6 +857,62 @@ place_qemu_threads() {
 placing_failed() {
 	echo "@@FO-LAB-PIN FAILED: $2" >> "$1"
 	note "placing QEMU's threads: $2 failed; the run goes on without it (the serial log says so)"
+}
+
+# Host housekeeping off the pair's core (FO_LAB_HOUSEKEEPING=1, with
+# FO_LAB_PIN_VCPUS=1): while the emulated machine runs, every host task
+# allowed on all cores is confined to host core 0, the core of emulated
+# pCPU 0 (dom0's), and so are unbound kernel workqueues; QEMU's threads
+# are then placed by place_qemu_threads. The host here is itself a VM with a
+# non-preemptible kernel (PREEMPT_NONE, its mode locked): its kdamond,
+# kworkers and RCU threads, and the lab's own processes, land on the idle
+# core, which is the pair's, and hold it for 0.5-4 ms at a time. With
+# them beside dom0 instead, the pair's vCPU thread waited over 500 µs 2
+# times in 170 s instead of 54 in 162 s (perf sched timehist,
+# tests/bench/host_sched.py; tests/lab/results/host-sched-2026-11-26.md).
+# It is what an RT deployment does with isolcpus and IRQ affinity: the
+# housekeeping core is the one dom0 has. The cost: dom0's pCPU takes the
+# host's noise (failoverd's own switches got slower tails).
+HK_SAVED=""
+housekeeping_confine() {
+	local t m all
+	all=$(printf '%x' $(( (1 << $(nproc --all)) - 1 )))
+	HK_SAVED=$RUN_DIR/housekeeping.saved
+	{
+		echo "wq $(cat /sys/devices/virtual/workqueue/cpumask)"
+		for t in /proc/[0-9]*/task/[0-9]*; do
+			m=$(taskset -p "${t##*/}" 2>/dev/null) || continue
+			[ "${m##* }" = 1 ] && echo "core0 ${t##*/}"
+		done
+	} > "$HK_SAVED"
+	echo 1 > /sys/devices/virtual/workqueue/cpumask || die "FO_LAB_HOUSEKEEPING: cannot set the workqueue cpumask (root?)"
+	for t in /proc/[0-9]*/task/[0-9]*; do
+		m=$(taskset -p "${t##*/}" 2>/dev/null) || continue
+		[ "${m##* }" = "$all" ] || continue
+		# Per-CPU kernel threads refuse; they stay where they are.
+		taskset -p 1 "${t##*/}" > /dev/null 2>&1 || :
+	done
+	note "host housekeeping confined to core 0 (FO_LAB_HOUSEKEEPING=1)"
+}
+
+# housekeeping_release: every task now on core 0 alone that was not so
+# before (confined, or born confined during the run) gets every core back.
+# Runs under set -e (and from the EXIT trap): nothing in it may fail.
+housekeeping_release() {
+	[ -n "$HK_SAVED" ] && [ -f "$HK_SAVED" ] || return 0
+	local t m all
+	all=$(printf '%x' $(( (1 << $(nproc --all)) - 1 )))
+	for t in /proc/[0-9]*/task/[0-9]*; do
+		grep -qx "core0 ${t##*/}" "$HK_SAVED" && continue
+		m=$(taskset -p "${t##*/}" 2>/dev/null) || continue
+		[ "${m##* }" = 1 ] || continue
+		taskset -p "$all" "${t##*/}" > /dev/null 2>&1 || :
+	done
+	awk '$1 == "wq" { print $2 }' "$HK_SAVED" > /sys/devices/virtual/workqueue/cpumask ||
+		note "could not give the workqueues their cores back (/sys/devices/virtual/workqueue/cpumask)"
+	rm -f "$HK_SAVED"
+	HK_SAVED=""
+	note "host housekeeping back on every core"
 }
 
 # dom0's /init reports the kernel it runs ("== dom0 kernel: release=R
