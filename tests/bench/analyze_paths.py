@@ -4,7 +4,8 @@
 
 Reads the "@@FO-SAMPLE cond,path,i,inject_to_running_us,fault_to_running_us,
 detected_to_running_us,event_path" lines tests/lab/scenarios/bench-paths.sh
-prints (the three switch paths, xenctrl / kernel / hypervisor, in one boot,
+prints (and, from logs that have them, its "@@FO-PHASES cond,path,i,
+detected_to_quiesced_us,quiesced_to_running_us": the switch in two) (the three switch paths, xenctrl / kernel / hypervisor, in one boot,
 under each dom0 condition) and writes OUT/samples.json (every sample, the
 summary, the targets) and OUT/README.md (the tables, the targets of issue
 #19 as ratios measured in this run). Percentiles are nearest-rank.
@@ -36,6 +37,12 @@ SERIES = (
     ("inject", "injection (xenstore write) -> the driver saw the standby running (Xen read every 200 us): "
                "the whole timeout and the emulated injection included"),
 )
+# The switch (detected -> running) in two, where the log has @@FO-PHASES.
+PHASE_SERIES = (
+    ("quiesce", "detected -> every vCPU of the active off (the fence: Xen's quiesced stamp, the module's and "
+                "failoverd's pause done)"),
+    ("unpause", "every vCPU of the active off -> standby unpaused"),
+)
 
 
 def pct(vals, p):
@@ -66,14 +73,20 @@ def parse(log):
     data = {}  # (cond, path) -> {"fault": [], "detected": [], "lag": [], "inject": [], "noswitch": n, "paths": {}}
     raw = []
     pat = re.compile(r"@@FO-SAMPLE ([a-z]+),([a-z]+),(\d+),([^,]*),([^,]*),([^,]*),(\S*)")
+    phases = re.compile(r"@@FO-PHASES ([a-z]+),([a-z]+),\d+,(-?\d+),(-?\d+)\s*$")
     with open(log, errors="replace") as f:
         for line in f:
+            m = phases.search(line)
+            if m and (m[1], m[2]) in data:
+                data[(m[1], m[2])]["quiesce"].append(int(m[3]))
+                data[(m[1], m[2])]["unpause"].append(int(m[4]))
+                continue
             m = pat.search(line)
             if not m:
                 continue
             cond, path, i, inj, fault, det, evpath = m.groups()
-            d = data.setdefault((cond, path), {"fault": [], "detected": [], "lag": [], "inject": [], "noswitch": 0,
-                                               "paths": {}})
+            d = data.setdefault((cond, path), {"fault": [], "detected": [], "lag": [], "inject": [], "quiesce": [],
+                                               "unpause": [], "noswitch": 0, "paths": {}})
             raw.append({"cond": cond, "path": path, "i": int(i), "inject_us": inj, "fault_us": fault,
                         "detected_us": det, "event_path": evpath})
             d["paths"][evpath] = d["paths"].get(evpath, 0) + 1
@@ -205,7 +218,8 @@ def main():
     if not raw:
         sys.exit(f"analyze_paths: no @@FO-SAMPLE line in {a.log}")
     conds = [c for c in CONDS if any((c, p) in data for p in PATHS)]
-    summ = {f"{c}/{p}": {k: summary(data[(c, p)][k]) for k, _ in SERIES} | {"noswitch": data[(c, p)]["noswitch"],
+    series = SERIES + (PHASE_SERIES if any(d["quiesce"] for d in data.values()) else ())
+    summ = {f"{c}/{p}": {k: summary(data[(c, p)][k]) for k, _ in series} | {"noswitch": data[(c, p)]["noswitch"],
                                                                            "event_paths": data[(c, p)]["paths"],
                                                                            "tail": tail(data[(c, p)])}
             for c in conds for p in PATHS if (c, p) in data}
@@ -241,7 +255,7 @@ def main():
     out.append("Made by `tests/lab/scenarios/bench-paths.sh` and `tests/bench/analyze_paths.py`; every "
                "sample is in `samples.json`. Emulation inflates absolute times: compare ratios within the run.")
     out.append("")
-    for k, what in SERIES:
+    for k, what in series:
         out.append(f"## {k}: {what}")
         out.append("")
         out.append(f"p50 / p90 / p99 / max in µs (samples; {rank_note(summ)}):")

@@ -48,7 +48,9 @@
 #                           failoverd's): what the path adds to the timeout
 #   detected_to_running_us  the event's unpause_done - detected
 # one "@@FO-SAMPLE cond,path,i,inject_to_running_us,fault_to_running_us,
-# detected_to_running_us,event_path" line, and per (path, condition)
+# detected_to_running_us,event_path" line, one "@@FO-PHASES cond,path,i,
+# detected_to_quiesced_us,quiesced_to_running_us" line (the switch split at
+# pause_done: every vCPU of the active off), and per (path, condition)
 # @@FO-METRIC p50/p99/max and the count of faults with no switch in the
 # window. tests/bench/analyze_paths.py turns the serial log into the
 # committed table (bench/results/).
@@ -292,6 +294,11 @@ bench_one() {
 				dr = (ud == "" || det == "" ? "-" : ud - det); if (dr != "-") print dr > (base "-dr")
 			}
 			print "@@FO-SAMPLE " cond "," path "," $1 + 1 "," ir "," fr "," dr "," ev
+			# The switch in two: detected -> every vCPU of the active
+			# off (pause_done; Xen's quiesced) -> standby unpaused.
+			pd = $c["pause_done_us"]
+			if (ir != "noswitch" && ud != "" && det != "" && pd != "")
+				print "@@FO-PHASES " cond "," path "," $1 + 1 "," pd - det "," ud - pd
 		}' $base.csv
 	noswitch=$(grep -c . $base-noswitch)
 	failed=$(grep -c . $base-bad)
