@@ -295,7 +295,7 @@ bench_one() {
 			}
 			print "@@FO-SAMPLE " cond "," path "," $1 + 1 "," ir "," fr "," dr "," ev
 			# The switch in two: detected -> every vCPU of the active
-			# off (pause_done; Xen's quiesced) -> standby unpaused.
+			# off (pause_done, the quiesced stamp of Xen) -> standby unpaused.
 			pd = $c["pause_done_us"]
 			if (ir != "noswitch" && ud != "" && det != "" && pd != "")
 				print "@@FO-PHASES " cond "," path "," $1 + 1 "," pd - det "," ud - pd
