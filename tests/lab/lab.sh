@@ -838,7 +838,7 @@ place_qemu_threads() {
 	fi
 	# Born on core 0 (housekeeping_confine): the main loop and QEMU's
 	# other threads may use every core again. Confined to the pair's
-	# core, the main loop slowed the hypervisor path's switch (p50
+	# core, the main loop slowed the hypervisor path (fault p50
 	# 0.34-0.38 ms against 0.24-0.28 ms, 2026-11-26); on dom0's, it would
 	# wait behind the host's tasks there.
 	if [ "$HOUSEKEEPING" = 1 ]; then
