@@ -4,9 +4,10 @@
 
 Reads the "@@FO-SAMPLE cond,path,i,inject_to_running_us,fault_to_running_us,
 detected_to_running_us,event_path" lines tests/lab/scenarios/bench-paths.sh
-prints (and, from logs that have them, its "@@FO-PHASES cond,path,i,
-detected_to_quiesced_us,quiesced_to_running_us": the switch in two) (the three switch paths, xenctrl / kernel / hypervisor, in one boot,
-under each dom0 condition) and writes OUT/samples.json (every sample, the
+prints (the three switch paths, xenctrl / kernel / hypervisor, in one boot,
+under each dom0 condition), and from logs that have them its "@@FO-PHASES
+cond,path,i,detected_to_quiesced_us,quiesced_to_running_us" lines (the
+switch in two), and writes OUT/samples.json (every sample, the
 summary, the targets) and OUT/README.md (the tables, the targets of issue
 #19 as ratios measured in this run). Percentiles are nearest-rank.
 With Debian's python3-matplotlib (tests/deps.sh installs it) it also draws
@@ -70,7 +71,8 @@ def summary(vals):
 
 
 def parse(log):
-    data = {}  # (cond, path) -> {"fault": [], "detected": [], "lag": [], "inject": [], "noswitch": n, "paths": {}}
+    # (cond, path) -> {"fault", "detected", "lag", "inject", "quiesce", "unpause": [µs], "noswitch": n, "paths": {}}
+    data = {}
     raw = []
     pat = re.compile(r"@@FO-SAMPLE ([a-z]+),([a-z]+),(\d+),([^,]*),([^,]*),([^,]*),(\S*)")
     phases = re.compile(r"@@FO-PHASES ([a-z]+),([a-z]+),\d+,(-?\d+),(-?\d+)\s*$")
