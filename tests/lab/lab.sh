@@ -810,13 +810,16 @@ boot_qemu() {
 # shows it ran without what it was asked for. Fails (returns 1) only while
 # the threads are not all there yet.
 place_qemu_threads() {
-	local qpid t name k cores n=0 pins=""
+	local qpid t name k cores n=0 pins="" others=""
+	local -a threads
 	qpid=$(pgrep -P "$1" | head -1)
 	[ -n "$qpid" ] || return 1
 	# Every core, not the ones lab.sh may use (housekeeping_confine).
 	cores=$(nproc --all)
+	# One look at QEMU's threads ("tid name"), then act on that list.
 	for t in /proc/"$qpid"/task/*; do
 		name=$(cat "$t/comm" 2>/dev/null) || continue
+		threads+=("${t##*/} $name")
 		case $name in "CPU "*"/TCG") n=$((n + 1)) ;; esac
 	done
 	[ "$n" -ge "$QEMU_VCPUS" ] || return 1
@@ -825,31 +828,33 @@ place_qemu_threads() {
 			{ placing_failed "$2" "chrt of QEMU's main loop (thread $qpid)"; return 0; }
 		pins=" main-loop->SCHED_FIFO1"
 	fi
-	if [ "$PIN_VCPUS" = 1 ]; then
-		for t in /proc/"$qpid"/task/*; do
-			name=$(cat "$t/comm" 2>/dev/null) || continue
-			case $name in "CPU "*"/TCG") ;; *) continue ;; esac
+	for t in "${threads[@]}"; do
+		name=${t#* }
+		t=${t%% *}
+		case $name in
+		"CPU "*"/TCG")
+			[ "$PIN_VCPUS" = 1 ] || continue
 			k=${name#CPU }
 			k=${k%/TCG}
-			taskset -p -c $((k % cores)) "${t##*/}" > /dev/null ||
-				{ placing_failed "$2" "taskset of $name (thread ${t##*/})"; return 0; }
+			taskset -p -c $((k % cores)) "$t" > /dev/null ||
+				{ placing_failed "$2" "taskset of $name (thread $t)"; return 0; }
 			pins="$pins $name->core$((k % cores))"
-		done
-	fi
-	# Born on core 0 (housekeeping_confine): the main loop and QEMU's
-	# other threads may use every core again. Confined to the pair's
-	# core, the main loop slowed the hypervisor path (fault p50
-	# 0.34-0.38 ms against 0.24-0.28 ms, 2026-11-26); on dom0's, it would
-	# wait behind the host's tasks there.
-	if [ "$HOUSEKEEPING" = 1 ]; then
-		for t in /proc/"$qpid"/task/*; do
-			name=$(cat "$t/comm" 2>/dev/null) || continue
-			case $name in "CPU "*"/TCG") continue ;; esac
-			taskset -p -c 0-$((cores - 1)) "${t##*/}" > /dev/null ||
-				{ placing_failed "$2" "taskset of QEMU's thread ${t##*/}"; return 0; }
-		done
-		pins="$pins host-tasks->core0 QEMU-others->all"
-	fi
+			;;
+		*)
+			# Born on core 0 (housekeeping_confine): the main loop and
+			# QEMU's other threads may use every core again. Confined
+			# to the pair's core, the main loop slowed the hypervisor
+			# path (fault p50 0.34-0.38 ms against 0.24-0.28 ms,
+			# 2026-11-26); on dom0's, it would wait behind the host's
+			# tasks there.
+			[ "$HOUSEKEEPING" = 1 ] || continue
+			taskset -p -c 0-$((cores - 1)) "$t" > /dev/null ||
+				{ placing_failed "$2" "taskset of QEMU's thread $t"; return 0; }
+			others=" host-tasks->core0 QEMU-others->all"
+			;;
+		esac
+	done
+	pins="$pins$others"
 	echo "@@FO-LAB-PIN$pins" >> "$2"
 	note "placed:$pins"
 }
@@ -874,23 +879,34 @@ placing_failed() {
 # housekeeping core is the one dom0 has. The cost: dom0's pCPU takes the
 # host's noise (failoverd's own switches got slower tails).
 HK_SAVED=""
+# host_task_masks: "TID MASK" (hex affinity, as taskset prints it) for
+# every host task that still exists when asked.
+host_task_masks() {
+	local t m
+	for t in /proc/[0-9]*/task/[0-9]*; do
+		m=$(taskset -p "${t##*/}" 2>/dev/null) || continue
+		echo "${t##*/} ${m##* }"
+	done
+}
+
+# all_cores_mask: the host's every core, as taskset prints a mask.
+all_cores_mask() {
+	printf '%x' $(( (1 << $(nproc --all)) - 1 ))
+}
+
 housekeeping_confine() {
-	local t m all
-	all=$(printf '%x' $(( (1 << $(nproc --all)) - 1 )))
+	local tid m all
+	all=$(all_cores_mask)
 	HK_SAVED=$RUN_DIR/housekeeping.saved
 	{
 		echo "wq $(cat /sys/devices/virtual/workqueue/cpumask)"
-		for t in /proc/[0-9]*/task/[0-9]*; do
-			m=$(taskset -p "${t##*/}" 2>/dev/null) || continue
-			[ "${m##* }" = 1 ] && echo "core0 ${t##*/}"
-		done
+		host_task_masks | awk '$2 == "1" { print "core0 " $1 }'
 	} > "$HK_SAVED"
 	echo 1 > /sys/devices/virtual/workqueue/cpumask || die "FO_LAB_HOUSEKEEPING: cannot set the workqueue cpumask (root?)"
-	for t in /proc/[0-9]*/task/[0-9]*; do
-		m=$(taskset -p "${t##*/}" 2>/dev/null) || continue
-		[ "${m##* }" = "$all" ] || continue
+	host_task_masks | while read -r tid m; do
+		[ "$m" = "$all" ] || continue
 		# Per-CPU kernel threads refuse; they stay where they are.
-		taskset -p 1 "${t##*/}" > /dev/null 2>&1 || :
+		taskset -p 1 "$tid" > /dev/null 2>&1 || :
 	done
 	note "host housekeeping confined to core 0 (FO_LAB_HOUSEKEEPING=1)"
 }
@@ -900,13 +916,12 @@ housekeeping_confine() {
 # Runs under set -e (and from the EXIT trap): nothing in it may fail.
 housekeeping_release() {
 	[ -n "$HK_SAVED" ] && [ -f "$HK_SAVED" ] || return 0
-	local t m all
-	all=$(printf '%x' $(( (1 << $(nproc --all)) - 1 )))
-	for t in /proc/[0-9]*/task/[0-9]*; do
-		grep -qx "core0 ${t##*/}" "$HK_SAVED" && continue
-		m=$(taskset -p "${t##*/}" 2>/dev/null) || continue
-		[ "${m##* }" = 1 ] || continue
-		taskset -p "$all" "${t##*/}" > /dev/null 2>&1 || :
+	local tid m all
+	all=$(all_cores_mask)
+	host_task_masks | while read -r tid m; do
+		[ "$m" = 1 ] || continue
+		grep -qx "core0 $tid" "$HK_SAVED" && continue
+		taskset -p "$all" "$tid" > /dev/null 2>&1 || :
 	done
 	awk '$1 == "wq" { print $2 }' "$HK_SAVED" > /sys/devices/virtual/workqueue/cpumask ||
 		note "could not give the workqueues their cores back (/sys/devices/virtual/workqueue/cpumask)"
