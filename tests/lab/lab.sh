@@ -895,19 +895,22 @@ all_cores_mask() {
 }
 
 housekeeping_confine() {
-	local tid m all
+	local tid m all masks
 	all=$(all_cores_mask)
+	# One reading of every task's mask (a taskset per thread) serves both
+	# what to restore and what to confine.
+	masks=$(host_task_masks)
 	HK_SAVED=$RUN_DIR/housekeeping.saved
 	{
 		echo "wq $(cat /sys/devices/virtual/workqueue/cpumask)"
-		host_task_masks | awk '$2 == "1" { print "core0 " $1 }'
+		awk '$2 == "1" { print "core0 " $1 }' <<< "$masks"
 	} > "$HK_SAVED"
 	echo 1 > /sys/devices/virtual/workqueue/cpumask || die "FO_LAB_HOUSEKEEPING: cannot set the workqueue cpumask (root?)"
-	host_task_masks | while read -r tid m; do
+	while read -r tid m; do
 		[ "$m" = "$all" ] || continue
 		# Per-CPU kernel threads refuse; they stay where they are.
 		taskset -p 1 "$tid" > /dev/null 2>&1 || :
-	done
+	done <<< "$masks"
 	note "host housekeeping confined to core 0 (FO_LAB_HOUSEKEEPING=1)"
 }
 
