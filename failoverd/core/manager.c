@@ -346,22 +346,82 @@ void fo_manager_set_state_file(struct fo_manager *m, const char *path)
 }
 
 /*
- * The verdicts a daemon before us left. A file that cannot be read may have
- * said that any member failed: every member gets an UNKNOWN verdict (no
- * paused member is adopted as a standby until the operator clears it), the
- * file is kept aside for inspection and replaced by one that says so, so
- * that the next restart still knows.
+ * Whether this boot already had a verdict file: the boot note (hv.h) a
+ * daemon before us left, naming the file and the boot. Without the note a
+ * missing file cannot be told from a first start, so a backend without one
+ * trusts a missing file as before. Sets `note` to the note's text.
+ */
+static bool boot_had_verdicts(struct fo_manager *m, char *note, size_t len)
+{
+	struct fo_hv *hv = m->env.hv;
+	const char *ours = m->verdicts.boot_id;
+	char boot[FO_BOOT_ID_MAX + 1] = "-";
+
+	if (!hv->ops->boot_note_read || hv->ops->boot_note_read(hv, note, len) < 0)
+		return false;
+	/* xenstore forgets the note at a reboot; still, a note naming another
+	 * boot (where both sides know theirs) is no witness of this one. */
+	sscanf(note, "boot=%36[0-9a-f-]", boot);
+	return !ours[0] || strcmp(boot, "-") == 0 || strcmp(boot, ours) == 0;
+}
+
+/* From the first start on, the file exists and the boot note names it:
+ * from then on a missing file means a lost one. */
+static void keep_verdict_file(struct fo_manager *m)
+{
+	struct fo_hv *hv = m->env.hv;
+	char err[FO_PATH_MAX + 128], note[FO_PATH_MAX + 64];
+	int r;
+
+	m->verdicts.dirty = true;
+	if (fo_verdicts_save(&m->verdicts, err, sizeof(err)) < 0) {
+		fo_err("%s", err);
+		return;
+	}
+	if (!hv->ops->boot_note_write)
+		return;
+	snprintf(note, sizeof(note), "boot=%s file=%s", m->verdicts.boot_id[0] ? m->verdicts.boot_id : "-",
+		 m->verdicts.path);
+	r = hv->ops->boot_note_write(hv, note);
+	if (r < 0)
+		fo_warn("cannot note this boot's verdict file (%s) with the hypervisor: %s; if the file is lost, a "
+			"restarted failoverd cannot tell it from a first start",
+			m->verdicts.path, strerror(-r));
+}
+
+/*
+ * The verdicts a daemon before us left. A file that cannot be read, or
+ * cannot be trusted (a link, another owner, writable by others), or that
+ * is missing although this boot had one (deleted, or state_file changed),
+ * may have said that any member failed: every member gets an UNKNOWN
+ * verdict (no paused member is adopted as a standby until the operator
+ * clears it), a damaged file is kept aside for inspection and replaced by
+ * one that says so, so that the next restart still knows.
  */
 static void load_verdicts(struct fo_manager *m)
 {
-	char err[FO_PATH_MAX + 128], aside[FO_PATH_MAX + 16];
+	char err[FO_PATH_MAX + 128], aside[FO_PATH_MAX + 16], note[FO_PATH_MAX + 64];
 	struct fo_hv *hv = m->env.hv;
 	struct fo_event *e;
+	int r;
 
-	if (fo_verdicts_load(&m->verdicts, err, sizeof(err)) == 0)
+	if (!m->verdicts.path[0])
 		return;
+	r = fo_verdicts_load(&m->verdicts, err, sizeof(err));
+	if (r == 0 && m->verdicts.missing && boot_had_verdicts(m, note, sizeof(note))) {
+		snprintf(err, sizeof(err), "verdict file %s is missing, but this boot had one (%s)", m->verdicts.path,
+			 note);
+		r = -ENOENT;
+	}
+	if (r == 0) {
+		if (m->verdicts.other_boot)
+			fo_notice("verdict file %s was written in another boot: nothing in it applies to this one",
+				  m->verdicts.path);
+		keep_verdict_file(m);
+		return;
+	}
 	snprintf(aside, sizeof(aside), "%s.corrupt", m->verdicts.path);
-	if (rename(m->verdicts.path, aside) < 0)
+	if (r == -ENOENT || rename(m->verdicts.path, aside) < 0)
 		snprintf(aside, sizeof(aside), "(left in place)");
 	fo_err("%s; kept as %s. Not knowing which members failed, no paused member of any pair is adopted as a "
 	       "standby until `failoverctl clear-failed MEMBER`",
@@ -374,8 +434,7 @@ static void load_verdicts(struct fo_manager *m)
 	for (size_t i = 0; i < m->n_pairs; i++)
 		for (int j = 0; j < 2; j++)
 			fo_verdicts_set_unknown(&m->verdicts, m->pairs[i].cfg.name, m->pairs[i].m[j].name);
-	if (fo_verdicts_save(&m->verdicts, err, sizeof(err)) < 0)
-		fo_err("%s", err);
+	keep_verdict_file(m);
 }
 
 int fo_manager_clear_failed(struct fo_manager *m, const char *member, struct fo_pair **ret_pair)

@@ -5,13 +5,17 @@
  * The file is text, one record a line, fields separated by one space
  * (domain and pair names contain no whitespace: core/config/ refuses it):
  *
- *   failoverd-verdicts 1
+ *   failoverd-verdicts 2 BOOT-ID
  *   failed PAIR MEMBER DOMID HANDLE|- WHY UNIX-SECONDS
  *   unknown PAIR MEMBER
  *   active PAIR MEMBER DOMID HANDLE|-
  *
  * Anything else (a torn or foreign file) is refused as a whole: what it
- * would have said is unknown, and the caller must treat it so.
+ * would have said is unknown, and the caller must treat it so. So is a file
+ * someone else could have written (a link, another owner, writable by
+ * group or others). Version 1 (no boot id) was written by an older
+ * failoverd in this boot: /run is emptied by a reboot, and a version 1 file
+ * elsewhere records instances no later boot has.
  */
 #include "verdict.h"
 
@@ -25,12 +29,33 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HEADER "failoverd-verdicts 1"
+#define HEADER_V1 "failoverd-verdicts 1"
+#define HEADER_V2 "failoverd-verdicts 2 "
+#define BOOT_ID_FILE "/proc/sys/kernel/random/boot_id"
 
 void fo_verdicts_init(struct fo_verdicts *vs, const char *path)
 {
+	char id[FO_BOOT_ID_MAX + 2] = "";
+	FILE *f = fopen(BOOT_ID_FILE, "re");
+
 	memset(vs, 0, sizeof(*vs));
 	snprintf(vs->path, sizeof(vs->path), "%s", path ? path : "");
+	if (f) {
+		if (fgets(id, sizeof(id), f))
+			id[strcspn(id, "\n")] = '\0';
+		fclose(f);
+	}
+	fo_verdicts_set_boot_id(vs, id);
+}
+
+void fo_verdicts_set_boot_id(struct fo_verdicts *vs, const char *boot_id)
+{
+	/* A boot id is a UUID: anything else (a kernel without it) is no id. */
+	size_t n = strspn(boot_id, "0123456789abcdef-");
+
+	if (n != strlen(boot_id) || n > FO_BOOT_ID_MAX)
+		n = 0;
+	snprintf(vs->boot_id, sizeof(vs->boot_id), "%.*s", (int)n, boot_id);
 }
 
 bool fo_instance_same(const struct fo_instance *a, const struct fo_instance *b)
@@ -156,7 +181,7 @@ void fo_verdict_describe(const struct fo_verdict *v, char *buf, size_t len)
 	char when[32] = "?";
 
 	if (v->kind == FO_VERDICT_UNKNOWN) {
-		snprintf(buf, len, "may have failed (the verdict file could not be read)");
+		snprintf(buf, len, "may have failed (the verdict file was unreadable, untrusted or lost)");
 		return;
 	}
 	if (gmtime_r(&t, &tm))
@@ -244,23 +269,83 @@ static bool parse_line(char *line, struct fo_verdict *v)
 	return false;
 }
 
+/* The file at fd is one only failoverd could have written: a regular file,
+ * ours, writable by us alone. 0 or -EPERM with the reason in err. */
+static int check_file(const struct fo_verdicts *vs, int fd, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "verdict file %s: cannot stat it: %s", vs->path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(err, errlen,
+			 "verdict file %s: refused: %s, owner %u, mode %04o (must be a regular file of uid %u that "
+			 "only it can write)",
+			 vs->path, S_ISREG(st.st_mode) ? "a file" : "not a regular file", (unsigned)st.st_uid,
+			 (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* The header line: true if it is ours; *ret_other_boot when another boot
+ * (by its id; "-": a kernel that gave none, so not known) wrote the file. */
+static bool parse_header(const struct fo_verdicts *vs, const char *line, bool *ret_other_boot)
+{
+	const char *id;
+
+	*ret_other_boot = false;
+	if (strcmp(line, HEADER_V1) == 0)
+		return true;
+	if (strncmp(line, HEADER_V2, strlen(HEADER_V2)) != 0)
+		return false;
+	id = line + strlen(HEADER_V2);
+	if (strcmp(id, "-") == 0)
+		return true;
+	if (!*id || strlen(id) > FO_BOOT_ID_MAX || strspn(id, "0123456789abcdef-") != strlen(id))
+		return false;
+	*ret_other_boot = vs->boot_id[0] && strcmp(id, vs->boot_id) != 0;
+	return true;
+}
+
 int fo_verdicts_load(struct fo_verdicts *vs, char *err, size_t errlen)
 {
 	char line[512];
 	size_t n = 0, lineno = 0;
-	bool header = false;
+	bool header = false, other_boot = false;
 	FILE *f;
+	int fd, r;
 
 	memset(vs->v, 0, sizeof(vs->v));
 	vs->dirty = false;
+	vs->missing = vs->other_boot = false;
 	if (!vs->path[0])
 		return 0;
-	f = fopen(vs->path, "re");
-	if (!f) {
-		if (errno == ENOENT)
-			return 0; /* never written since boot: nothing failed */
-		snprintf(err, errlen, "verdict file %s: cannot read it: %s", vs->path, strerror(errno));
-		return -errno;
+	/* Never through a link: a dangling one would read as "no file" (and
+	 * so "nothing failed"), a live one could be anyone's file. */
+	fd = open(vs->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0) {
+		r = -errno;
+		if (r == -ENOENT) {
+			vs->missing = true; /* the caller decides what a missing file means */
+			return 0;
+		}
+		if (r == -ELOOP)
+			snprintf(err, errlen, "verdict file %s: refused: it is a symbolic link", vs->path);
+		else
+			snprintf(err, errlen, "verdict file %s: cannot read it: %s", vs->path, strerror(-r));
+		return r;
+	}
+	r = check_file(vs, fd, err, errlen);
+	if (r < 0 || !(f = fdopen(fd, "r"))) {
+		if (r == 0) {
+			r = -errno;
+			snprintf(err, errlen, "verdict file %s: cannot read it: %s", vs->path, strerror(-r));
+		}
+		close(fd);
+		return r;
 	}
 	while (fgets(line, sizeof(line), f)) {
 		size_t len = strlen(line);
@@ -273,7 +358,7 @@ int fo_verdicts_load(struct fo_verdicts *vs, char *err, size_t errlen)
 		if (line[0] == '#' || (!line[0] && header))
 			continue;
 		if (!header) {
-			if (strcmp(line, HEADER) != 0)
+			if (!parse_header(vs, line, &other_boot))
 				goto bad;
 			header = true;
 			continue;
@@ -287,6 +372,12 @@ int fo_verdicts_load(struct fo_verdicts *vs, char *err, size_t errlen)
 		goto bad;
 	}
 	fclose(f);
+	if (other_boot) {
+		/* Every instance it names is gone with that boot. */
+		memset(vs->v, 0, sizeof(vs->v));
+		vs->other_boot = true;
+		vs->dirty = true;
+	}
 	return 0;
 bad:
 	fclose(f);
@@ -315,7 +406,8 @@ static size_t format_table(const struct fo_verdicts *vs, char *buf, size_t len)
 {
 	size_t n = (size_t)snprintf(buf, len,
 				    "# failoverd: failed members and the last active of each pair. A dom0 reboot clears it;\n"
-				    "# failoverctl clear-failed MEMBER clears a member after repair.\n" HEADER "\n");
+				    "# failoverctl clear-failed MEMBER clears a member after repair.\n" HEADER_V2 "%s\n",
+				    vs->boot_id[0] ? vs->boot_id : "-");
 
 	for (size_t i = 0; i < FO_VERDICT_MAX && n < len; i++) {
 		const struct fo_verdict *v = &vs->v[i];
@@ -361,7 +453,11 @@ int fo_verdicts_save(struct fo_verdicts *vs, char *err, size_t errlen)
 	} else {
 		snprintf(dir, sizeof(dir), "%s", slash ? "/" : ".");
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* A new file of ours: whatever is left at tmp (a crash's leftover, or
+	 * a link planted there) is removed, never written through. */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		r = -errno;
 		snprintf(err, errlen, "verdict file %s: cannot write %s: %s", vs->path, tmp, strerror(-r));

@@ -47,19 +47,38 @@ struct fo_verdict {
  * room for as many again left by pairs a reload removed. */
 #define FO_VERDICT_MAX (FO_MAX_PAIRS * 10)
 
+/* The kernel's id of this boot (a UUID, 36 characters). */
+#define FO_BOOT_ID_MAX 36
+
 struct fo_verdicts {
 	char path[FO_PATH_MAX];    /* "" = memory only (tests, or no runtime dir) */
 	struct fo_verdict v[FO_VERDICT_MAX];
 	bool dirty;                /* changed since the last save */
+	/* The boot the table belongs to ("" if the kernel does not say): the
+	 * file carries it, so a file left by another boot is told apart. */
+	char boot_id[FO_BOOT_ID_MAX + 1];
+	/* What the last load found: no file at all, or one another boot wrote
+	 * (its records dropped: no instance outlives a boot). */
+	bool missing, other_boot;
 };
 
+/* Empty table kept at `path`, of this boot (/proc/sys/kernel/random/boot_id). */
 void fo_verdicts_init(struct fo_verdicts *vs, const char *path);
-/* Read the file. 0 (also when there is none); else -errno, -EBADMSG for a
- * file that does not parse, with one line naming the file in err. The
- * table is left empty on failure. */
+/* Tests: pretend to be in another boot. */
+void fo_verdicts_set_boot_id(struct fo_verdicts *vs, const char *boot_id);
+/*
+ * Read the file. 0 when it was read, when there is none (missing set) and
+ * when another boot wrote it (other_boot set; the table stays empty); else
+ * -errno with one line naming the file and what was wrong in err, and the
+ * table left empty: -EBADMSG for a file that does not parse, -ELOOP for a
+ * symbolic link (never followed), -EPERM for a file that is not a regular
+ * file owned by us and writable by us alone (someone else could have
+ * written it).
+ */
 int fo_verdicts_load(struct fo_verdicts *vs, char *err, size_t errlen);
-/* Write the table if dirty: temporary file, fsync, rename, fsync of the
- * directory. 0 or -errno with a message. Not for the switch path. */
+/* Write the table if dirty: a new temporary file (O_EXCL, never through a
+ * link someone left there), fsync, rename, fsync of the directory. 0 or
+ * -errno with a message. Not for the switch path. */
 int fo_verdicts_save(struct fo_verdicts *vs, char *err, size_t errlen);
 
 /* Same instance: name and domid, and the handle when both sides have one. */
@@ -81,7 +100,7 @@ void fo_verdicts_forget_other(struct fo_verdicts *vs, const struct fo_instance *
 int fo_verdicts_clear(struct fo_verdicts *vs, const char *name);
 
 /* "failed (heartbeat-timeout at 2026-11-23 23:59:01 UTC)" or "may have
- * failed (the verdict file could not be read)". */
+ * failed (the verdict file was unreadable, untrusted or lost)". */
 void fo_verdict_describe(const struct fo_verdict *v, char *buf, size_t len);
 
 #endif

@@ -360,6 +360,18 @@ struct fo_hv_ops {
 	/* Optional: what the relay knows about a member's state handover
 	 * (status, metrics); false: nothing (no regions, not a member). */
 	bool (*state_info)(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_state_info *ret);
+	/*
+	 * Optional (NULL if absent): a short note that lives exactly as long
+	 * as the host's boot, outside the daemon's files and across its
+	 * restarts (Xen: xenstore's /tool/failoverd/verdict-file, which only
+	 * dom0 may read or write). failoverd notes there which file holds
+	 * this boot's failure verdicts, so that a file deleted, or a
+	 * state_file changed, is told from a first start (core/manager.c).
+	 * Slow (a xenstore round trip): at start only, never on the switch
+	 * path. boot_note_read: 0 and the text; -ENOENT if none was written.
+	 */
+	int (*boot_note_read)(struct fo_hv *hv, char *buf, size_t len);
+	int (*boot_note_write)(struct fo_hv *hv, const char *text);
 };
 
 /* Every backend's handle starts with this. */

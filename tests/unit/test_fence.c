@@ -638,6 +638,199 @@ static void test_corrupt_verdict_file(void)
 	}
 }
 
+/* failoverd restarts with its verdicts in `path` (a changed state_file). */
+static void restart_at(struct fx *f, const char *path)
+{
+	char saved[sizeof(state_path)];
+
+	snprintf(saved, sizeof(saved), "%s", state_path);
+	snprintf(state_path, sizeof(state_path), "%s", path);
+	restart(f);
+	snprintf(state_path, sizeof(state_path), "%s", saved);
+}
+
+/* After a keep-paused failover (a failed and paused, b active), with the
+ * verdict on file: a restart after `damage` must not adopt a. */
+static void expect_not_adopted(struct fx *f, const char *what)
+{
+	CHECK(f->p->state == FO_PAIR_DEGRADED && f->p->active == 1, "%s: not adopted (%s: %s)", what,
+	      fo_pair_state_name(f->p->state), f->p->reason);
+	CHECK(strstr(f->p->reason, "standby brake-a may have failed") != NULL, "%s: says why: %s", what, f->p->reason);
+	CHECK(fo_sim_state(f->hv, f->a) == FO_DOM_PAUSED, "%s: a stays paused", what);
+	CHECK(count_calls(f, FO_SIM_UNPAUSE, f->a) == 0, "%s: a never unpaused", what);
+}
+
+static void failed_a_on_file(struct fx *f)
+{
+	state_reset();
+	fx_armed_state(f);
+	fail_a(f);
+	CHECK(file_has(state_path, "failed brake brake-a "), "verdict on file");
+	fo_sim_clear_calls(f->hv);
+}
+
+/* The file is gone (a deleted /run/failoverd) or state_file now names
+ * another one: this boot had verdicts, so a missing file is not "nothing
+ * failed". */
+static void test_lost_verdict_file_fails_closed(void)
+{
+	struct fx f;
+	char moved[sizeof(state_path)], note[512];
+	struct fo_pair *p;
+
+	failed_a_on_file(&f);
+	CHECK(f.hv->ops->boot_note_read(f.hv, note, sizeof(note)) == 0 && strstr(note, state_path),
+	      "the boot note names the file: %s", note);
+	unlink(state_path);
+	restart(&f);
+	expect_not_adopted(&f, "file deleted");
+	CHECK(has_event_with(&f, FO_EV_INFO, "is missing, but this boot had one"), "an event says the file was lost");
+	CHECK(file_has(state_path, "unknown brake brake-a"), "the new file keeps it unknown");
+	restart(&f);
+	expect_not_adopted(&f, "and restarted again");
+	CHECK(fo_manager_clear_failed(f.mgr, "brake-a", &p) >= 1, "the operator clears it");
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 1, "then adopted: %s", fo_pair_state_name(f.p->state));
+	fx_free(&f);
+
+	failed_a_on_file(&f);
+	snprintf(moved, sizeof(moved), "%s/elsewhere", state_dir);
+	unlink(moved);
+	restart_at(&f, moved);
+	expect_not_adopted(&f, "state_file changed");
+	fx_free(&f);
+	unlink(moved);
+
+	/* A first start in a new boot (a new hypervisor): no file, no note. */
+	state_reset();
+	fx_armed_state(&f);
+	CHECK(f.p->state == FO_PAIR_ARMED, "first start arms: %s", fo_pair_state_name(f.p->state));
+	CHECK(file_has(state_path, "failoverd-verdicts 2 "), "and writes the file at once");
+	fx_free(&f);
+}
+
+/* A file someone else could have written, or none at all behind a link:
+ * never trusted, never written through. */
+static void test_untrusted_verdict_file_fails_closed(void)
+{
+	struct fx f;
+	char target[160], buf[64] = "";
+	struct stat st;
+	FILE *fp;
+
+	snprintf(target, sizeof(target), "%s/target", state_dir);
+
+	/* A link to a file of the right form that says nothing failed. */
+	failed_a_on_file(&f);
+	fp = fopen(target, "w");
+	fputs("failoverd-verdicts 1\n", fp);
+	fclose(fp);
+	unlink(state_path);
+	CHECK(symlink(target, state_path) == 0, "symlink");
+	restart(&f);
+	expect_not_adopted(&f, "a link");
+	fp = fopen(target, "r");
+	CHECK(fp && fgets(buf, sizeof(buf), fp) && strcmp(buf, "failoverd-verdicts 1\n") == 0 && !fgets(buf, sizeof(buf), fp),
+	      "the link's target is untouched");
+	if (fp)
+		fclose(fp);
+	CHECK(lstat(state_path, &st) == 0 && S_ISREG(st.st_mode), "the link was replaced by our own file");
+	fx_free(&f);
+
+	/* A dangling link: not "no file". */
+	failed_a_on_file(&f);
+	unlink(state_path);
+	unlink(target);
+	CHECK(symlink(target, state_path) == 0, "symlink");
+	restart(&f);
+	expect_not_adopted(&f, "a dangling link");
+	CHECK(access(target, F_OK) != 0, "nothing written through the link");
+	fx_free(&f);
+
+	/* Writable by others. */
+	failed_a_on_file(&f);
+	fp = fopen(state_path, "w");
+	fputs("failoverd-verdicts 1\n", fp);
+	fclose(fp);
+	chmod(state_path, 0666);
+	restart(&f);
+	expect_not_adopted(&f, "mode 0666");
+	CHECK(has_event_with(&f, FO_EV_INFO, "mode 0666"), "the event names the mode");
+	fx_free(&f);
+
+	/* Another owner (root can make one; the suite runs as root in CI). */
+	if (geteuid() == 0) {
+		failed_a_on_file(&f);
+		CHECK(chown(state_path, 1, 1) == 0, "chown");
+		restart(&f);
+		expect_not_adopted(&f, "owner uid 1");
+		fx_free(&f);
+	}
+
+	/* Empty. */
+	failed_a_on_file(&f);
+	fp = fopen(state_path, "w");
+	fclose(fp);
+	restart(&f);
+	expect_not_adopted(&f, "an empty file");
+	fx_free(&f);
+
+	/* A link planted where the temporary file is made: the save replaces
+	 * it and never writes through it. */
+	state_reset();
+	{
+		char tmp[200];
+		snprintf(tmp, sizeof(tmp), "%s.tmp", state_path);
+		unlink(tmp);
+		unlink(target);
+		CHECK(symlink(target, tmp) == 0, "symlink at the temporary file");
+		fx_armed_state(&f);
+		fail_a(&f);
+		CHECK(file_has(state_path, "failed brake brake-a "), "verdict written all the same");
+		CHECK(access(target, F_OK) != 0, "nothing written through the planted link");
+		fx_free(&f);
+		unlink(tmp);
+	}
+	unlink(target);
+}
+
+/* A file another boot wrote names instances that no longer exist: dropped,
+ * not refused (a state_file kept on a disk across reboots). */
+static void test_other_boot_verdict_file_dropped(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+	FILE *fp;
+
+	state_reset();
+	fp = fopen(state_path, "w");
+	fputs("failoverd-verdicts 2 00000000-0000-4000-8000-000000000000\n"
+	      "failed brake brake-b 2 - heartbeat-timeout 1700000000\n",
+	      fp);
+	fclose(fp);
+	chmod(state_path, 0600);
+	sim_base_config(&cfg);
+	fx_new_state(&f, &cfg, FO_DOM_RUNNING, FO_DOM_PAUSED, false);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 0, "adopted: %s (%s)", fo_pair_state_name(f.p->state),
+	      f.p->reason);
+	CHECK(!file_has(state_path, "failed brake brake-b") && !file_has(state_path, "00000000-0000-4000"),
+	      "rewritten for this boot");
+	fx_free(&f);
+
+	/* The same record, written in this boot: it holds. */
+	{
+		struct fo_verdicts vs;
+		fo_verdicts_init(&vs, state_path);
+		CHECK(vs.boot_id[0], "this kernel has a boot id");
+		fp = fopen(state_path, "w");
+		fprintf(fp, "failoverd-verdicts 2 %s\nfailed brake brake-b 2 - heartbeat-timeout 1700000000\n", vs.boot_id);
+		fclose(fp);
+	}
+	fx_new_state(&f, &cfg, FO_DOM_RUNNING, FO_DOM_PAUSED, false);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "this boot's verdict holds: %s", fo_pair_state_name(f.p->state));
+	fx_free(&f);
+}
+
 /* Killed after the switch and before the verdict was written (or the
  * switch was not ours): the last recorded active is found paused and the
  * other running. It is presumed failed. */
@@ -721,6 +914,9 @@ int main(void)
 	RUN(test_clear_failed_allows_again);
 	RUN(test_new_instance_starts_clean);
 	RUN(test_corrupt_verdict_file);
+	RUN(test_lost_verdict_file_fails_closed);
+	RUN(test_untrusted_verdict_file_fails_closed);
+	RUN(test_other_boot_verdict_file_dropped);
 	RUN(test_unrecorded_switch_presumed_failed);
 	RUN(test_verdict_written_after_unpause);
 	state_cleanup();

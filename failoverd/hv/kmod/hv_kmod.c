@@ -586,6 +586,20 @@ static bool kmod_state_info(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_sta
 	return in->ops->state_info && in->ops->state_info(in, domid, ret);
 }
 
+static int kmod_boot_note_read(struct fo_hv *hv, char *buf, size_t len)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	return in->ops->boot_note_read ? in->ops->boot_note_read(in, buf, len) : -EOPNOTSUPP;
+}
+
+static int kmod_boot_note_write(struct fo_hv *hv, const char *text)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	return in->ops->boot_note_write ? in->ops->boot_note_write(in, text) : -EOPNOTSUPP;
+}
+
 /* The armed-owner ops of an inner backend that has its own owner. */
 static int fwd_kernel_arm(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
 			  uint32_t timeout_ms, uint32_t poll_ms)
@@ -664,6 +678,8 @@ static const struct fo_hv_ops kmod_ops = {
 	.set_role = kmod_set_role,
 	.state_pair = kmod_state_pair,
 	.state_info = kmod_state_info,
+	.boot_note_read = kmod_boot_note_read,
+	.boot_note_write = kmod_boot_note_write,
 	.agent_command = kmod_agent_command,
 	.get_fds = kmod_get_fds,
 	.fds_changed = kmod_fds_changed,

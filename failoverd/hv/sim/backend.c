@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +48,28 @@ static const char *sim_switch_path(struct fo_hv *hv)
 	return "sim";
 }
 
+/* The boot note lives as long as the simulator: a daemon restarted on the
+ * same simulator (tests' restart) finds it, a new simulator is a new boot. */
+static int sim_boot_note_read(struct fo_hv *hv, char *buf, size_t len)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+
+	if (!s->boot_note[0])
+		return -ENOENT;
+	snprintf(buf, len, "%s", s->boot_note);
+	return 0;
+}
+
+static int sim_boot_note_write(struct fo_hv *hv, const char *text)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+
+	if (strlen(text) >= sizeof(s->boot_note))
+		return -E2BIG;
+	snprintf(s->boot_note, sizeof(s->boot_note), "%s", text);
+	return 0;
+}
+
 const struct fo_hv_ops sim_ops = {
 	.name = "sim",
 	.now_ns = sim_now,
@@ -72,6 +95,8 @@ const struct fo_hv_ops sim_ops = {
 	.cpupool_move = sim_cpupool_move,
 	.get_placement = sim_get_placement,
 	.pin_vcpu = sim_pin_vcpu,
+	.boot_note_read = sim_boot_note_read,
+	.boot_note_write = sim_boot_note_write,
 };
 
 

@@ -109,6 +109,7 @@ struct fo_hv_sim {
 	struct fo_hv_kevent kevents[SIM_MAX_KEVENTS];
 	size_t n_kevents;
 	bool daemon_mode;
+	char boot_note[512];   /* boot_note_write's text; "" = none (this "boot" has none) */
 	uint64_t handle_seed;  /* first half of every domain handle: this simulator */
 	uint64_t handles;      /* second half: domains made so far */
 	uint64_t clock_ns;

@@ -9,6 +9,7 @@
  *   cpupools                  libxenlight (create, cpu remove, move domain),
  *                             libxenctrl (a domain's pool, vCPU affinity)
  *   name -> domid             libxenlight
+ *   the boot note             libxenstore (at start only)
  *   create / destroy          libxenlight + libxlutil, in the builder's helper
  *                             process, waited for by the builder thread
  *                             (see builder.c)
@@ -66,6 +67,33 @@ static void xen_state_pair(struct fo_hv *hv, fo_domid_t active, fo_domid_t stand
 static bool xen_state_info(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_state_info *ret)
 {
 	return xen_state_relay_info(to_xen(hv)->state_relay, domid, ret);
+}
+
+/* The boot note (hv.h): dom0's own xenstore node, which xenstored keeps
+ * until the host reboots and no guest may read or write. */
+#define BOOT_NOTE_PATH "/tool/failoverd/verdict-file"
+
+static int xen_boot_note_read(struct fo_hv *hv, char *buf, size_t len)
+{
+	unsigned n;
+	char *v = xs_read(to_xen(hv)->xs, XBT_NULL, BOOT_NOTE_PATH, &n);
+
+	if (!v)
+		return neg_errno();
+	snprintf(buf, len, "%.*s", (int)n, v);
+	free(v);
+	return 0;
+}
+
+static int xen_boot_note_write(struct fo_hv *hv, const char *text)
+{
+	struct xs_handle *xs = to_xen(hv)->xs;
+	struct xs_permissions dom0_only = { .id = 0, .perms = XS_PERM_NONE };
+
+	if (!xs_write(xs, XBT_NULL, BOOT_NOTE_PATH, text, (unsigned)strlen(text)) ||
+	    !xs_set_permissions(xs, XBT_NULL, BOOT_NOTE_PATH, &dom0_only, 1))
+		return neg_errno();
+	return 0;
 }
 
 static void xen_free(struct fo_hv *hv)
@@ -142,6 +170,8 @@ static const struct fo_hv_ops xen_ops = {
 	.state_pair = xen_state_pair,
 	.state_info = xen_state_info,
 	.agent_page = xen_agent_page,		/* fowatch.c */
+	.boot_note_read = xen_boot_note_read,
+	.boot_note_write = xen_boot_note_write,
 };
 
 int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
