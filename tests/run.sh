@@ -10,7 +10,7 @@
 #   tests/run.sh --unit       unit tests only (both builds), no Xen
 #   tests/run.sh --extended   the extended suite only (ctest label `extended`:
 #                             the slow and emulator-sensitive lab tests, see
-#                             README.md "Tests"), after the same build
+#                             tests/README.md), after the same build
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

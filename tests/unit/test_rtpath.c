@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_rtpath.c - README's "real-time path", enforced: from the moment a
+ * test_rtpath.c - docs/design.md's "real-time path", enforced: from the moment a
  * fault source hands failoverd a fault (the deadline turn, a heartbeat
  * notification, @releaseDomain, a control request, with and without the
  * kernel module armed) to the standby's unpause, the daemon makes no

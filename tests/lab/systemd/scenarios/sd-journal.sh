@@ -80,7 +80,7 @@ check_entry 2 sd-b sd-a
 # No restart, no watchdog kill: the loop fed WatchdogSec=2s all along.
 [ "$(prop NRestarts)" = 0 ] || fail "failoverd was restarted $(prop NRestarts) time(s)"
 jlog | grep -qi 'watchdog timeout' && fail "systemd's watchdog fired: $(jlog | grep -i 'watchdog timeout')"
-# The documented operator query (README) finds them too.
+# The documented operator query (docs/operating.md) finds them too.
 m=$(journalctl -b --no-pager -u $UNIT FAILOVERD_PAIR=sd -o cat | wc -l)
 [ "$m" -ge 2 ] || fail "journalctl -u failoverd FAILOVERD_PAIR=sd shows $m lines"
 journalctl -b --no-pager -u $UNIT FAILOVERD_PAIR=sd
