@@ -14,15 +14,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 # name | owner (kmod, watch) | kind (safety, live) | FLAGS | more -D | expected
 # FLAGS (ownership.pml): 1 P5, 2 the proposed fixes, 4 strict RELEASE,
-# 8..128 a bug put back. Expected: verify, or refute:PROPERTY.
+# 8..1024 a bug put back, 2048 the watch before rt-patches 0011.
+# Expected: verify, or refute:PROPERTY.
 RUNS=(
 	"kmod|kmod|safety|0||verify"
-	"watch|watch|safety|0||verify"
+	"watch|watch|safety|4||verify"
 	"kmod_live|kmod|live|0|-DMAXTP=1|verify"
-	"watch_live|watch|live|0||verify"
+	"watch_live|watch|live|2|-DMAXTP=1|verify"
 	"finding_kmod_p5|kmod|safety|1||refute:P5"
-	"finding_watch_p5|watch|safety|1||refute:P5"
-	"finding_watch_release|watch|safety|4||refute:STRICT"
+	"finding_watch_p5_before_0011|watch|safety|2049||refute:P5"
+	"finding_watch_live_release|watch|live|0|-DMAXTP=1|refute:LIVE"
 	"fixes_kmod_p5|kmod|safety|3||verify"
 	"fixes_watch_p5|watch|safety|3||verify"
 	"bug_start_first|kmod|safety|8||refute:P1"
@@ -30,6 +31,9 @@ RUNS=(
 	"bug_no_disarm|kmod|safety|32||refute:P3"
 	"bug_watch_toolstack_fence|watch|safety|64||refute:P1|P4"
 	"bug_no_hb_switch|kmod|live|128|-DMAXTP=1|refute:LIVE"
+	"bug_watch_release_unfences|watch|safety|256||refute:P1|P2"
+	"bug_watch_quiesce_split|watch|safety|512||refute:P7"
+	"bug_watch_paused_early|watch|safety|1024||refute:P6|P1"
 )
 
 if [ "${1:-}" = --list ]; then
@@ -50,6 +54,8 @@ property_of() {
 	local out=$1
 	if grep -q 'acceptance cycle' <<<"$out"; then echo LIVE
 	elif grep -q 'assertion violated.*outside' <<<"$out"; then echo P5
+	elif grep -q 'assertion violated confirmed' <<<"$out"; then echo P6
+	elif grep -q 'assertion violated fired_runs' <<<"$out"; then echo P7
 	elif grep -q 'assertion violated.*tph\[' <<<"$out"; then echo STRICT
 	elif grep -q 'assertion violated.*wfenced' <<<"$out"; then echo P4
 	elif grep -q 'assertion violated.*gfailed\[' <<<"$out"; then echo P2

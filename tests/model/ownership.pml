@@ -2,9 +2,11 @@
 /*
  * ownership.pml - a model of who may pause and unpause a pair's members:
  * failoverd (which crashes and restarts at any point), the kernel module
- * (kmod-switch) or the hypervisor watch (designed, not built:
- * /work/shared/design/hypervisor-failover-watch.md), the guests, and a third
- * party running `xl pause` / `xl unpause`. Checked by SPIN (check.sh);
+ * (kmod-switch) or the hypervisor watch (rt-patches/xen-4.17 0007, 0008,
+ * 0011, with the semantics of issue #36: RELEASE hands the fence to the
+ * toolstack, the quiesce's unpause is a compare-and-swap, "paused" only once
+ * stopped), the guests, and a third party running `xl pause` / `xl unpause`
+ * or `fowatch-ctl release`. Checked by SPIN (check.sh);
  * README.md beside it says what is abstracted and what each run shows.
  * Longer than the project's 800 lines: spin reads one model, whose
  * processes share the domain state, the ghosts and the fenced sequence.
@@ -46,9 +48,11 @@
  *   - kmod-switch: LIST/orphans and a pair id armed with other domains are
  *     left out (one configured pair, one id); ARM may be refused (the
  *     active's agent not attached yet), which leaves failoverd the owner.
- *   - The watch: the design (§3, §5), with the daemon side written the way
- *     kernel_owner.c treats the module (there is no code yet); FAILED_QUIESCE
- *     and REVOKED are left out.
+ *   - The watch: 0007/0008/0011 as issue #36 fixes them, the daemon side as
+ *     hv/fowatch/owner.c drives it (finish(): its own pause when QUERY says
+ *     fenced, then RELEASE). FAILED_QUIESCE is in (a vCPU of the fenced
+ *     active that does not stop; it stops at some later time or never);
+ *     ABORTED is the watch gone (W_NONE); a member's destruction is not.
  *   - Bounds: MAXFAULT guest faults, MAXCRASH kills of failoverd, MAXTP
  *     third-party actions, TRIES tries per fenced step (FO_FENCED_TRIES is
  *     3: fewer tries only let a fence or a start give up sooner, after a
@@ -72,7 +76,7 @@
 #ifndef TRIES
 #define TRIES 2		/* FO_FENCED_TRIES is 3 (see above) */
 #endif
-#define MAXPAUSE 4	/* toolstack pause count bound (Xen's is 255) */
+#define MAXPAUSE 4	/* toolstack pause count saturates here (Xen's limit is 255) */
 
 /* Variants: -DFLAGS=N (a sum of these) at `spin -a` and `spin -t`;
  * check.sh names them. */
@@ -84,6 +88,10 @@
 #define F_BUG_NO_DISARM	32	/* BUG: failoverd switches without DISARM */
 #define F_BUG_WATCH_TOOLSTACK_FENCE 64 /* BUG: the watch fences with a toolstack pause */
 #define F_BUG_NO_HB_SWITCH 128	/* BUG: failoverd leaves a heartbeat loss to the owner */
+#define F_BUG_RELEASE_UNFENCES 256 /* BUG (#36 item 4): RELEASE drops the watch's fence */
+#define F_BUG_QUIESCE_SPLIT 512	/* BUG (#36 item 5): standby check, then its unpause */
+#define F_BUG_PAUSED_EARLY 1024	/* BUG (#36 item 6): "paused" from the no-wait pause on */
+#define F_NO_0011	2048	/* the watch before 0011: its fence reads as running */
 #ifndef FLAGS
 #define FLAGS 0
 #endif
@@ -117,12 +125,15 @@
 #define K_ARMED 1
 #define K_FIRING 2
 
-/* The watch (design §3): W_FAILED stands for FAILED_STANDBY. */
+/* The watch (0007): W_FAILED is FAILED_STANDBY, W_FQ FAILED_QUIESCE;
+ * W_NONE is no watch (never armed, DISARMed, RELEASEd, ABORTED). */
 #define W_NONE 0
 #define W_ARMED 1
 #define W_QUIESCING 2
 #define W_FIRED 3
 #define W_FAILED 4
+#define W_FQ 5
+#define w_ended	(wst == W_FIRED || wst == W_FAILED || wst == W_FQ)
 
 /* Who acts on the pair (the owner-exclusion ghost). */
 #define OWN_D 1
@@ -134,19 +145,35 @@
 /* ------------------------------------------------------------ Xen */
 
 /*
- * Per domain: the toolstack (controller) pause count, the watch's private
- * pause (0 none; 1 taken with domain_pause_nosync, vCPUs may still run;
- * 2 quiesced), crashed. getdomaininfo shows "paused" only for the toolstack
- * count (XEN_DOMINF_paused is controller_pause_count > 0): a domain held only
- * by the watch's private pause reads as running.
+ * Per domain: the toolstack (controller) pause count, crashed, and what
+ * the watch's pause did (wp):
+ *   0  nothing pending: the domain runs iff the toolstack count is 0;
+ *   1  the watch's pause (domain_pause_nosync) holds, a vCPU still runs;
+ *   2  the watch's pause holds, every vCPU stopped (quiesced);
+ *   3  the watch's pause was handed to the toolstack (counted in tp) before
+ *      a vCPU stopped: it still runs until it stops.
+ * A toolstack pause of a domain in 1 or 3 does not wait for it (a vCPU
+ * that never stops must not hold Xen, #36 item 6); it stops when the vCPU
+ * does (the watch's quiesce, or later).
+ *
+ * getdomaininfo (what failoverd's and the module's fences confirm with):
+ * "paused" once the domain stopped (#36 item 6). F_BUG_PAUSED_EARLY: 0011
+ * as built, paused while the toolstack count is above 0 or the watch holds
+ * it fenced, stopped or not. F_NO_0011: the controller count alone.
  */
 byte tp[2];
 byte wp[2];
 bool dead[2];
 bool hung[2];		/* the guest's agent makes no progress (a hang) */
 
-#define running(d)	(!dead[d] && tp[d] == 0 && wp[d] != 2)
-#define info(d)		(dead[d] -> DEAD : (tp[d] > 0 -> PSD : RUN))
+#define running(d)	(!dead[d] && (wp[d] == 1 || wp[d] == 3 || (wp[d] == 0 && tp[d] == 0)))
+#define info(d)		(dead[d] -> DEAD : \
+			 (on(F_NO_0011) -> (tp[d] > 0 -> PSD : RUN) : \
+			  (on(F_BUG_PAUSED_EARLY) -> (tp[d] > 0 || wp[d] != 0 -> PSD : RUN) : \
+			   (running(d) -> RUN : PSD))))
+/* QUERY's "fenced" (XEN_DOMCTL_FOWATCH_OUT_FENCED): the same rule. */
+#define out_fenced(d)	(on(F_BUG_WATCH_TOOLSTACK_FENCE) -> wheld : \
+			 (on(F_BUG_PAUSED_EARLY) -> (wp[d] == 1 || wp[d] == 2) : wp[d] == 2))
 #define beats(d)	(running(d) && !hung[d])
 #define other(d)	(1 - (d))
 
@@ -160,6 +187,9 @@ bool gfailed[2];	/* an owner decided d failed (switched away from it) */
 byte insw;		/* owners inside a fenced switch (OWN_*) */
 byte gact;		/* the member the last switch (anyone's) started */
 bool dtp;		/* a third party's unpause was pending when failoverd last looked */
+bool tprel;		/* a third party RELEASEd a watch that had switched (P5's exception) */
+bool confirmed;		/* a fence's confirmation (P6) */
+bool fired_runs;	/* the watch's FIRED: its standby runs (P7) */
 bool af;		/* the protected active failed ... */
 byte afm = NOMEMBER;	/* ... this one */
 byte nfault, ncrash, ntp, nop;
@@ -183,18 +213,20 @@ inline check()
 /* XEN_DOMCTL_pausedomain (the toolstack's count). */
 inline xen_pause(d)
 {
-	assert(tp[d] < MAXPAUSE);
-	tp[d]++;
+	/* saturated: the counts above it are told apart by nobody (a third
+	 * party undoes at most MAXTP < MAXPAUSE - 1 pauses; owners never
+	 * unpause a failed member, whose vCPU may take pause after pause) */
+	if :: tp[d] < MAXPAUSE -> tp[d]++ :: else fi;
 	tpu[d] = 0;
 	check()
 }
 
-/* XEN_DOMCTL_unpausedomain: below 0 is refused; with the watch's optional
- * rule (design §3), the standby of an ARMED watch is refused too. */
+/* XEN_DOMCTL_unpausedomain: below 0 is refused; 0008 refuses the standby
+ * of a watch that is ARMED or QUIESCING. */
 inline xen_unpause(d, r)
 {
 	if
-	:: wst == W_ARMED && d == wsby -> r = EBUSY
+	:: (wst == W_ARMED || wst == W_QUIESCING) && d == wsby -> r = EBUSY
 	:: else ->
 		if
 		:: tp[d] > 0 -> tp[d]--; r = OK
@@ -220,7 +252,7 @@ inline owner_unpause(d, r)
  * `outside` is the caller's. */
 inline G(d)
 {
-	assert(!on(F_P5) || !outside || d != gact || gfailed[d] || tpu[0] || tpu[1] || dtp)	/* P5 */
+	assert(!on(F_P5) || !outside || d != gact || gfailed[d] || tpu[0] || tpu[1] || dtp || tprel)	/* P5 */
 }
 
 /* failoverd reads both members' state (getdomaininfo twice). */
@@ -258,6 +290,7 @@ byte kq_r[3];		/* ... and the result */
 
 byte wst = W_NONE;
 bool wvirq;		/* VIRQ_FAILOVER pending for failoverd */
+bool wsplit;		/* F_BUG_QUIESCE_SPLIT: the standby checked, not yet unpaused */
 
 /* ------------------------------------------------------------ failoverd */
 
@@ -297,17 +330,22 @@ inline news()
  * switch (kmod-switch/fenced_switch.c), one copy for the three owners, as
  * in the code. Locals of the caller: i, r, st, ok, ours, res. */
 
-/* fo_fenced_fence(d): pause it if it runs, confirm it cannot run. */
+/* fo_fenced_fence(d): pause it if it runs, confirm it cannot run. P6:
+ * a confirmation is true (what getdomaininfo says paused does not run). */
 inline fence(d)
 {
 	i = 0;
 	ok = 0;
 	ours = 0;
 	do
-	:: atomic { !ok && i < TRIES && info(d) != RUN -> ok = 1 }
+	:: atomic { !ok && i < TRIES && info(d) != RUN -> ok = 1;
+		confirmed = !running(d); assert(confirmed); confirmed = 0 }	/* P6 */
 	:: atomic { !ok && i < TRIES && info(d) == RUN -> skip }
-		atomic { G(d); xen_pause(d); ours = 1; news() };
-		atomic { ok = (info(d) != RUN); i++ }
+		/* news only if it shows: a pause that cannot stop a vCPU
+		 * (it does not wait for it) changes nothing failoverd sees */
+		atomic { G(d); xen_pause(d); ours = 1; if :: info(d) != RUN -> news() :: else fi };
+		atomic { ok = (info(d) != RUN); i++;
+			if :: ok -> confirmed = !running(d); assert(confirmed); confirmed = 0 :: else fi }	/* P6 */
 	:: ok || i >= TRIES -> break
 	od
 }
@@ -357,6 +395,45 @@ inline fenced_switch(from, to, o)
 	fi
 }
 
+#ifdef WATCH
+/*
+ * Xen's RELEASE of the watch (0007 fowatch_domctl, #36 item 4), whoever
+ * sends it: failoverd, `fowatch-ctl release`, any control-domain tool (or
+ * the owner's death). ARMED: torn down, nothing held. An end state (FIRED,
+ * FAILED_*): the watch's pause of the active becomes a toolstack pause: the
+ * active stays paused until someone unpauses it (not yet stopped, it stops
+ * when its vCPU does). F_BUG_RELEASE_UNFENCES: the pause is dropped, as
+ * 0007's fowatch_destroy(w, true). QUIESCING answers -EBUSY: not called.
+ * `wasrun`: a local of the caller.
+ */
+inline xen_release(wasrun)
+{
+	if
+	:: wact != NOMEMBER ->
+		wasrun = running(wact);
+		if
+		:: on(F_BUG_WATCH_TOOLSTACK_FENCE) && wheld && tp[wact] > 0 -> tp[wact]--
+		:: !(on(F_BUG_WATCH_TOOLSTACK_FENCE) && wheld && tp[wact] > 0) ->
+			if
+			:: wp[wact] != 0 && on(F_BUG_RELEASE_UNFENCES) -> wp[wact] = 0	/* BUG */
+			:: wp[wact] == 2 && !on(F_BUG_RELEASE_UNFENCES) -> wp[wact] = 0; tp[wact]++
+			:: wp[wact] == 1 && !on(F_BUG_RELEASE_UNFENCES) -> wp[wact] = 3; tp[wact]++
+			:: wp[wact] == 0 || wp[wact] == 3 -> skip
+			fi
+		fi;
+		/* P2: RELEASE starts no failed member */
+		assert(!gfailed[wact] || !running(wact) || wasrun || tpu[wact]);
+		/* strict: a fence the watch held stays held by a pause that is
+		 * not the third party's own (Xen counts them anonymously) */
+		assert(!on(F_STRICT_RELEASE) || !wheld || dead[wact] || tp[wact] > tph[wact]);
+		wasrun = 0
+	:: else
+	fi;
+	wfenced = 0; wheld = 0; wst = W_NONE; wact = NOMEMBER; wsby = NOMEMBER;
+	check()
+}
+#endif
+
 /* ------------------------------------------------------------ processes */
 
 #ifdef LIVE
@@ -387,7 +464,9 @@ end:
 	od
 }
 
-/* A third party's `xl pause` / `xl unpause` of either member. */
+/* A third party's `xl pause` / `xl unpause` of either member; with the
+ * watch, also `fowatch-ctl release` (or any tool's RELEASE) in any state
+ * but QUIESCING (-EBUSY there). */
 #define tp_own(d, n)	tph[d] = (on(F_STRICT_RELEASE) -> tph[d] + (n) : 0)
 proctype ThirdParty()
 {
@@ -401,6 +480,12 @@ end:
 		if :: r == OK -> tpu[0] = 1; tp_own(0, -1) :: else fi; news(); check(); r = 0 }
 	:: atomic { ntp < MAXTP && !dead[1] -> ntp++; xen_unpause(1, r);
 		if :: r == OK -> tpu[1] = 1; tp_own(1, -1) :: else fi; news(); check(); r = 0 }
+#ifdef WATCH
+	:: atomic { ntp < MAXTP && (wst == W_ARMED || w_ended) -> ntp++;
+		/* Xen's switch is hidden from failoverd now (QUERY: ENOENT) */
+		if :: wst == W_FIRED -> tprel = on(F_P5) :: else fi;
+		xen_release(r); news() }
+#endif
 	od
 }
 
@@ -449,42 +534,72 @@ end:
 }
 #else
 /*
- * The hypervisor watch (design §3): a Xen timer. On timeout (its active does
- * not beat) or shutdown it validates the standby (alive, paused by the
- * controller), takes a private pause on the active (domain_pause_nosync),
- * waits until the active's vCPUs stopped (QUIESCING), validates the standby
- * again and unpauses it by consuming the toolstack's pause; then FIRED and a
- * VIRQ. The private pause stays until failoverd sends RELEASE.
+ * The hypervisor watch (0007, with #36's fixes): a Xen timer. On timeout
+ * (its active does not beat) or shutdown it checks the standby (alive,
+ * paused by the toolstack exactly once), takes a private pause of the
+ * active (domain_pause_nosync), waits until the active's vCPUs stopped
+ * (QUIESCING), then in one compare-and-swap takes the standby's toolstack
+ * pause from 1 to 0 (#36 item 5: FAILED_STANDBY if anyone paused it since);
+ * FIRED and a VIRQ. A vCPU that does not stop: FAILED_QUIESCE (it may stop
+ * later). The private pause stays until RELEASE.
  */
 proctype Watch()
 {
-	byte r;
+	byte r;	/* enter()'s, with F_BUG_START_FIRST */
 
 end:
 	do
 	:: atomic { wst == W_ARMED && !beats(wact) ->
 		gfailed[wact] = 1;
 		if
-		:: dead[wsby] || tp[wsby] == 0 -> wst = W_FAILED; wvirq = 1	/* FAILED_STANDBY, no fence */
+		:: dead[wsby] || tp[wsby] != 1 -> wst = W_FAILED; wvirq = 1	/* FAILED_STANDBY, no fence */
 		:: else ->
 			if
 			:: on(F_BUG_WATCH_TOOLSTACK_FENCE) ->
 				/* BUG: the fence is a toolstack pause, which any
 				 * `xl unpause` releases. */
 				xen_pause(wact); wfenced = 1
-			:: else -> wp[wact] = 1
+			:: else -> wp[wact] = (running(wact) -> 1 : 2)
 			fi;
 			wheld = 1;
 			wst = W_QUIESCING; enter(OWN_W, wsby)
 		fi; news() }
-	:: atomic { wst == W_QUIESCING ->	/* every vCPU of the active stopped */
+	:: atomic { wst == W_QUIESCING && !wsplit ->	/* every vCPU of the active stopped */
 		if :: !on(F_BUG_WATCH_TOOLSTACK_FENCE) -> wp[wact] = 2; wfenced = 1 :: else fi;
 		if
-		:: !dead[wsby] && tp[wsby] > 0 -> owner_unpause(wsby, r); wst = W_FIRED;
-			if :: running(wsby) -> tpu[wsby] = 0; set_gact(wsby) :: else fi
+		:: !dead[wsby] && tp[wsby] == 1 && on(F_BUG_QUIESCE_SPLIT) ->
+			wsplit = 1	/* BUG: checked; unpaused in a step of its own */
+		:: !dead[wsby] && tp[wsby] == 1 && !on(F_BUG_QUIESCE_SPLIT) ->
+			/* the compare-and-swap: the expected pause, consumed */
+			assert(!gfailed[wsby]);	/* P2 */
+			tp[wsby] = 0; wst = W_FIRED
+		:: dead[wsby] || tp[wsby] != 1 -> wst = W_FAILED
+		fi;
+		if
+		:: wst == W_FIRED ->
+			fired_runs = running(wsby); assert(fired_runs); fired_runs = 0;	/* P7 */
+			tpu[wsby] = 0; set_gact(wsby)
+		:: else
+		fi;
+		if :: !wsplit -> leave(OWN_W); wvirq = 1 :: else fi;
+		news(); check() }
+	:: atomic { wsplit ->	/* BUG: domain_unpause_by_systemcontroller() */
+		wsplit = 0;
+		if
+		:: tp[wsby] > 0 -> assert(!gfailed[wsby]); tp[wsby]--; wst = W_FIRED;	/* P2 */
+			fired_runs = running(wsby); assert(fired_runs); fired_runs = 0;	/* P7 */
+			tpu[wsby] = 0; set_gact(wsby)
 		:: else -> wst = W_FAILED
 		fi;
-		leave(OWN_W); wvirq = 1; news(); check(); r = 0 }
+		leave(OWN_W); wvirq = 1; news(); check() }
+	:: atomic { wst == W_QUIESCING && !wsplit && wp[wact] == 1 ->
+		/* a vCPU still ran after quiesce_us: fenced, the standby left paused */
+		wst = W_FQ; leave(OWN_W); wvirq = 1; news() }
+	/* that vCPU stops at last (held by the watch, or handed to the toolstack) */
+	:: atomic { wp[0] == 1 && wst == W_FQ -> wp[0] = 2; wfenced = 1; news(); check() }
+	:: atomic { wp[1] == 1 && wst == W_FQ -> wp[1] = 2; wfenced = 1; news(); check() }
+	:: atomic { wp[0] == 3 -> wp[0] = 0; news(); check() }
+	:: atomic { wp[1] == 3 -> wp[1] = 0; news(); check() }
 	od
 }
 #endif
@@ -699,40 +814,34 @@ inline o_poll_keep()
 }
 
 /*
- * QUERY said FIRED or FAILED (f: the watch's active): failoverd takes its
- * own toolstack pause of f (the usual fence: it pauses only what getdomaininfo
- * shows running, and the private pause does not show), then RELEASE, then
- * records the watch's switch as the module's (kernel_adopt_switch). The
- * daemon side of the watch is not written yet: this is the design's
- * sequence (§3 "Fence ownership"), in the code's idiom.
+ * QUERY said FIRED or FAILED_* (f: the watch's active): finish() in
+ * hv/fowatch/owner.c: when QUERY says the watch holds the active fenced,
+ * failoverd's own toolstack pause of it first (finding D), then RELEASE,
+ * then the watch's switch is recorded as the module's would be
+ * (kernel_adopt_switch). FIRED is a switch; FAILED_STANDBY with a fence a
+ * failed one, without one (nothing touched) and FAILED_QUIESCE aborted.
  */
+/* QUERY, one step: r ENOENT or OK; f the active, firing (QUIESCING), and
+ * for an end state (ended): res, the switch's result, and ours, "fenced". */
+inline w_query()
+{
+	if
+	:: wst == W_NONE -> r = ENOENT
+	:: else ->
+		r = OK; f = wact; firing = (wst == W_QUIESCING); ended = w_ended;
+		ours = (ended && out_fenced(f));
+		res = (wst == W_FIRED -> OK : ((wst == W_FAILED && ours) -> FAILED : ABORTED))
+	fi
+}
+
+/* After w_query() said ended. */
 inline watch_takeover()
 {
-	f = wact;
 	if
-	:: wheld ->
-		/* the watch holds its fence (QUERY's t_fence): ours first */
-		res = (wst == W_FIRED -> OK : FAILED);
-		fence(f);
-		if
-		:: ok ->
-			atomic {
-				/* RELEASE: the private pause is dropped */
-				if :: on(F_BUG_WATCH_TOOLSTACK_FENCE) && tp[f] > 0 -> tp[f]-- :: else fi;
-				wp[f] = 0; wfenced = 0; wheld = 0; wst = W_NONE; wact = NOMEMBER; wsby = NOMEMBER;
-				check();
-				assert(!running(f) || tpu[f]);	/* P2: RELEASE starts no failed member */
-				/* strict: after RELEASE, f is held by a pause that is not
-				 * the third party's own (Xen counts them anonymously) */
-				assert(!on(F_STRICT_RELEASE) || dead[f] || tp[f] > tph[f]);
-				news()
-			}
-		:: else -> skip	/* the watch keeps its fence; DEGRADED below */
-		fi
-	:: else ->
-		/* FAILED_STANDBY at FIRE: nothing held, nothing switched */
-		atomic { res = ABORTED; wst = W_NONE; wact = NOMEMBER; wsby = NOMEMBER }
+	:: ours -> atomic { xen_pause(f); news() }
+	:: else
 	fi;
+	atomic { xen_release(ok); news() };
 	keep_or_adopt(f, res)
 }
 #endif
@@ -784,12 +893,12 @@ proctype Daemon()
 {
 	byte i, r, st, res, f, from, to;
 	byte sx[2];
-	bool ok, ours, dec, firing, outside;
+	bool ok, ours, dec, firing, outside, ended;
 
 restart:
 	atomic {
 		i = 0; r = 0; st = 0; res = 0; f = 0; from = 0; to = 0;
-		sx[0] = 0; sx[1] = 0; ok = 0; ours = 0; dec = 0; firing = 0; outside = 0;
+		sx[0] = 0; sx[1] = 0; ok = 0; ours = 0; dec = 0; firing = 0; outside = 0; ended = 0;
 		ds = ARMING; da = 0;
 		if
 		:: on(F_BUG_FORGET_VERDICTS) -> vm[0] = 0; vm[1] = 0; ram = NOMEMBER	/* BUG */
@@ -835,14 +944,9 @@ end_loop:
 			/* QUERY (design §5: the source of truth at start) */
 			if
 			:: !dec ->
-				atomic {
-					if
-					:: wst == W_NONE -> r = ENOENT
-					:: else -> r = OK; f = wact; firing = (wst == W_QUIESCING)
-					fi
-				};
+				atomic { w_query() };
 				if
-				:: r == OK && (wst == W_FIRED || wst == W_FAILED) ->
+				:: r == OK && ended ->
 					watch_takeover(); dec = 1;
 					if :: ds == DEGRADED -> degrade() :: else fi
 				:: else
@@ -1024,11 +1128,16 @@ end_loop:
 #else
 		/* ---- VIRQ_FAILOVER: QUERY */
 		:: !busy && wvirq ->
-			atomic { wvirq = 0 };
+			atomic { wvirq = 0; w_query() };
 			if
-			:: wst == W_FIRED || wst == W_FAILED -> watch_takeover();
+			:: r == OK && ended -> watch_takeover();
 				if :: ds == DEGRADED -> degrade() :: else fi
-			:: wst == W_QUIESCING && karmed -> kfiring = 1
+			:: r == OK && firing && karmed -> kfiring = 1
+			/* F_FIXES (finding E): the watch is gone (a third party
+			 * RELEASEd it) while failoverd waited for its outcome:
+			 * the pair is failoverd's again. The code keeps waiting. */
+			:: r == ENOENT && karmed && on(F_FIXES) -> karmed = 0; kfiring = 0; news();
+				if :: ds == ARMING -> need_eval = 1 :: else fi
 			:: else
 			fi;
 			atomic { f = 0; res = 0 }
@@ -1080,7 +1189,7 @@ end_loop:
 		/* what a handler computed is gone before the next (fewer states) */
 		d_step {
 			i = 0; r = 0; st = 0; res = 0; f = 0; from = 0; to = 0; sx[0] = 0; sx[1] = 0;
-			ok = 0; ours = 0; dec = 0; firing = 0; outside = 0; dtp = 0
+			ok = 0; ours = 0; dec = 0; firing = 0; outside = 0; dtp = 0; ended = 0
 		}
 		od
 	} unless {
