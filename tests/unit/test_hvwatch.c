@@ -6,7 +6,9 @@
  * domctl level (hv/sim/fowatch.c). What the daemon must do with an owner
  * that switches without it: hand ARMED pairs over, adopt Xen's switches
  * (also those made while it was frozen or dead), DISARM before its own,
- * take its own pause before RELEASE, never run two members.
+ * take its own pause before RELEASE, never run two members; and what it
+ * does with issue #36's Xen: a RELEASE by another tool, a standby paused
+ * while Xen quiesces, an active that does not stop.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -167,9 +169,10 @@ static void test_xen_switch_adopted(void)
 	hv_live(&f, FO_DOMID_INVALID, 60);
 	hv_live(&f, f.b, 40);
 	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "Xen started the standby");
-	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_pause_count(f.hv, f.a) == 1 &&
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_pause_count(f.hv, f.a) >= 1 &&
 		      !fo_sim_fowatch_fenced(f.hv, f.a),
-	      "old active held by our own pause, Xen's fence released (count %u, fenced %d)",
+	      "old active held by toolstack pauses (ours, and Xen's fence handed over at RELEASE), the watch gone "
+	      "(count %u, fenced %d)",
 	      fo_sim_pause_count(f.hv, f.a), fo_sim_fowatch_fenced(f.hv, f.a));
 	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0, "the daemon unpaused nothing");
 	CHECK(f.p->active == 1 && f.p->kernel_switches == 1 && !f.p->kernel_armed, "adopted: b active");
@@ -211,7 +214,9 @@ static void test_frozen_daemon(void)
 	hv_advance(&f, 1);
 	e = last_event_of(&f, FO_EV_SWITCHOVER);
 	CHECK(f.p->active == 1 && e && strcmp(e->path, "hypervisor") == 0, "adopted at the first loop turn");
-	CHECK(fo_sim_pause_count(f.hv, f.a) == 1 && !fo_sim_fowatch_fenced(f.hv, f.a), "our pause, then RELEASE");
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_pause_count(f.hv, f.a) >= 1 &&
+		      !fo_sim_fowatch_fenced(f.hv, f.a),
+	      "our pause, then RELEASE: held by the toolstack (count %u)", fo_sim_pause_count(f.hv, f.a));
 	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
 	fx_free(&f);
 }
@@ -261,7 +266,9 @@ static void test_fired_before_own_switch(void)
 	e = last_event_of(&f, FO_EV_SWITCHOVER);
 	CHECK(e && strcmp(e->path, "hypervisor") == 0 && count_events(&f, FO_EV_SWITCHOVER) == 1,
 	      "one switchover, Xen's");
-	CHECK(fo_sim_pause_count(f.hv, f.a) == 1 && !fo_sim_fowatch_fenced(f.hv, f.a), "our pause, then RELEASE");
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_pause_count(f.hv, f.a) >= 1 &&
+		      !fo_sim_fowatch_fenced(f.hv, f.a),
+	      "our pause, then RELEASE: held by the toolstack (count %u)", fo_sim_pause_count(f.hv, f.a));
 	hv_advance(&f, 5); /* the VIRQ that was pending finds nothing more */
 	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 1, "still one");
 	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
@@ -307,7 +314,8 @@ static void test_restart_adopts_fired(void)
 	hv_advance(&f, 1);
 	CHECK(f.p->active == 1 && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "restart: b active (%s, %s)",
 	      fo_pair_state_name(f.p->state), f.p->reason);
-	CHECK(query(&f, f.a, &fw) == -ENOENT && fo_sim_pause_count(f.hv, f.a) == 1, "our pause, then RELEASE");
+	CHECK(query(&f, f.a, &fw) == -ENOENT && fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_pause_count(f.hv, f.a) >= 1,
+	      "our pause, then RELEASE: held by the toolstack (count %u)", fo_sim_pause_count(f.hv, f.a));
 	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0, "no unpause of ours");
 	e = last_event_of(&f, FO_EV_SWITCHOVER);
 	CHECK(e && strcmp(e->path, "hypervisor") == 0, "the adopted switch is an event, path hypervisor");
@@ -542,6 +550,118 @@ static void test_stock_xen(void)
 	fo_hv_free(hv);
 }
 
+
+/* RELEASE of a watch that had fired (rt-patches 0007, #36 item 4), by
+ * another tool while the daemon is frozen: Xen hands its fence to the
+ * toolstack, so the failed active stays paused; the daemon, finding the
+ * watch gone (QUERY -ENOENT) and the old active silent, makes the same
+ * switch itself (its standby already runs), and never starts the failed
+ * member. */
+static void test_release_by_another_tool_after_fired(void)
+{
+	struct fx f;
+	struct fo_xen_failover_watch fw = { .op = FO_FOWATCH_OP_RELEASE };
+	const struct fo_event *e;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	hv_live(&f, f.a, 50);
+	frozen = true;
+	hv_live(&f, FO_DOMID_INVALID, 200);
+	CHECK(fo_sim_fowatch_domctl(f.hv, f.a, &fw) == 0, "`fowatch-ctl release` of the fired watch");
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_pause_count(f.hv, f.a) == 1 &&
+		      !fo_sim_fowatch_fenced(f.hv, f.a),
+	      "the failed active stays paused, by the toolstack pause Xen handed over (count %u)",
+	      fo_sim_pause_count(f.hv, f.a));
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fo_sim_clear_calls(f.hv);
+	frozen = false;
+	hv_advance(&f, 1);
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(f.p->active == 1 && e && e->result == FO_RESULT_OK && strcmp(e->path, "hypervisor") != 0,
+	      "the daemon switched to b itself (path %s)", e ? e->path : "-");
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, f.a) == 0, "the failed member was not unpaused");
+	prove(&f, f.b);
+	hv_live(&f, f.b, 300);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED &&
+		      fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING,
+	      "DEGRADED, b runs, a paused (%s)", fo_pair_state_name(f.p->state));
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 1 && fo_sim_violations(f.hv) == 0, "one switchover, never both running");
+	fx_free(&f);
+}
+
+/* A third party pauses the standby while Xen quiesces the active (#36
+ * item 5): Xen's check and consumption of the standby's pause are one
+ * step, so it ends FAILED_STANDBY, unpauses nothing and keeps the active
+ * fenced; the daemon takes its own pause, RELEASEs and ends DEGRADED with
+ * nothing running (the third party holds the standby). */
+static void test_standby_paused_while_quiescing(void)
+{
+	struct fx f;
+	struct fo_xen_failover_watch fw;
+	const struct fo_event *e;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	fo_sim_fowatch_quiesce_delay(f.hv, 5 * MS);
+	hv_live(&f, f.a, 50);
+	frozen = true;
+	for (int i = 0; i < 100 && !(query(&f, f.a, &fw) == 0 && fw.state == FO_FOWATCH_STATE_QUIESCING); i++)
+		hv_advance(&f, 1);
+	CHECK(fw.state == FO_FOWATCH_STATE_QUIESCING && !(fw.flags & FO_FOWATCH_OUT_FENCED),
+	      "quiescing, not reported fenced yet: %s, flags %#x", fo_fowatch_state_name(fw.state), fw.flags);
+	CHECK(fo_sim_external_pause(f.hv, f.b) == 0, "xl pause of the standby while Xen quiesces");
+	hv_advance(&f, 10);
+	CHECK(query(&f, f.a, &fw) == 0 && fw.state == FO_FOWATCH_STATE_FAILED_STANDBY && (fw.flags & FO_FOWATCH_OUT_FENCED) &&
+		      fw.t_switched == 0,
+	      "FAILED_STANDBY, the active fenced: %s, flags %#x", fo_fowatch_state_name(fw.state), fw.flags);
+	CHECK(fo_sim_pause_count(f.hv, f.b) == 2, "nothing unpaused: the standby's count %u", fo_sim_pause_count(f.hv, f.b));
+	frozen = false;
+	hv_advance(&f, 1);
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && strcmp(e->path, "hypervisor") == 0 && e->result == FO_RESULT_FAILED, "Xen's failed switch adopted");
+	CHECK(f.p->state == FO_PAIR_DEGRADED && query(&f, f.a, &fw) == -ENOENT, "DEGRADED, released (%s)",
+	      fo_pair_state_name(f.p->state));
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_pause_count(f.hv, f.a) >= 1 &&
+		      fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED,
+	      "nothing runs: a paused (count %u), b held by the third party", fo_sim_pause_count(f.hv, f.a));
+	hv_live(&f, FO_DOMID_INVALID, 300);
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0 && fo_sim_violations(f.hv) == 0,
+	      "the daemon unpaused nothing; never both running");
+	fx_free(&f);
+}
+
+/* A vCPU of the active never stops (FAILED_QUIESCE): QUERY does not say
+ * fenced (#36 item 6), so the daemon issues no pause that would wait for
+ * it; RELEASE hands the fence to the toolstack, the standby is never
+ * started, the pair ends DEGRADED. */
+static void test_failed_quiesce_released(void)
+{
+	struct fx f;
+	struct fo_xen_failover_watch fw;
+	const struct fo_event *e;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	fo_sim_fowatch_quiesce_delay(f.hv, FO_SIM_NEVER);
+	hv_live(&f, f.a, 50);
+	frozen = true;
+	hv_live(&f, FO_DOMID_INVALID, 200);
+	CHECK(query(&f, f.a, &fw) == 0 && fw.state == FO_FOWATCH_STATE_FAILED_QUIESCE && !(fw.flags & FO_FOWATCH_OUT_FENCED),
+	      "FAILED_QUIESCE, not reported fenced: flags %#x", fw.flags);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_RUNNING, "its vCPU runs: not reported paused");
+	fo_sim_clear_calls(f.hv);
+	frozen = false;
+	hv_advance(&f, 1);
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && strcmp(e->path, "hypervisor") == 0 && e->result == FO_RESULT_ABORTED, "Xen's aborted switch adopted");
+	CHECK(count_calls(&f, FO_SIM_PAUSE, f.a) == 0, "no pause of a vCPU that does not stop");
+	CHECK(query(&f, f.a, &fw) == -ENOENT && fo_sim_pause_count(f.hv, f.a) == 1, "released: the fence is the toolstack's");
+	hv_live(&f, FO_DOMID_INVALID, 300);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "DEGRADED, the standby left paused (%s)",
+	      fo_pair_state_name(f.p->state));
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0 && fo_sim_violations(f.hv) == 0,
+	      "nothing unpaused; never both running");
+	fx_free(&f);
+}
+
 int main(void)
 {
 	RUN(test_handed_to_xen);
@@ -558,6 +678,9 @@ int main(void)
 	RUN(test_crash_switched_by_xen);
 	RUN(test_destroy_switched_by_daemon);
 	RUN(test_xen_without_event_mode);
+	RUN(test_release_by_another_tool_after_fired);
+	RUN(test_standby_paused_while_quiescing);
+	RUN(test_failed_quiesce_released);
 	RUN(test_stock_xen);
 	return check_summary("test_hvwatch");
 }

@@ -2,9 +2,11 @@
 /*
  * test_sim_fowatch.c - the simulated Xen failover watch (hv/sim/fowatch.c)
  * driven by its domctl alone, no daemon: the checks, states, errnos, stamps
- * and VIRQs of rt-patches/xen-4.17/0007 and 0008 that the daemon's
- * translation layer is later tested against. If the model drifts from the
- * patch, these say where.
+ * and VIRQs of rt-patches/xen-4.17/0007, 0008 and 0011, with issue #36's
+ * fixes (RELEASE hands the fence to the toolstack, the standby's pause is
+ * consumed in one step with its check, "paused" only once stopped), that
+ * the daemon's translation layer is later tested against. If the model
+ * drifts from the patch, these say where.
  */
 #include <errno.h>
 #include <poll.h>
@@ -329,22 +331,51 @@ static void test_disarm_fenced_release(void)
 	CHECK(query(&t, t.a, &fw) == FO_FOWATCH_STATE_FIRED, "fired");
 	CHECK(op(&t, t.a, FO_FOWATCH_OP_DISARM) == -EBUSY, "DISARM never lets a fenced active run");
 	CHECK(query(&t, t.a, &fw) == FO_FOWATCH_STATE_FIRED && fo_sim_fowatch_fenced(t.hv, t.a), "still there");
+	/* #36 item 4: whoever sends it (a tool that did not pause it
+	 * first), RELEASE hands the fence to the toolstack. */
 	CHECK(op(&t, t.a, FO_FOWATCH_OP_RELEASE) == 0, "RELEASE");
-	CHECK(query(&t, t.a, &fw) == -ENOENT && !fo_sim_fowatch_fenced(t.hv, t.a), "gone, the fence dropped");
+	CHECK(query(&t, t.a, &fw) == -ENOENT && !fo_sim_fowatch_fenced(t.hv, t.a), "gone, the watch holds nothing");
+	CHECK(get_state(&t, t.a) == FO_DOM_PAUSED && fo_sim_pause_count(t.hv, t.a) == 1,
+	      "the failed active stays paused, by a toolstack pause now (count %u)", fo_sim_pause_count(t.hv, t.a));
+	CHECK(fo_sim_state(t.hv, t.b) == FO_DOM_RUNNING && fo_sim_violations(t.hv) == 0, "the standby runs alone");
+	CHECK(fo_sim_external_unpause(t.hv, t.a) == 0 && get_state(&t, t.a) == FO_DOM_RUNNING,
+	      "an explicit unpause (one) starts it again");
 	beats = t.beats[t.a];
 	fo_sim_heartbeat(t.hv, t.a);
-	CHECK(t.beats[t.a] == beats + 1 && get_state(&t, t.a) == FO_DOM_RUNNING, "the active runs again");
+	CHECK(t.beats[t.a] == beats + 1, "and it runs");
 	teardown(&t);
 
-	/* The toolstack paused the fenced active: RELEASE leaves it paused. */
+	/* The toolstack paused the fenced active too: both pauses stay. */
 	setup(&t, true);
 	CHECK(arm(&t) == 0, "armed");
 	fo_sim_advance(t.hv, 100 * MS);
 	CHECK(fo_sim_external_pause(t.hv, t.a) == 0, "xl pause of the fenced active");
 	CHECK(op(&t, t.b, FO_FOWATCH_OP_RELEASE) == 0, "RELEASE by the standby's id");
 	CHECK(!fo_sim_fowatch_fenced(t.hv, t.a) && get_state(&t, t.a) == FO_DOM_PAUSED &&
+		      fo_sim_pause_count(t.hv, t.a) == 2,
+	      "paused by the toolstack's pause and the fence handed over (count %u)", fo_sim_pause_count(t.hv, t.a));
+	CHECK(fo_sim_external_unpause(t.hv, t.a) == 0 && get_state(&t, t.a) == FO_DOM_PAUSED,
+	      "the `xl unpause` undoing its own pause does not start the failed active");
+	teardown(&t);
+
+	/* FAILED_STANDBY with FENCE_ALWAYS: the same. */
+	setup(&t, true);
+	fw = arm_args(&t);
+	fw.flags = FO_FOWATCH_F_FENCE_ALWAYS;
+	CHECK(arm_with(&t, fw) == 0, "armed, fence always");
+	CHECK(fo_sim_external_pause(t.hv, t.b) == 0, "standby paused twice: unfit");
+	fo_sim_advance(t.hv, 100 * MS);
+	CHECK(query(&t, t.a, &fw) == FO_FOWATCH_STATE_FAILED_STANDBY && (fw.flags & FO_FOWATCH_OUT_FENCED), "fenced");
+	CHECK(op(&t, t.a, FO_FOWATCH_OP_RELEASE) == 0 && get_state(&t, t.a) == FO_DOM_PAUSED &&
 		      fo_sim_pause_count(t.hv, t.a) == 1,
-	      "stays paused by the toolstack's pause only");
+	      "released: the fence is a toolstack pause");
+	teardown(&t);
+
+	/* ARMED: RELEASE tears down, nothing was held. */
+	setup(&t, true);
+	CHECK(arm(&t) == 0, "armed");
+	CHECK(op(&t, t.a, FO_FOWATCH_OP_RELEASE) == 0 && query(&t, t.a, &fw) == -ENOENT, "RELEASE of an armed watch");
+	CHECK(get_state(&t, t.a) == FO_DOM_RUNNING && fo_sim_pause_count(t.hv, t.a) == 0, "the active untouched");
 	teardown(&t);
 }
 
@@ -440,8 +471,9 @@ static void test_domain_death_tears_down(void)
 	      "failed, fenced");
 	fo_sim_set_state(t.hv, t.b, FO_DOM_GONE, false);
 	CHECK(query(&t, t.a, &fw) == -ENOENT && !fo_sim_fowatch_fenced(t.hv, t.a), "torn down");
-	CHECK(get_state(&t, t.a) == FO_DOM_PAUSED && fo_sim_pause_count(t.hv, t.a) == 1,
-	      "the fence handed to the toolstack: one `xl unpause` releases it");
+	CHECK(fo_sim_pause_count(t.hv, t.a) == 1 && get_state(&t, t.a) == FO_DOM_RUNNING,
+	      "the fence handed to the toolstack (one `xl unpause` releases it); its vCPU that never stopped "
+	      "still runs, and it reads so");
 	CHECK(fo_sim_fowatch_virqs(t.hv) == 2, "a VIRQ for the end state, one for the teardown");
 	teardown(&t);
 
@@ -498,8 +530,11 @@ static void test_quiesce(void)
 	fo_sim_fowatch_quiesce_delay(t.hv, 300 * US);
 	CHECK(arm(&t) == 0, "armed");
 	fo_sim_advance(t.hv, 50 * MS); /* no progress: the tick at 50 ms detects */
-	CHECK(query(&t, t.a, &fw) == FO_FOWATCH_STATE_QUIESCING && (fw.flags & FO_FOWATCH_OUT_FENCED),
-	      "quiescing: %s", fo_fowatch_state_name(fw.state));
+	/* #36 item 6: not "paused" before it stopped. */
+	CHECK(query(&t, t.a, &fw) == FO_FOWATCH_STATE_QUIESCING && !(fw.flags & FO_FOWATCH_OUT_FENCED),
+	      "quiescing, not reported fenced yet: %s, flags %#x", fo_fowatch_state_name(fw.state), fw.flags);
+	CHECK(get_state(&t, t.a) == FO_DOM_RUNNING && fo_sim_fowatch_fenced(t.hv, t.a),
+	      "held by the watch, its vCPUs still running: reads as running");
 	CHECK(op(&t, t.a, FO_FOWATCH_OP_DISARM) == -EBUSY && op(&t, t.a, FO_FOWATCH_OP_RELEASE) == -EBUSY,
 	      "QUIESCING is let end");
 	CHECK(t.hv->ops->unpause(t.hv, t.b) == -EBUSY, "the standby is still the watch's");
@@ -508,6 +543,7 @@ static void test_quiesce(void)
 	CHECK(fw.t_quiesced - fw.t_fence >= 300 * US && fw.t_quiesced - fw.t_fence < 400 * US &&
 		      fw.t_switched == fw.t_quiesced,
 	      "quiesced %llu ns after the fence", (unsigned long long)(fw.t_quiesced - fw.t_fence));
+	CHECK((fw.flags & FO_FOWATCH_OUT_FENCED) && get_state(&t, t.a) == FO_DOM_PAUSED, "stopped: reported fenced, paused");
 	teardown(&t);
 
 	/* Still running after quiesce_us: FAILED_QUIESCE, fenced, no switch. */
@@ -516,12 +552,56 @@ static void test_quiesce(void)
 	fw = arm_args(&t);
 	fw.quiesce_us = 2000;
 	CHECK(arm_with(&t, fw) == 0, "armed, quiesce 2 ms");
-	fo_sim_advance(t.hv, 100 * MS);
+	fo_sim_advance(t.hv, 52 * MS + 500 * US); /* fenced at 50 ms, given up at 52, stops at 53 */
 	CHECK(query(&t, t.a, &fw) == FO_FOWATCH_STATE_FAILED_QUIESCE && fw.quiesce_us == 2000,
 	      "failed quiesce: %s", fo_fowatch_state_name(fw.state));
 	CHECK(fw.t_quiesced == 0 && fw.t_switched == 0 && fw.t_fence != 0, "fenced, never quiesced");
 	CHECK(fo_sim_fowatch_fenced(t.hv, t.a) && fo_sim_state(t.hv, t.b) == FO_DOM_PAUSED, "active fenced, standby not started");
 	CHECK(fo_sim_fowatch_virq_take(t.hv), "VIRQ");
+	/* #36 item 6: neither QUERY nor getdomaininfo says paused while a
+	 * vCPU runs (a synchronous pause of it would wait in Xen). */
+	CHECK(!(fw.flags & FO_FOWATCH_OUT_FENCED) && get_state(&t, t.a) == FO_DOM_RUNNING,
+	      "not stopped: not reported fenced (flags %#x), reads as running", fw.flags);
+	CHECK(op(&t, t.a, FO_FOWATCH_OP_RELEASE) == 0 && fo_sim_pause_count(t.hv, t.a) == 1 &&
+		      get_state(&t, t.a) == FO_DOM_RUNNING,
+	      "RELEASE: the fence is the toolstack's, the vCPU still runs");
+	fo_sim_advance(t.hv, MS); /* past 53 ms, when it stops */
+	CHECK(get_state(&t, t.a) == FO_DOM_PAUSED && fo_sim_pause_count(t.hv, t.a) == 1, "it stops: paused, by the toolstack");
+	teardown(&t);
+}
+
+/*
+ * #36 item 5: a third party pauses the standby while the active quiesces.
+ * The check of the standby's one toolstack pause and its consumption are
+ * one step: FAILED_STANDBY, nothing unpaused, the active stays fenced
+ * (and, RELEASEd, paused by the toolstack). Checking at the fire alone, or
+ * unpausing whatever pause is there, would report FIRED with the standby
+ * still paused.
+ */
+static void test_standby_paused_while_quiescing(void)
+{
+	struct t t;
+	struct fo_xen_failover_watch fw;
+
+	setup(&t, true);
+	fo_sim_guard(t.hv, t.a, t.b);
+	fo_sim_fowatch_quiesce_delay(t.hv, 300 * US);
+	CHECK(arm(&t) == 0, "armed");
+	fo_sim_advance(t.hv, 50 * MS);
+	CHECK(query(&t, t.a, &fw) == FO_FOWATCH_STATE_QUIESCING, "quiescing: %s", fo_fowatch_state_name(fw.state));
+	CHECK(fo_sim_external_unpause(t.hv, t.b) == -EBUSY, "an unpause of the standby is refused (0008)");
+	CHECK(fo_sim_external_pause(t.hv, t.b) == 0, "a pause is not");
+	fo_sim_advance(t.hv, MS);
+	CHECK(query(&t, t.a, &fw) == FO_FOWATCH_STATE_FAILED_STANDBY && fw.t_switched == 0 && fw.t_quiesced != 0,
+	      "FAILED_STANDBY after the quiesce: %s", fo_fowatch_state_name(fw.state));
+	CHECK(fo_sim_pause_count(t.hv, t.b) == 2 && fo_sim_state(t.hv, t.b) == FO_DOM_PAUSED,
+	      "nothing unpaused: the standby's count %u", fo_sim_pause_count(t.hv, t.b));
+	CHECK((fw.flags & FO_FOWATCH_OUT_FENCED) && get_state(&t, t.a) == FO_DOM_PAUSED, "the active stays fenced");
+	CHECK(fo_sim_fowatch_virq_take(t.hv), "VIRQ");
+	CHECK(op(&t, t.a, FO_FOWATCH_OP_RELEASE) == 0 && get_state(&t, t.a) == FO_DOM_PAUSED &&
+		      fo_sim_pause_count(t.hv, t.a) == 1,
+	      "RELEASE: the active paused by the toolstack");
+	CHECK(fo_sim_violations(t.hv) == 0, "never both running");
 	teardown(&t);
 }
 
@@ -656,6 +736,7 @@ int main(void)
 	RUN(test_domain_death_tears_down);
 	RUN(test_failed_standby);
 	RUN(test_quiesce);
+	RUN(test_standby_paused_while_quiescing);
 	RUN(test_arm_refused);
 	RUN(test_grant_changes_while_armed);
 	RUN(test_fires_under_a_slow_call);

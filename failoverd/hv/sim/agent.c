@@ -107,8 +107,8 @@ void fo_sim_raw_page(struct fo_hv *hv, fo_domid_t domid, const struct fo_hb_page
 	struct sim_domain *d = sim_find_dom(s, domid);
 	struct fo_hb_page copy = *page;
 
-	if (d && sim_dom_fenced(d))
-		return; /* held by a failover watch: its agent does not run */
+	if (d && sim_dom_fence_stopped(s, d))
+		return; /* stopped by a failover watch: its agent does not run */
 	if (d) {
 		d->page = *page;
 		d->has_page = true;
@@ -126,7 +126,7 @@ void fo_sim_heartbeat_status(struct fo_hv *hv, fo_domid_t domid, enum fo_hb_app_
 	struct sim_domain *d = sim_find_dom(sim_of(hv), domid);
 	struct fo_hb_page page;
 
-	if (!d || sim_dom_fenced(d))
+	if (!d || sim_dom_fence_stopped(sim_of(hv), d))
 		return;
 	memset(&page, 0, sizeof(page));
 	page.magic = FO_HB_MAGIC;

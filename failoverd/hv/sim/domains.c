@@ -18,14 +18,22 @@ struct sim_domain *sim_find_dom(struct fo_hv_sim *s, fo_domid_t domid)
 	return NULL;
 }
 
+/* Executing: unpaused and not stopped by a failover watch's fence, or
+ * paused but with a vCPU that has not stopped yet (the watch's no-wait
+ * pause, or that pause handed to the toolstack). */
+static bool executing(const struct fo_hv_sim *s, const struct sim_domain *d)
+{
+	if (fo_dom_state_is_dead(d->state))
+		return false;
+	return sim_dom_still_runs(s, d) || (d->state == FO_DOM_RUNNING && !sim_dom_fence_stopped(s, d));
+}
+
 void sim_check_guards(struct fo_hv_sim *s)
 {
 	for (size_t i = 0; i < s->n_guards; i++) {
 		struct sim_domain *a = sim_find_dom(s, s->guards[i][0]), *b = sim_find_dom(s, s->guards[i][1]);
-		/* Running as the toolstack sees it and not fenced by a
-		 * failover watch: executing. */
-		if (a && b && a->state == FO_DOM_RUNNING && b->state == FO_DOM_RUNNING && !sim_dom_fenced(a) &&
-		    !sim_dom_fenced(b))
+
+		if (a && b && executing(s, a) && executing(s, b))
 			s->violations++;
 	}
 }
@@ -222,11 +230,15 @@ enum fo_dom_state fo_sim_state(struct fo_hv *hv, fo_domid_t domid)
 
 	if (!d)
 		return FO_DOM_GONE;
-	/* As getdomaininfo on our patched Xen (rt-patches 0011): a domain
-	 * the failover watch holds fenced is reported paused, though its
-	 * toolstack pause count is unchanged. */
-	if (d->state == FO_DOM_RUNNING && sim_dom_fenced(d))
+	/* As getdomaininfo on our patched Xen (rt-patches 0011, #36 item
+	 * 6): "paused" once the domain stopped. A domain the failover watch
+	 * holds fenced reads as paused once its vCPUs stopped, though its
+	 * toolstack pause count is unchanged; one a vCPU of which still runs
+	 * reads as running, though paused. */
+	if (d->state == FO_DOM_RUNNING && sim_dom_fence_stopped(sim_of(hv), d))
 		return FO_DOM_PAUSED;
+	if (d->state == FO_DOM_PAUSED && sim_dom_still_runs(sim_of(hv), d))
+		return FO_DOM_RUNNING;
 	return d->state;
 }
 

@@ -8,7 +8,12 @@
  *
  * The names follow 0007 (fowatch_arm, poll_armed, fire, poll_quiescing,
  * fowatch_destroy, hand_fence_to_toolstack) so the two can be read side by
- * side. What the simulator has no notion of is left out: creation_finished
+ * side. The semantics are those of issue #36's fixes, which the SPIN model
+ * (tests/model/ownership.pml) checks: RELEASE in an end state hands the
+ * fence to the toolstack instead of dropping it (item 4); the standby's
+ * expected pause is consumed in one step with its check (item 5); the
+ * active reads as paused, in getdomaininfo and QUERY, only once its vCPUs
+ * stopped (item 6). What the simulator has no notion of is left out: creation_finished
  * (always true here), device models (none), vCPUs that really run (a fenced
  * active's vCPUs stop fo_sim_fowatch_quiesce_delay after the fence).
  */
@@ -184,8 +189,10 @@ static bool poll_quiescing(struct fo_hv_sim *s, struct sim_fowatch *w, uint64_t 
 		return true;
 	}
 	w->t_quiesced = now;
-	/* Xen's domain_unpause_by_systemcontroller(): not the domctl, which
-	 * 0008 refuses for this very standby. */
+	/* #36 item 5: "the standby holds exactly the pause we expect" and
+	 * "consume it" in one step (Xen: a cmpxchg of its controller count
+	 * from 1 to 0; not the domctl, which 0008 refuses for this very
+	 * standby). Paused again or unpaused since: nothing is unpaused. */
 	if (!standby_fit(sb) || sim_count_unpause(sb)) {
 		w->state = FO_FOWATCH_STATE_FAILED_STANDBY;
 		return true;
@@ -238,6 +245,8 @@ void sim_fowatch_timers(struct fo_hv_sim *s)
 
 /* ---- the hooks in the simulator's domains ---- */
 
+static bool stopped_by(const struct fo_hv_sim *s, uint64_t vcpus_stop) { return s->clock_ns >= vcpus_stop; }
+
 /* 0012's fowatch_evtchn_sent(): the notify says when to look; progress is
  * still a changed value. */
 void sim_fowatch_notified(struct fo_hv_sim *s, fo_domid_t domid)
@@ -259,9 +268,28 @@ void sim_fowatch_new_dom(struct sim_domain *d)
 	d->port = SIM_AGENT_PORT_FIRST;
 }
 
-bool sim_dom_fenced(const struct sim_domain *d)
+static bool holds_fenced(const struct sim_domain *d)
 {
 	return d->fowatch && d->fowatch->fenced && d->fowatch->active == d->domid;
+}
+
+/* #36 item 6: the fence counts as a pause (getdomaininfo's "paused", a
+ * domain that executes nothing) once every vCPU stopped, not from the
+ * no-wait pause on. */
+bool sim_dom_fence_stopped(const struct fo_hv_sim *s, const struct sim_domain *d)
+{
+	return holds_fenced(d) && stopped_by(s, d->fowatch->vcpus_stop);
+}
+
+/* A pause holds the domain but a vCPU of it still runs: the watch's fence
+ * before the quiesce (or after FAILED_QUIESCE), or that fence handed to
+ * the toolstack before its vCPUs stopped. It executes, and reads as
+ * running. */
+bool sim_dom_still_runs(const struct fo_hv_sim *s, const struct sim_domain *d)
+{
+	if (holds_fenced(d))
+		return !stopped_by(s, d->fowatch->vcpus_stop);
+	return d->pause_count && d->handed_vcpus_stop && !stopped_by(s, d->handed_vcpus_stop);
 }
 
 /* 0008's fowatch_may_unpause. */
@@ -283,13 +311,18 @@ void sim_fowatch_domain_shutdown(struct fo_hv_sim *s, struct sim_domain *d)
 	}
 }
 
-/* The watch's pause of the active becomes one of the toolstack's. */
-static void hand_fence_to_toolstack(struct sim_domain *a)
+/* The watch's pause of the active becomes one of the toolstack's: it stays
+ * paused until someone unpauses it. A vCPU that had not stopped yet still
+ * runs until it does. */
+static void hand_fence_to_toolstack(struct fo_hv_sim *s, struct sim_fowatch *w, struct sim_domain *a)
 {
-	if (a)
-		(void)sim_count_pause(a); /* at the toolstack's limit: the fence is dropped */
+	if (!a || sim_count_pause(a) < 0)
+		return; /* at the toolstack's limit: the fence is dropped */
+	a->handed_vcpus_stop = stopped_by(s, w->vcpus_stop) ? 0 : w->vcpus_stop;
 }
 
+/* @unfence: drop the watch's pause (the active is dying anyway); otherwise
+ * it is handed to the toolstack. */
 static void fowatch_destroy(struct fo_hv_sim *s, struct sim_fowatch *w, bool unfence)
 {
 	struct sim_domain *a = sim_find_dom(s, w->active), *sb = sim_find_dom(s, w->standby);
@@ -299,7 +332,7 @@ static void fowatch_destroy(struct fo_hv_sim *s, struct sim_fowatch *w, bool unf
 	if (sb)
 		sb->fowatch = NULL;
 	if (w->fenced && !unfence)
-		hand_fence_to_toolstack(a);
+		hand_fence_to_toolstack(s, w, a);
 	w->used = false;
 }
 
@@ -420,7 +453,10 @@ static void fowatch_query(const struct sim_fowatch *w, uint64_t now, struct fo_x
 
 	*op = w->arm;
 	op->op = opcode;
-	op->flags = (w->arm.flags & FO_FOWATCH_F_MASK) | (w->fenced ? FO_FOWATCH_OUT_FENCED : 0);
+	/* "fenced" once the active stopped (#36 item 6): what a caller
+	 * pauses synchronously must not be a vCPU that never stops. */
+	op->flags = (w->arm.flags & FO_FOWATCH_F_MASK) |
+		    (w->fenced && now >= w->vcpus_stop ? FO_FOWATCH_OUT_FENCED : 0);
 	op->state = w->state;
 	op->reason = w->reason;
 	op->shutdown_code = w->shutdown_code;
@@ -454,10 +490,13 @@ static int fowatch_domctl(struct fo_hv_sim *s, struct sim_domain *d, struct fo_x
 		/* QUIESCING is short: let it end in FIRED or FAILED_*. */
 		if (w->state == FO_FOWATCH_STATE_QUIESCING)
 			return -EBUSY;
-		/* DISARM never lets a fenced active run: that takes RELEASE. */
+		/* DISARM never lets a fenced active run. */
 		if (w->fenced && op->op == FO_FOWATCH_OP_DISARM)
 			return -EBUSY;
-		fowatch_destroy(s, w, true);
+		/* RELEASE, by whoever sends it (#36 item 4): a fence becomes a
+		 * toolstack pause. Dropping it would restart the failed active
+		 * next to the standby, unless the sender paused it first. */
+		fowatch_destroy(s, w, false);
 		return 0;
 	default:
 		return -EOPNOTSUPP;
@@ -518,7 +557,7 @@ bool fo_sim_fowatch_fenced(struct fo_hv *hv, fo_domid_t domid)
 {
 	struct sim_domain *d = sim_find_dom(sim_of(hv), domid);
 
-	return d && sim_dom_fenced(d);
+	return d && holds_fenced(d);
 }
 
 int fo_sim_fowatch_virq_fd(struct fo_hv *hv)

@@ -66,6 +66,7 @@ struct sim_domain {
 	uint32_t page_gen;            /* which page the agent writes: a re-grant is a new one */
 	uint32_t port;                /* the agent's own event channel port (it notifies after each beat) */
 	struct sim_fowatch *fowatch;  /* the watch this domain is active or standby of (Xen's d->fowatch) */
+	uint64_t handed_vcpus_stop;   /* the watch's fence, handed to the toolstack: its vCPUs run until then */
 };
 
 struct sim_pool {
@@ -197,7 +198,8 @@ void sim_kernel_page_polls(struct fo_hv *hv);
 /* fowatch.c: the Xen failover watch (rt-patches/xen-4.17/0007, 0008). */
 void sim_fowatch_new_dom(struct sim_domain *d);
 void sim_fowatch_free(struct fo_hv_sim *s);
-bool sim_dom_fenced(const struct sim_domain *d);
+bool sim_dom_fence_stopped(const struct fo_hv_sim *s, const struct sim_domain *d);
+bool sim_dom_still_runs(const struct fo_hv_sim *s, const struct sim_domain *d);
 int sim_fowatch_may_unpause(const struct sim_domain *d);
 void sim_fowatch_domain_shutdown(struct fo_hv_sim *s, struct sim_domain *d);
 void sim_fowatch_domain_kill(struct fo_hv_sim *s, struct sim_domain *d);
