@@ -166,10 +166,14 @@ void fo_sim_pin(struct fo_hv *hv, fo_domid_t domid, unsigned vcpu, const int *cp
  * looked at at once; DYING or GONE tears the watch down (Xen's domain_kill).
  *
  * The fence is the watch's own pause of the active, not a toolstack pause
- * (its toolstack pause count is unchanged, an unpause cannot drop it), and
- * the domain does not execute: its agent's heartbeats are no-ops, the
- * guards do not count it as running, and get_state / fo_sim_state say
- * PAUSED, as getdomaininfo does on our patched Xen (rt-patches 0011).
+ * (its toolstack pause count is unchanged, an unpause cannot drop it). Once
+ * the active's vCPUs stopped (fo_sim_fowatch_quiesce_delay after the fence)
+ * it does not execute: its agent's heartbeats are no-ops, the guards do not
+ * count it as running, and get_state / fo_sim_state say PAUSED and QUERY
+ * FENCED, as on our patched Xen (rt-patches 0011 with issue #36 item 6);
+ * before that it runs and reads so. RELEASE (by anyone) in an end state
+ * hands the fence to the toolstack (one more toolstack pause; a vCPU that
+ * had not stopped runs until it does); DISARM of a fenced watch is -EBUSY.
  *
  * Every stamp of a QUERY is Xen's NOW(): the virtual clock plus
  * FO_SIM_XEN_AHEAD_NS (Xen booted before dom0 started its monotonic clock),
@@ -198,7 +202,8 @@ void fo_sim_fowatch_set_max(struct fo_hv *hv, unsigned max);
 /* A fenced active's vCPUs stop `ns` after the fence (default 0: at once);
  * FO_SIM_NEVER: never (FAILED_QUIESCE after quiesce_us). */
 void fo_sim_fowatch_quiesce_delay(struct fo_hv *hv, uint64_t ns);
-/* Does a watch hold `domid` fenced (paused by its own reference)? */
+/* Does a watch hold `domid` fenced (paused by its own reference, its vCPUs
+ * stopped or not)? */
 bool fo_sim_fowatch_fenced(struct fo_hv *hv, fo_domid_t domid);
 /* VIRQ_FAILOVER to dom0, raised on every end state and on every teardown by
  * a domain's death: the fd is readable while one is pending; take consumes
