@@ -45,7 +45,12 @@ if ! command -v spin >/dev/null 2>&1; then
 	echo "FAIL: spin (the SPIN model checker) is not installed; tests/deps.sh installs it (apt-get install spin)" >&2
 	exit 1
 fi
-cc=${MODEL_CC:-cc}
+# clang -O0 compiles a verifier three times faster than gcc (0.9 s against
+# 2.6 s), which is most of a run; tests/deps.sh installs it.
+if [ -n "${MODEL_CC:-}" ]; then cc=$MODEL_CC
+elif command -v clang >/dev/null 2>&1; then cc=clang
+else cc=cc
+fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/fo-model.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -126,7 +131,11 @@ run_one() {
 }
 
 selected=("$@")
-status=0
+# Runs in parallel, MODEL_JOBS at a time (default 2: the machine's cores;
+# on a loaded machine two runs get more of it than one); each run's report
+# is printed in the list's order when all are done.
+jobs=${MODEL_JOBS:-2}
+names=()
 start=$SECONDS
 for r in "${RUNS[@]}"; do
 	IFS='|' read -r name owner kind flags more expect <<<"$r"
@@ -137,7 +146,23 @@ for r in "${RUNS[@]}"; do
 		for s in "${selected[@]}"; do [ "$s" = "$name" ] && match=1; done
 		[ $match = 1 ] || continue
 	fi
-	run_one "$name" "$owner" "$kind" "$flags" "$more" "$expect" || status=1
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+	names+=("$name")
+	(
+		rc=0
+		run_one "$name" "$owner" "$kind" "$flags" "$more" "$expect" || rc=1
+		echo $rc >"$work/$name.rc"
+	) >"$work/$name.log" 2>&1 &
+done
+wait
+status=0
+for name in "${names[@]}"; do
+	if [ "$(cat "$work/$name.rc" 2>/dev/null)" = 0 ]; then
+		cat "$work/$name.log"
+	else
+		cat "$work/$name.log" >&2
+		status=1
+	fi
 done
 echo "model: $((SECONDS - start)) s"
 exit $status

@@ -188,6 +188,9 @@ byte insw;		/* owners inside a fenced switch (OWN_*) */
 byte gact;		/* the member the last switch (anyone's) started */
 bool dtp;		/* a third party's unpause was pending when failoverd last looked */
 bool tprel;		/* a third party RELEASEd a watch that had switched (P5's exception) */
+/* P6: a fence's confirmation is true: what getdomaininfo says paused does
+ * not run (failoverd's and the module's fences trust it; #36 item 6).
+ * P7: the watch says FIRED only with its standby running (#36 item 5). */
 bool confirmed;		/* a fence's confirmation (P6) */
 bool fired_runs;	/* the watch's FIRED: its standby runs (P7) */
 bool af;		/* the protected active failed ... */
