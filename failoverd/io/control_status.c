@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "io/metrics.h"
 #include "lib/log.h"
 #include "proto/event_json.h"
 
@@ -115,6 +116,9 @@ cJSON *status_json(struct fo_control *c)
 		s = &v.m[!v.active];
 		cJSON_AddStringToObject(po, "name", v.name);
 		cJSON_AddStringToObject(po, "state", fo_pair_state_name(v.state));
+		/* ARMED with a verified, paused standby: a failure of the
+		 * active is covered (the fact failoverd_pair_protected says). */
+		cJSON_AddBoolToObject(po, "protected", fo_pair_protected(&v));
 		cJSON_AddStringToObject(po, "reason", v.reason);
 		cJSON_AddStringToObject(po, "active", a->name);
 		cJSON_AddNumberToObject(po, "active_domid", a->domid == FO_DOMID_INVALID ? -1 : (double)a->domid);

@@ -231,6 +231,13 @@ static void reconcile(struct fo_metrics *m, struct fo_manager *mgr, size_t n)
 		m->slot_of[i] = -1;
 }
 
+bool fo_pair_protected(const struct fo_pair_view *v)
+{
+	const struct fo_member_view *sb = &v->m[!v->active];
+
+	return v->state == FO_PAIR_ARMED && sb->usable && sb->state == FO_DOM_PAUSED;
+}
+
 void fo_metrics_publish(struct fo_metrics *m, struct fo_manager *mgr)
 {
 	size_t n = fo_manager_pair_count(mgr);
@@ -250,17 +257,14 @@ void fo_metrics_publish(struct fo_metrics *m, struct fo_manager *mgr)
 		reconcile(m, mgr, n);
 	for (size_t i = 0; i < n; i++) {
 		struct fo_pair_view v;
-		const struct fo_member_view *sb;
 		struct pair_snap *ps;
 
 		if (m->slot_of[i] < 0)
 			continue;
 		fo_pair_view(fo_manager_pair(mgr, i), &v);
-		sb = &v.m[!v.active];
 		ps = &m->shared.pairs[m->slot_of[i]];
 		ST(ps->state, v.state);
-		/* Protected: ARMED, and the standby verified and paused, ready to take over. */
-		ST(ps->protected_, v.state == FO_PAIR_ARMED && sb->usable && sb->state == FO_DOM_PAUSED);
+		ST(ps->protected_, fo_pair_protected(&v));
 		ST(ps->switches, v.switches);
 		ST(ps->deadline_ms, v.deadline_ms);
 		ST(ps->failed_switches, v.failed_switches);

@@ -26,6 +26,7 @@
 
 struct fo_manager;
 struct fo_metrics;
+struct fo_pair_view;
 
 /* Upper bounds (seconds) of the histogram buckets: 10 us .. 10 s, then +Inf. */
 #define FO_METRICS_NBUCKETS 19
@@ -39,6 +40,11 @@ extern const double fo_metrics_bucket_bounds[FO_METRICS_NBUCKETS];
 /* The snapshot and nothing else (no socket): the unit tests use this. */
 int fo_metrics_new(struct fo_metrics **ret);
 void fo_metrics_free(struct fo_metrics *m);
+
+/* Protected: ARMED, and the standby verified and paused, ready to take
+ * over. What failoverd_pair_protected says and the status reply's
+ * "protected": one definition for both. */
+bool fo_pair_protected(const struct fo_pair_view *v);
 
 /* Loop thread only. */
 void fo_metrics_observe(struct fo_metrics *m, const struct fo_event *e);

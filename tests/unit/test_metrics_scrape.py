@@ -11,7 +11,8 @@ parser (Debian: python3-prometheus-client) and checked against what
   - every histogram (fault->running, detected->running, pause, unpause) has
     one observation per switch, per pair and path, buckets 10 us .. 10 s;
   - failoverd_switches_by_fault_total matches the events' faults;
-  - heartbeat counters move, failoverd_pair_protected follows the state;
+  - heartbeat counters move, failoverd_pair_protected follows the state,
+    and the status reply's "protected" says the same;
   - a member whose domain name holds a double quote and a backslash comes
     back from the parser unchanged (the exposition format's escaping);
   - 404 / 405 answers;
@@ -173,12 +174,16 @@ def main():
         check(value(s, "failoverd_switchovers_total", pair="brake-ctl") == 2, "brake-ctl: 2 switchovers")
 
         # After the crash drill (keep-paused) the failed member is no standby.
+        # The status reply's "protected" is the same fact as the gauge.
         rc, out, _ = ctl(sock, "status", "--json")
-        state = {p["name"]: p["state"] for p in json.loads(out)["pairs"]}
+        pairs = {p["name"]: p for p in json.loads(out)["pairs"]}
+        state = {name: p["state"] for name, p in pairs.items()}
         for pair in ("brake-ctl", "odd-pair"):
             want = 1 if state[pair] == "ARMED" else 0
             check(value(s, "failoverd_pair_protected", pair=pair) == want,
                   f"{pair} {state[pair]}: protected {value(s, 'failoverd_pair_protected', pair=pair)}")
+            check(pairs[pair].get("protected") is (want == 1),
+                  f"{pair} {state[pair]}: status \"protected\" {pairs[pair].get('protected')}, gauge {want}")
             check(value(s, "failoverd_pair_state", pair=pair, state=state[pair]) == 1, f"{pair} state gauge")
         check(state["brake-ctl"] != "ARMED", f"brake-ctl after a crash drill: {state['brake-ctl']}")
 
