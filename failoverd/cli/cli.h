@@ -19,6 +19,7 @@
 #define EXIT_USAGE   2
 #define EXIT_CONNECT 3
 #define EXIT_REPORT  4
+#define EXIT_UNPROTECTED 5
 
 #define DEFAULT_TIMEOUT_S     10.0
 /* A drill waits for detection, the switch and the first heartbeat of the

@@ -51,27 +51,60 @@ struct status_row {
 	const char *reason;
 };
 
-int cmd_status(const struct options *o, struct conn *c)
+/*
+ * failoverd's own verdict on each pair ("protected": ARMED with a verified,
+ * paused standby; the same fact as failoverd_pair_protected), never
+ * re-derived here from the state's name. EXIT_OK when every pair is
+ * protected, EXIT_UNPROTECTED when one is not (named on `out` unless
+ * --json), EXIT_DAEMON when the reply does not say (a daemon older than
+ * this failoverctl): a monitoring script must not read "protected" into
+ * silence.
+ */
+static int protection(const struct options *o, FILE *out, const cJSON *pairs)
+{
+	const cJSON *p;
+	const char *name;
+	size_t unprotected = 0;
+
+	cJSON_ArrayForEach(p, pairs) {
+		const cJSON *prot = cJSON_GetObjectItemCaseSensitive(p, "protected");
+
+		name = jstr(p, "name");
+		if (!cJSON_IsBool(prot)) {
+			fprintf(stderr, "failoverctl: %s: failoverd does not say whether pair ", o->cmd);
+			put_clean(stderr, name ? name : "?");
+			fputs(" is protected (no \"protected\" in its status: a failoverd older than failoverctl?)\n",
+			      stderr);
+			return EXIT_DAEMON;
+		}
+		if (cJSON_IsTrue(prot))
+			continue;
+		if (!o->json) {
+			fputs(unprotected ? ", " : "not protected: ", out);
+			put_clean(out, name ? name : "?");
+		}
+		unprotected++;
+	}
+	if (unprotected && !o->json)
+		fputc('\n', out);
+	return unprotected ? EXIT_UNPROTECTED : EXIT_OK;
+}
+
+/* The table, the notes under it, and the protection verdict, on `out`. */
+static int print_status(const struct options *o, FILE *out, const cJSON *reply, const cJSON *pairs)
 {
 	static const char *const headers[N_COLS] = {
 		"PAIR", "STATE", "ACTIVE", "STANDBY", "PATH", "LAST-SWITCH", "HB-AGE",
 	};
 	size_t width[N_COLS], n = 0, i, j;
-	struct status_row *rows = NULL;
-	cJSON *reply = NULL;
-	const cJSON *pairs, *p;
-	bool any_reason = false, printed;
-	int rc;
-
-	rc = request_pairs(o, c, "status", &reply, &pairs, &printed);
-	if (rc != EXIT_OK || printed)
-		goto out;
+	struct status_row *rows;
+	const cJSON *p;
+	bool any_reason = false;
 
 	rows = calloc((size_t)cJSON_GetArraySize(pairs) + 1, sizeof(*rows));
 	if (!rows) {
 		cmd_error(o, "out of memory");
-		rc = EXIT_DAEMON;
-		goto out;
+		return EXIT_DAEMON;
 	}
 	cJSON_ArrayForEach(p, pairs) {
 		struct status_row *row = &rows[n++];
@@ -102,8 +135,9 @@ int cmd_status(const struct options *o, struct conn *c)
 			any_reason = true;
 	}
 	if (n == 0) {
-		puts("no pairs configured");
-		goto out;
+		fputs("no pairs configured\n", out);
+		free(rows);
+		return EXIT_OK;
 	}
 
 	for (j = 0; j < N_COLS; j++) {
@@ -113,26 +147,27 @@ int cmd_status(const struct options *o, struct conn *c)
 				width[j] = strlen(rows[i].cell[j]);
 	}
 	for (j = 0; j + 1 < N_COLS; j++)
-		printf("%-*s  ", (int)width[j], headers[j]);
+		fprintf(out, "%-*s  ", (int)width[j], headers[j]);
 	if (any_reason)
-		printf("%-*s  REASON\n", (int)width[j], headers[j]);
+		fprintf(out, "%-*s  REASON\n", (int)width[j], headers[j]);
 	else
-		printf("%s\n", headers[j]);
+		fprintf(out, "%s\n", headers[j]);
 	for (i = 0; i < n; i++) {
 		bool has_reason = rows[i].reason && rows[i].reason[0];
 
 		for (j = 0; j < N_COLS; j++) {
 			/* No padding after the last cell of a line. */
 			if (j + 1 == N_COLS && !has_reason)
-				printf("%s\n", rows[i].cell[j]);
+				fprintf(out, "%s\n", rows[i].cell[j]);
 			else
-				printf("%-*s  ", (int)width[j], rows[i].cell[j]);
+				fprintf(out, "%-*s  ", (int)width[j], rows[i].cell[j]);
 		}
 		if (has_reason) {
-			put_clean(stdout, rows[i].reason);
-			fputc('\n', stdout);
+			put_clean(out, rows[i].reason);
+			fputc('\n', out);
 		}
 	}
+	free(rows);
 	/* Placement drift (pools, pins, dom0's vCPU) under the table: rare,
 	 * and the detail is too long for a column. */
 	{
@@ -140,24 +175,42 @@ int cmd_status(const struct options *o, struct conn *c)
 		const char *st = h ? jstr(h, "state") : NULL, *det;
 
 		if (st && strcmp(st, "drift") == 0 && (det = jstr(h, "detail"))) {
-			fputs("placement drift (host): ", stdout);
-			put_clean(stdout, det);
-			fputc('\n', stdout);
+			fputs("placement drift (host): ", out);
+			put_clean(out, det);
+			fputc('\n', out);
 		}
 		cJSON_ArrayForEach(p, pairs) {
 			st = jstr(p, "placement");
 			det = jstr(p, "placement_detail");
 			if (!st || strcmp(st, "drift") != 0 || !det)
 				continue;
-			printf("placement drift (%s): ", (st = jstr(p, "name")) ? st : "?");
-			put_clean(stdout, det);
-			fputc('\n', stdout);
+			fprintf(out, "placement drift (%s): ", (st = jstr(p, "name")) ? st : "?");
+			put_clean(out, det);
+			fputc('\n', out);
 		}
 	}
-out:
-	free(rows);
+	return protection(o, out, pairs);
+}
+
+/* One status exchange, printed on `out` (--json: the reply line, on
+ * stdout). The exit code says whether every pair is protected. */
+static int status_once(const struct options *o, struct conn *c, FILE *out)
+{
+	cJSON *reply = NULL;
+	const cJSON *pairs;
+	bool printed;
+	int rc;
+
+	rc = request_pairs(o, c, "status", &reply, &pairs, &printed);
+	if (rc == EXIT_OK)
+		rc = printed ? protection(o, out, pairs) : print_status(o, out, reply, pairs);
 	cJSON_Delete(reply);
 	return rc;
+}
+
+int cmd_status(const struct options *o, struct conn *c)
+{
+	return status_once(o, c, stdout);
 }
 
 /* kernel: what kmod-switch has armed (LIST), one line per pair; the PAIR

@@ -21,6 +21,8 @@
  *   3  cannot connect to the control socket
  *   4  drill --report: every round passed but the report is incomplete
  *      (a file could not be written, or python3/matplotlib could not plot)
+ *   5  status: a pair is not protected (failoverd's "protected": ARMED with
+ *      a verified, paused standby), so that monitoring can run it as is
  *
  * `drill --rounds N` repeats a drill, waiting between rounds (status polls)
  * until the pair is ARMED again, and prints per-phase statistics; with
@@ -65,7 +67,8 @@ static void print_help(void)
 	       "Control failoverd through its control socket.\n"
 	       "\n"
 	       "Commands:\n"
-	       "  status [--json]            pairs, their state, members, switch path, heartbeat age\n"
+	       "  status [--json]            pairs, their state, members, switch path, heartbeat\n"
+	       "                             age; exit 5 when a pair is not protected\n"
 	       "  switchover PAIR            switch PAIR to its standby now\n"
 	       "  arm PAIR                   let PAIR fail over automatically\n"
 	       "  disarm PAIR                stop PAIR from failing over\n"
@@ -102,7 +105,8 @@ static void print_help(void)
 	       "\n"
 	       "Exit status: 0 ok (drill PASS), 1 daemon error or drill FAIL,\n"
 	       "2 usage error, 3 cannot connect, 4 drills passed but the report is\n"
-	       "incomplete.\n");
+	       "incomplete, 5 status (also --json): a pair is not protected (not ARMED\n"
+	       "with a verified, paused standby).\n");
 }
 
 enum { OPT_TIMEOUT = 256, OPT_JSON, OPT_FOLLOW, OPT_FAULT, OPT_ROUNDS, OPT_ROUND_TIMEOUT, OPT_REPORT };
@@ -316,7 +320,7 @@ int main(int argc, char **argv)
 	/* Output that never reached its reader is a failure a script must see. */
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "failoverctl: writing output: %s\n", strerror(errno));
-		if (rc == EXIT_OK)
+		if (rc == EXIT_OK || rc == EXIT_UNPROTECTED)
 			rc = EXIT_DAEMON;
 	}
 	return rc;

@@ -62,12 +62,17 @@ EOF
 
 "$FAILOVERD" -c "$TMP/failoverd.json" --backend sim -s "$SOCK" >"$TMP/daemon.log" 2>&1 &
 DAEMON_PID=$!
+# Answering: status exits 0, or 5 while the pair is not protected yet.
+answers() {
+	"$FAILOVERCTL" -s "$SOCK" status >/dev/null 2>&1
+	case $? in 0 | 5) return 0 ;; *) return 1 ;; esac
+}
 for _ in $(seq 100); do
-	"$FAILOVERCTL" -s "$SOCK" status >/dev/null 2>&1 && break
+	answers && break
 	kill -0 "$DAEMON_PID" 2>/dev/null || die "failoverd exited at start"
 	sleep 0.1
 done
-"$FAILOVERCTL" -s "$SOCK" status >/dev/null 2>&1 || die "failoverd did not answer on $SOCK within 10 s"
+answers || die "failoverd did not answer on $SOCK within 10 s"
 
 # ---- 1. five manual drills with a report --------------------------------
 REPORT=$TMP/report

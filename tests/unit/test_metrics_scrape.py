@@ -12,7 +12,8 @@ parser (Debian: python3-prometheus-client) and checked against what
     one observation per switch, per pair and path, buckets 10 us .. 10 s;
   - failoverd_switches_by_fault_total matches the events' faults;
   - heartbeat counters move, failoverd_pair_protected follows the state,
-    and the status reply's "protected" says the same;
+    the status reply's "protected" says the same, and status exits 5 for
+    the DEGRADED pair;
   - a member whose domain name holds a double quote and a backslash comes
     back from the parser unchanged (the exposition format's escaping);
   - 404 / 405 answers;
@@ -88,7 +89,7 @@ def wait_state(sock, pair, state, secs=10):
     end = time.time() + secs
     while time.time() < end:
         rc, out, _ = ctl(sock, "status", "--json")
-        if rc == 0:
+        if rc in (0, 5):  # 5: a pair is not protected
             for p in json.loads(out)["pairs"]:
                 if p["name"] == pair and p["state"] == state:
                     return True
@@ -174,8 +175,10 @@ def main():
         check(value(s, "failoverd_switchovers_total", pair="brake-ctl") == 2, "brake-ctl: 2 switchovers")
 
         # After the crash drill (keep-paused) the failed member is no standby.
-        # The status reply's "protected" is the same fact as the gauge.
+        # The status reply's "protected" is the same fact as the gauge, and
+        # status exits 5 for the pair that is not.
         rc, out, _ = ctl(sock, "status", "--json")
+        check(rc == 5, f"status --json with brake-ctl DEGRADED: exit {rc}, want 5")
         pairs = {p["name"]: p for p in json.loads(out)["pairs"]}
         state = {name: p["state"] for name, p in pairs.items()}
         for pair in ("brake-ctl", "odd-pair"):

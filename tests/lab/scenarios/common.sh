@@ -408,7 +408,9 @@ start_failoverd() {
 	FOD_PID=$!
 	end=$(($(date +%s) + 20))
 	while [ "$(date +%s)" -le $end ]; do
-		fctl status >/dev/null 2>&1 && { log "failoverd $FOD_PID up"; return 0; }
+		# 5: it answers, a pair is not protected (yet).
+		fctl status >/dev/null 2>&1
+		case $? in 0 | 5) log "failoverd $FOD_PID up"; return 0 ;; esac
 		kill -0 $FOD_PID 2>/dev/null || { tail -n 30 $LAB/failoverd.log; fail "failoverd exited at start"; }
 		usleep 100000
 	done

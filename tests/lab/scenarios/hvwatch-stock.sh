@@ -40,5 +40,6 @@ metric on_exit_code "$rc"
 [ $rc -ne 0 ] || fail "failoverd with hypervisor_watch on started on a stock Xen (exit 0)"
 [ $rc -ne 137 ] || fail "failoverd with hypervisor_watch on neither refused nor exited within 60 s"
 grep -q hypervisor_watch $LAB/fod-on.log || fail "the refusal does not name hypervisor_watch: $(tail -n 3 $LAB/fod-on.log)"
-fctl status > /dev/null 2>&1 && fail "something answers on $FO_SOCK after the refusal"
+fctl status > /dev/null 2>&1
+case $? in 0 | 5) fail "something answers on $FO_SOCK after the refusal" ;; esac
 pass "stock Xen: auto falls back ($(echo "$line" | head -n 1 | cut -c1-120)); on refused with exit $rc"
