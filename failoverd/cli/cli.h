@@ -8,6 +8,7 @@
 #define FO_CLI_H
 
 #include <cjson/cJSON.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +21,11 @@
 #define EXIT_CONNECT 3
 #define EXIT_REPORT  4
 #define EXIT_UNPROTECTED 5
+
+/* status --watch: how often by default, and the bounds of --interval. */
+#define DEFAULT_WATCH_INTERVAL_S 2.0
+#define WATCH_INTERVAL_MIN_S     0.1
+#define WATCH_INTERVAL_MAX_S     86400.0
 
 #define DEFAULT_TIMEOUT_S     10.0
 /* A drill waits for detection, the switch and the first heartbeat of the
@@ -39,6 +45,10 @@ struct options {
 	bool timeout_set;
 	bool json;
 	bool follow;
+	bool watch;             /* status --watch */
+	double interval_s;      /* status --watch: between polls */
+	bool interval_set;
+	FILE *err;              /* where errors go; NULL: stderr (--watch on a tty: the frame) */
 	const char *fault;
 	unsigned rounds;        /* drill: how many; 1 unless --rounds */
 	bool rounds_set;
@@ -60,6 +70,7 @@ struct conn {
 
 /* ---- render.c: output and the reply's fields -------------------------- */
 
+FILE *err_out(const struct options *o);
 void cmd_error(const struct options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void put_clean(FILE *f, const char *s);
 void clean_copy(char *dst, size_t len, const char *s);
@@ -73,6 +84,10 @@ int print_event_json(const struct options *o, const cJSON *ev);
 
 /* ---- conn.c: the control socket ----------------------------------------- */
 
+/* Set by SIGINT/SIGTERM while status --watch runs (watch.c): a wait on the
+ * daemon gives up (-EINTR) and nothing more is said about it. */
+extern volatile sig_atomic_t cli_stop;
+
 int64_t now_ms(void);
 void conn_close(struct conn *c);
 int conn_read_line(struct conn *c, int64_t deadline, char **ret_line);
@@ -85,11 +100,13 @@ int transact(const struct options *o, struct conn *c, const cJSON *req, cJSON **
 const char *raw_member(const char *obj, const char *key, const char **ret_end);
 bool print_raw(const char *line, const char *key, bool elements);
 
-/* ---- commands.c, drill.c ------------------------------------------------ */
+/* ---- commands.c, drill.c, watch.c --------------------------------------- */
 
 int request_pairs(const struct options *o, struct conn *c, const char *cmd, cJSON **ret_reply,
 		  const cJSON **ret_pairs, bool *ret_printed);
 int cmd_status(const struct options *o, struct conn *c);
+int status_once(const struct options *o, struct conn *c, FILE *out);
+int cmd_status_watch(const struct options *o, struct conn *c);
 int cmd_kernel(const struct options *o, struct conn *c);
 int cmd_pair_action(const struct options *o, struct conn *c);
 int cmd_events(const struct options *o, struct conn *c);

@@ -71,10 +71,10 @@ static int protection(const struct options *o, FILE *out, const cJSON *pairs)
 
 		name = jstr(p, "name");
 		if (!cJSON_IsBool(prot)) {
-			fprintf(stderr, "failoverctl: %s: failoverd does not say whether pair ", o->cmd);
-			put_clean(stderr, name ? name : "?");
+			fprintf(err_out(o), "failoverctl: %s: failoverd does not say whether pair ", o->cmd);
+			put_clean(err_out(o), name ? name : "?");
 			fputs(" is protected (no \"protected\" in its status: a failoverd older than failoverctl?)\n",
-			      stderr);
+			      err_out(o));
 			return EXIT_DAEMON;
 		}
 		if (cJSON_IsTrue(prot))
@@ -194,7 +194,7 @@ static int print_status(const struct options *o, FILE *out, const cJSON *reply, 
 
 /* One status exchange, printed on `out` (--json: the reply line, on
  * stdout). The exit code says whether every pair is protected. */
-static int status_once(const struct options *o, struct conn *c, FILE *out)
+int status_once(const struct options *o, struct conn *c, FILE *out)
 {
 	cJSON *reply = NULL;
 	const cJSON *pairs;
@@ -210,7 +210,7 @@ static int status_once(const struct options *o, struct conn *c, FILE *out)
 
 int cmd_status(const struct options *o, struct conn *c)
 {
-	return status_once(o, c, stdout);
+	return o->watch ? cmd_status_watch(o, c) : status_once(o, c, stdout);
 }
 
 /* kernel: what kmod-switch has armed (LIST), one line per pair; the PAIR

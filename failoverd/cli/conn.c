@@ -19,6 +19,8 @@
 #define REQUEST_MAX           4096
 #define REPLY_MAX             (1024 * 1024)
 
+volatile sig_atomic_t cli_stop;
+
 int64_t now_ms(void)
 {
 	struct timespec ts;
@@ -77,7 +79,7 @@ static int conn_send_line(struct conn *c, const char *line)
 		ssize_t r = send(c->fd, buf + off, len - off, MSG_NOSIGNAL);
 
 		if (r < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR && !cli_stop)
 				continue;
 			return errno == EAGAIN ? -ETIMEDOUT : -errno;
 		}
@@ -138,7 +140,7 @@ int conn_read_line(struct conn *c, int64_t deadline, char **ret_line)
 		}
 		r = poll(&pfd, 1, timeout);
 		if (r < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR && !cli_stop)
 				continue;
 			return -errno;
 		}
@@ -147,7 +149,7 @@ int conn_read_line(struct conn *c, int64_t deadline, char **ret_line)
 
 		n = read(c->fd, c->buf + c->len, c->cap - c->len);
 		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
+			if ((errno == EINTR && !cli_stop) || errno == EAGAIN)
 				continue;
 			return -errno;
 		}
@@ -219,6 +221,10 @@ int transact(const struct options *o, struct conn *c, const cJSON *req,
 	}
 
 	r = conn_open(c, o->socket_path, deadline);
+	if (r < 0 && cli_stop) {
+		rc = EXIT_CONNECT;
+		goto out;
+	}
 	if (r < 0) {
 		const char *hint = "";
 
@@ -228,13 +234,17 @@ int transact(const struct options *o, struct conn *c, const cJSON *req,
 			hint = " (run as root or as a member of the daemon's control_group)";
 		else if (r == -EAGAIN)
 			hint = " (timed out: failoverd is not accepting connections)";
-		fprintf(stderr, "failoverctl: cannot connect to %s: %s%s\n", o->socket_path,
+		fprintf(err_out(o), "failoverctl: cannot connect to %s: %s%s\n", o->socket_path,
 			strerror(-r), hint);
 		rc = EXIT_CONNECT;
 		goto out;
 	}
 
 	send_r = conn_send_line(c, text);
+	if (send_r < 0 && cli_stop) {
+		rc = EXIT_DAEMON;
+		goto out;
+	}
 	/* A daemon that refuses the connection (too many clients, out of
 	 * descriptors) says why and closes before our request arrives: the
 	 * send fails with EPIPE, but its reason is waiting to be read, and is
@@ -247,6 +257,10 @@ int transact(const struct options *o, struct conn *c, const cJSON *req,
 	}
 
 	r = conn_read_line(c, deadline, &line);
+	if (r < 0 && cli_stop) {
+		rc = EXIT_DAEMON;
+		goto out;
+	}
 	if (r < 0 && send_r < 0) {
 		cmd_error(o, "sending the request to failoverd failed: %s", strerror(-send_r));
 		rc = EXIT_DAEMON;
@@ -276,9 +290,9 @@ int transact(const struct options *o, struct conn *c, const cJSON *req,
 	if (cJSON_IsFalse(ok)) {
 		const char *e = jstr(reply, "error");
 
-		fprintf(stderr, "failoverctl: %s: ", o->cmd);
-		put_clean(stderr, e ? e : "failoverd refused the request without saying why");
-		fputc('\n', stderr);
+		fprintf(err_out(o), "failoverctl: %s: ", o->cmd);
+		put_clean(err_out(o), e ? e : "failoverd refused the request without saying why");
+		fputc('\n', err_out(o));
 		rc = EXIT_DAEMON;
 		goto out;
 	}

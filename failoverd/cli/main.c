@@ -24,6 +24,9 @@
  *   5  status: a pair is not protected (failoverd's "protected": ARMED with
  *      a verified, paused standby), so that monitoring can run it as is
  *
+ * `status --watch` polls every --interval seconds until SIGINT/SIGTERM
+ * (exit 0), surviving a daemon restart (watch.c).
+ *
  * `drill --rounds N` repeats a drill, waiting between rounds (status polls)
  * until the pair is ARMED again, and prints per-phase statistics; with
  * --report DIR it also writes samples.csv, samples.json, summary.md and,
@@ -67,7 +70,8 @@ static void print_help(void)
 	       "Control failoverd through its control socket.\n"
 	       "\n"
 	       "Commands:\n"
-	       "  status [--json]            pairs, their state, members, switch path, heartbeat\n"
+	       "  status [--json] [--watch [--interval SEC]]\n"
+	       "                             pairs, their state, members, switch path, heartbeat\n"
 	       "                             age; exit 5 when a pair is not protected\n"
 	       "  switchover PAIR            switch PAIR to its standby now\n"
 	       "  arm PAIR                   let PAIR fail over automatically\n"
@@ -92,6 +96,13 @@ static void print_help(void)
 	       "      --timeout SEC   how long to wait for a reply (default 10, drill 120)\n"
 	       "      --json          machine-readable output (status, events, drill)\n"
 	       "      --follow        keep printing events as they happen (events)\n"
+	       "      --watch         poll again every --interval seconds until ^C or\n"
+	       "                      SIGTERM (status): redrawn in place on a terminal,\n"
+	       "                      else one snapshot after another; with --json one\n"
+	       "                      reply line per poll. Keeps polling while failoverd\n"
+	       "                      is unreachable.\n"
+	       "      --interval SEC  seconds between --watch polls (default 2, 0.1 to\n"
+	       "                      86400)\n"
 	       "      --fault KIND    the fault to inject (drill)\n"
 	       "      --rounds N      drill N times (drill; default 1)\n"
 	       "      --round-timeout SEC\n"
@@ -106,10 +117,14 @@ static void print_help(void)
 	       "Exit status: 0 ok (drill PASS), 1 daemon error or drill FAIL,\n"
 	       "2 usage error, 3 cannot connect, 4 drills passed but the report is\n"
 	       "incomplete, 5 status (also --json): a pair is not protected (not ARMED\n"
-	       "with a verified, paused standby).\n");
+	       "with a verified, paused standby). status --watch ends with 0 on\n"
+	       "SIGINT/SIGTERM.\n");
 }
 
-enum { OPT_TIMEOUT = 256, OPT_JSON, OPT_FOLLOW, OPT_FAULT, OPT_ROUNDS, OPT_ROUND_TIMEOUT, OPT_REPORT };
+enum {
+	OPT_TIMEOUT = 256, OPT_JSON, OPT_FOLLOW, OPT_FAULT, OPT_ROUNDS, OPT_ROUND_TIMEOUT, OPT_REPORT,
+	OPT_WATCH, OPT_INTERVAL,
+};
 
 /* Seconds: > 0, at most a million (about 11 days). */
 static int parse_seconds(const char *opt, const char *arg, double *ret)
@@ -136,6 +151,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "rounds", required_argument, NULL, OPT_ROUNDS },
 		{ "round-timeout", required_argument, NULL, OPT_ROUND_TIMEOUT },
 		{ "report", required_argument, NULL, OPT_REPORT },
+		{ "watch", no_argument, NULL, OPT_WATCH },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -191,6 +208,23 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_FOLLOW:
 			o->follow = true;
 			break;
+		case OPT_WATCH:
+			o->watch = true;
+			break;
+		case OPT_INTERVAL: {
+			char *end;
+
+			errno = 0;
+			o->interval_s = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o->interval_s >= WATCH_INTERVAL_MIN_S) ||
+			    o->interval_s > WATCH_INTERVAL_MAX_S) {
+				usage_error("--interval: expected a number of seconds from %g to %g, got '%s'",
+					    WATCH_INTERVAL_MIN_S, WATCH_INTERVAL_MAX_S, optarg);
+				return -EINVAL;
+			}
+			o->interval_set = true;
+			break;
+		}
 		case OPT_FAULT:
 			o->fault = optarg;
 			break;
@@ -257,6 +291,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 		usage_error("%s: --follow applies only to events", o->cmd);
 		return -EINVAL;
 	}
+	if (o->watch && strcmp(o->cmd, "status") != 0) {
+		usage_error("%s: --watch applies only to status", o->cmd);
+		return -EINVAL;
+	}
+	if (o->interval_set && !o->watch) {
+		usage_error("%s: --interval applies only to status --watch", o->cmd);
+		return -EINVAL;
+	}
+	if (!o->interval_set)
+		o->interval_s = DEFAULT_WATCH_INTERVAL_S;
 	if (strcmp(o->cmd, "drill") == 0) {
 		if (!o->fault) {
 			usage_error("drill: missing --fault KIND (" FO_PROTO_DRILL_FAULTS_TEXT ")");

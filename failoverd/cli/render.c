@@ -14,15 +14,21 @@
 #include "proto/event_json.h"
 
 
+FILE *err_out(const struct options *o)
+{
+	return o->err ? o->err : stderr;
+}
+
 void cmd_error(const struct options *o, const char *fmt, ...)
 {
+	FILE *f = err_out(o);
 	va_list ap;
 
-	fprintf(stderr, "failoverctl: %s: ", o->cmd);
+	fprintf(f, "failoverctl: %s: ", o->cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vfprintf(f, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fputc('\n', f);
 }
 
 /* Strings from the daemon carry domain names and guest-influenced
