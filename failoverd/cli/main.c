@@ -65,6 +65,9 @@ static void usage_error(const char *fmt, ...)
 
 static void print_help(void)
 {
+	const char *const *k;
+	size_t col;
+
 	printf("Usage: failoverctl [OPTIONS] COMMAND [ARGS]\n"
 	       "\n"
 	       "Control failoverd through its control socket.\n"
@@ -85,8 +88,15 @@ static void print_help(void)
 	       "  drill PAIR --fault KIND [--rounds N] [--report DIR] [--json]\n"
 	       "                             inject a fault, wait for the failover, print\n"
 	       "                             the timeline and PASS/FAIL against deadline_ms\n"
-	       "                             KIND: heartbeat-loss hang crash destroy\n"
-	       "                                   unhealthy manual\n"
+	       "                             KIND:");
+	/* From the protocol's list, the one the daemon checks against;
+	 * wrapped under itself within 80 columns. */
+	for (k = fo_proto_drill_faults, col = 34; *k; k++) {
+		if (col + 1 + strlen(*k) > 79)
+			col = printf("\n                                  ") - 1;
+		col += printf(" %s", *k);
+	}
+	printf("\n"
 	       "                             --rounds: repeat, waiting for ARMED in between,\n"
 	       "                             then print mean/variance/min/max per phase\n"
 	       "\n"

@@ -50,6 +50,14 @@ int fo_request_cmd_parse(const char *name, enum fo_request_cmd *ret)
 	return -EINVAL;
 }
 
+bool fo_request_cmd_at(size_t i, enum fo_request_cmd *ret)
+{
+	if (i >= sizeof(commands) / sizeof(commands[0]))
+		return false;
+	*ret = commands[i].cmd;
+	return true;
+}
+
 /* The command's row; NULL for a value outside the enum. */
 static const struct fo_command *find(enum fo_request_cmd cmd)
 {

@@ -9,6 +9,7 @@
 #define FO_PROTO_COMMANDS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum fo_request_cmd {
 	FO_REQ_STATUS,
@@ -37,6 +38,9 @@ bool fo_proto_pair_name_ok(const char *s);
 int fo_request_cmd_parse(const char *name, enum fo_request_cmd *ret);
 const char *fo_request_cmd_name(enum fo_request_cmd cmd);
 enum fo_request_arg fo_request_arg(enum fo_request_cmd cmd);
+/* The i-th command of the table (0, 1, ... until it returns false), for
+ * listing them: failoverctl's bash completion is generated from it. */
+bool fo_request_cmd_at(size_t i, enum fo_request_cmd *ret);
 /* Changes something: needs root or control_admin_group. */
 bool fo_request_needs_admin(enum fo_request_cmd cmd);
 

@@ -3,10 +3,10 @@
 """test_man_pages.py MANDIR SCHEMA FAILOVERD FAILOVERCTL [FO_HEARTBEAT]
 
 The man pages say what the programs do: every option (long and short),
-every failoverctl command and every environment variable that a program's
---help prints appears in that program's built man page, and every key of the
-configuration file appears in failoverd.json(5), the one reference table of
-the keys. The keys are read from the JSON Schema (SCHEMA:
+every failoverctl command, drill fault kind and every environment variable
+that a program's --help prints appears in that program's built man page, and
+every key of the configuration file appears in failoverd.json(5), the one
+reference table of the keys. The keys are read from the JSON Schema (SCHEMA:
 configs/failoverd.schema.json). Checked on the built roff (MANDIR:
 build/man), the text that is installed."""
 import json
@@ -66,6 +66,16 @@ for c in commands:
     if not re.search(r"\.(?:P|RE) " + re.escape(c) + r"(?![\w-]).{0,200}?\.RS 4", ctl_man):
         errors.append(f"failoverctl.8: command {c} is not described under COMMANDS")
 print(f"failoverctl.8: {len(commands)} commands checked")
+# drill's fault kinds: --help prints them from the protocol's list.
+# (wrapped: continuation lines hold only more kinds)
+m = re.search(r"KIND:((?: [a-z][a-z-]*)+$(?:\n +(?:[a-z][a-z-]* ?)+$)*)", ctl_help, re.M)
+kinds = m.group(1).split() if m else []
+if len(kinds) < 3:
+    errors.append(f"failoverctl --help: found only {kinds} as drill fault kinds")
+for k in kinds:
+    if not re.search(r"(?<![\w-])" + re.escape(k) + r"(?![\w-])", ctl_man):
+        errors.append(f"failoverctl.8: drill fault {k} (in --help) is not in the man page")
+print(f"failoverctl.8: {len(kinds)} drill faults checked")
 if fo_heartbeat:
     check_program(fo_heartbeat, "fo-heartbeat.8")
 

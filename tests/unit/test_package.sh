@@ -8,7 +8,8 @@
 # and lintian reports no error and no warning on either (the tags we keep
 # are overridden in configs/debian/*.lintian-overrides, each with its
 # reason). Also checked directly: the DEP-5 copyright file, the changelog
-# (gzip -9n, its version the package's), the conffile, the man pages, and
+# (gzip -9n, its version the package's), the conffile, the man pages, the
+# bash completion, and
 # maintainer scripts that go through deb-systemd-helper/deb-systemd-invoke
 # and parse with sh -n. Needs lintian and dpkg-dev (tests/deps.sh); no QEMU.
 set -u
@@ -70,6 +71,16 @@ if [ -d "$x" ]; then
 	for m in man8/failoverd.8.gz man8/failoverctl.8.gz man5/failoverd.json.5.gz; do
 		[ -f "$x/usr/share/man/$m" ] || fail "failoverd: no /usr/share/man/$m"
 	done
+	# bash-completion loads it on demand by the command's name.
+	comp=$x/usr/share/bash-completion/completions/failoverctl
+	if [ -f "$comp" ]; then
+		bash -n "$comp" || fail "failoverd: $comp does not parse"
+		! grep -q '@FO_' "$comp" || fail "failoverd: $comp has an unfilled placeholder"
+		bash --norc -c 'source "$1" && complete -p failoverctl' _ "$comp" | grep -q -- '-F _failoverctl' ||
+			fail "failoverd: $comp does not complete failoverctl"
+	else
+		fail "failoverd: no /usr/share/bash-completion/completions/failoverctl"
+	fi
 	for s in postinst prerm postrm; do
 		[ -x "$x/DEBIAN/$s" ] || { fail "failoverd: no executable $s"; continue; }
 		sh -n "$x/DEBIAN/$s" || fail "failoverd: $s does not parse"
@@ -87,6 +98,6 @@ fi
 [ -f "$TMP/x-fo-heartbeat/usr/share/man/man8/fo-heartbeat.8.gz" ] || fail "fo-heartbeat: no man page"
 
 if [ "$FAILED" = 0 ]; then
-	echo "test_package: ok: both .debs lintian-clean (no E:/W:), copyright, changelog, conffile, scripts"
+	echo "test_package: ok: both .debs lintian-clean (no E:/W:), copyright, changelog, conffile, scripts, completion"
 fi
 exit $FAILED
