@@ -935,6 +935,11 @@ lab_reset() {
 		rmmod fo_switch || { echo "lab_reset: rmmod fo_switch failed"; return 1; }
 	fi
 	rm -rf /run/failoverd/* /var/log/xen/console/guest-*.log /run/lab.prev
+	# The next scenario starts as on a freshly booted host: a reboot empties
+	# xenstore, and with it failoverd's note that this boot had a verdict
+	# file (failoverd.json(5), daemon.state_file), which would otherwise make
+	# the emptied /run/failoverd read as a lost file.
+	xenstore-rm /tool/failoverd 2>/dev/null
 	mv /run/lab /run/lab.prev
 	mkdir -p /run/lab
 	# The kernel log too: scenarios count the module's lines in it.

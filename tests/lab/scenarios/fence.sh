@@ -7,8 +7,11 @@
 #     a third party's unpause of it is undone the same way.
 #  3. failoverd SIGKILLed and restarted does not adopt the failed member as
 #     the standby: the pair stays DEGRADED, says why, and the failed member
-#     stays paused. `failoverctl clear-failed` (the operator repaired it)
-#     and `arm` trust it again.
+#     stays paused. Nor when its verdict file was deleted, replaced by a
+#     symbolic link or made writable by others before the restart: each
+#     fails closed (the member "may have failed"), and nothing is written
+#     through the link. `failoverctl clear-failed` (the operator repaired
+#     it) and `arm` trust it again.
 # needs: failoverd failoverctl fo-heartbeat
 . /lab/scenarios/common.sh
 
@@ -138,6 +141,35 @@ sleep 1
 [ "$(dom_state p1-a)" = paused ] || fail "failed p1-a is $(dom_state p1-a) after the restart and arm"
 [ "$(dom_state p1-b)" = running ] || fail "p1-b is $(dom_state p1-b) after the restart"
 
+# 3b. The verdict file lost or tampered with between two runs: each restart
+# fails closed, p1-a "may have failed", and stays paused.
+STATE=/run/failoverd/failed-members
+restart_expect_unknown() {
+	start_failoverd
+	wait_state p1 DEGRADED 60 || fail "$1: p1 not DEGRADED after the restart: $(status_json)"
+	pair_field p1 reason | grep -q 'p1-a may have failed' ||
+		fail "$1: the reason does not say p1-a may have failed: '$(pair_field p1 reason)'"
+	[ "$(pair_field p1 active)" = p1-b ] || fail "$1: the active is $(pair_field p1 active)"
+	[ "$(dom_state p1-a)" = paused ] || fail "$1: failed p1-a is $(dom_state p1-a)"
+	log "$1: p1 DEGRADED, '$(pair_field p1 reason)'"
+}
+kill_failoverd KILL
+rm -rf /run/failoverd
+restart_expect_unknown "runtime directory deleted"
+kill_failoverd KILL
+echo "failoverd-verdicts 1" > /tmp/verdict-link-target
+rm -f $STATE
+ln -s /tmp/verdict-link-target $STATE
+restart_expect_unknown "verdict file replaced by a symbolic link"
+[ "$(cat /tmp/verdict-link-target)" = "failoverd-verdicts 1" ] || fail "failoverd wrote through the link"
+[ -f $STATE ] && [ ! -L $STATE ] || fail "the link is still in place of the verdict file"
+kill_failoverd KILL
+chmod 0666 $STATE
+restart_expect_unknown "verdict file writable by others"
+fctl arm p1 > /dev/null 2>&1
+sleep 1
+[ "$(pair_field p1 state)" != ARMED ] || fail "failoverctl arm adopted p1-a after a lost verdict: $(status_json)"
+
 # The operator repaired p1-a (its agent beats again) and says so.
 xs_control p1-a none
 fctl clear-failed p1-a || fail "failoverctl clear-failed p1-a failed"
@@ -145,4 +177,4 @@ fctl arm p1 > /dev/null 2>&1
 wait_state p1 ARMED 60 || fail "p1 not ARMED after clear-failed and arm: $(status_json)"
 [ "$(pair_field p1 standby)" = p1-a ] || fail "standby is $(pair_field p1 standby), expected the repaired p1-a"
 exactly_one_running p1
-pass "fence: external unpauses undone in $w1 / $w2 ms (bound $WINDOW_BOUND_MS ms) with events; the failed member stayed failed across a SIGKILL restart and arm until clear-failed"
+pass "fence: external unpauses undone in $w1 / $w2 ms (bound $WINDOW_BOUND_MS ms) with events; the failed member stayed failed across a SIGKILL restart, a lost, linked or open verdict file, and arm, until clear-failed"
