@@ -13,12 +13,18 @@
 
 #include "fenced_switch.h"
 
+/* A suspended domain does not execute now, but the toolstack's resume
+ * starts it again (a checkpoint, a failed migration): only our pause,
+ * which the resume leaves counted, fences it. */
 static bool state_is_fenced(uint32_t state)
 {
-	return state != FO_SWITCH_DOM_RUNNING;
+	return state != FO_SWITCH_DOM_RUNNING && state != FO_SWITCH_DOM_SUSPENDED;
 }
 
-static bool state_is_dead(uint32_t state)
+/* Shut down, dying or gone: no unpause starts it. A suspended domain is
+ * not dead, but it cannot be started either until the toolstack resumes
+ * it: as a standby, it is not one now. */
+static bool state_cannot_start(uint32_t state)
 {
 	return state != FO_SWITCH_DOM_RUNNING && state != FO_SWITCH_DOM_PAUSED;
 }
@@ -94,8 +100,8 @@ int fo_fenced_switch(const struct fo_fenced_ops *ops, void *ctx, uint32_t from, 
 
 		if (ops->get_state(ctx, to, &st) == 0 && st == FO_SWITCH_DOM_RUNNING)
 			break;
-		if (r == -ESRCH || state_is_dead(st))
-			break; /* retrying cannot bring back a dead domain */
+		if (r == -ESRCH || state_cannot_start(st))
+			break; /* retrying cannot bring back a dead (or suspended) domain */
 	}
 	out->to_state = st;
 	if (st != FO_SWITCH_DOM_RUNNING) {

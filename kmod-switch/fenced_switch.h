@@ -6,7 +6,8 @@
  *   -> unpause(to) -> confirm `to` runs -> confirm `from` still cannot run
  *
  * `to` is never unpaused unless `from` was confirmed fenced (paused, crashed,
- * shut down, dying or gone). The same source is compiled into the fo_switch
+ * shut down, dying or gone; never merely suspended: the toolstack's resume
+ * would run it again, so a suspended `from` is paused like a running one). The same source is compiled into the fo_switch
  * kernel module (switch.c, over domctls) and into failoverd (its own switch
  * in core/switchover.c over libxenctrl, and the simulator's model of the
  * module in hv/sim/kernel.c), so the three cannot drift apart.

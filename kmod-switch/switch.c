@@ -105,6 +105,11 @@ static u32 state_from_flags(u32 flags)
 		return FO_SWITCH_DOM_DYING;
 	if ((flags & FO_DOMINF_shutdown) && reason == SHUTDOWN_crash)
 		return FO_SWITCH_DOM_CRASHED;
+	/* A suspend (xl save, a checkpoint, a migration) is not a death:
+	 * the toolstack may resume the domain, and only a pause (which a
+	 * resume leaves counted) keeps it from running then. */
+	if ((flags & FO_DOMINF_shutdown) && reason == SHUTDOWN_suspend)
+		return (flags & FO_DOMINF_paused) ? FO_SWITCH_DOM_PAUSED : FO_SWITCH_DOM_SUSPENDED;
 	if (flags & FO_DOMINF_shutdown)
 		return FO_SWITCH_DOM_SHUTDOWN;
 	if (flags & FO_DOMINF_paused)

@@ -38,23 +38,32 @@ enum fo_dom_state {
 	FO_DOM_SHUTDOWN,    /* shut down for another reason */
 	FO_DOM_DYING,       /* being destroyed */
 	FO_DOM_GONE,        /* no such domain */
+	FO_DOM_SUSPENDED,   /* shut down for suspend (xl save, a checkpoint, a migration, Remus/COLO)
+			     * and not paused by the toolstack: libxl may resume it, and then
+			     * it runs. Neither dead nor fenced. Suspended and paused is PAUSED:
+			     * a resume leaves the toolstack's pause in place. */
 };
 /* The kernel module's uapi and the shared fenced sequence use the same
  * values (kmod-switch/uapi/fo_switch.h): states cross as plain numbers. */
 _Static_assert(FO_SWITCH_DOM_RUNNING == (int)FO_DOM_RUNNING && FO_SWITCH_DOM_PAUSED == (int)FO_DOM_PAUSED &&
 		       FO_SWITCH_DOM_CRASHED == (int)FO_DOM_CRASHED && FO_SWITCH_DOM_SHUTDOWN == (int)FO_DOM_SHUTDOWN &&
-		       FO_SWITCH_DOM_DYING == (int)FO_DOM_DYING && FO_SWITCH_DOM_GONE == (int)FO_DOM_GONE,
+		       FO_SWITCH_DOM_DYING == (int)FO_DOM_DYING && FO_SWITCH_DOM_GONE == (int)FO_DOM_GONE &&
+		       FO_SWITCH_DOM_SUSPENDED == (int)FO_DOM_SUSPENDED,
 	       "fo_switch_dom_state and fo_dom_state must agree");
 
 const char *fo_dom_state_name(enum fo_dom_state s);
 
-/* True when a domain in this state cannot execute guest code: the fencing test. */
+/* True when a domain in this state cannot execute guest code, nor be made
+ * to by anyone but us: the fencing test. A suspended domain does not
+ * execute now, but the toolstack's resume starts it again: only a pause
+ * fences it. */
 static inline bool fo_dom_state_is_fenced(enum fo_dom_state s)
 {
-	return s != FO_DOM_RUNNING;
+	return s != FO_DOM_RUNNING && s != FO_DOM_SUSPENDED;
 }
 
-/* True when the domain is dead for good (not merely paused). */
+/* True when the domain is dead for good (not merely paused, nor suspended:
+ * a suspend is a save or a migration, and the domain may resume). */
 static inline bool fo_dom_state_is_dead(enum fo_dom_state s)
 {
 	return s == FO_DOM_CRASHED || s == FO_DOM_SHUTDOWN || s == FO_DOM_DYING || s == FO_DOM_GONE;

@@ -51,6 +51,8 @@ enum fo_switch_dom_state {
 	FO_SWITCH_DOM_SHUTDOWN = 3, /* shut down for another reason */
 	FO_SWITCH_DOM_DYING    = 4, /* being destroyed */
 	FO_SWITCH_DOM_GONE     = 5, /* no such domain */
+	FO_SWITCH_DOM_SUSPENDED = 6, /* shut down for suspend, not paused by the
+				      * toolstack: a resume runs it (not fenced) */
 };
 
 /* How a switch ended (fo_switch_req.result, fo_switch_event.result). */

@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "pair_fixture.h"
+#include "core/switchover.h"
 
 /* `ms` of life in 10 ms steps where only `d` heartbeats. */
 static void only_beats(struct fx *f, fo_domid_t d, uint64_t ms)
@@ -69,6 +70,31 @@ static void test_sim_pause_count(void)
 	y = fo_sim_add_domain(f.hv, "y", FO_DOM_PAUSED);
 	CHECK(fo_sim_pause_count(f.hv, y) == 1, "built paused: count 1");
 	CHECK(fo_sim_external_unpause(f.hv, y) == 0 && fo_sim_state(f.hv, y) == FO_DOM_RUNNING, "its builder's unpause runs it");
+	fx_free(&f);
+}
+
+/* A suspended domain (Xen's shutdown with reason suspend) is not fenced: a
+ * resume runs it. The fence pauses it once, and then reads it paused; a
+ * suspended domain already paused is not paused again (Xen counts). */
+static void test_fence_suspended(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+	enum fo_dom_state st = FO_DOM_GONE;
+	fo_domid_t x;
+
+	sim_base_config(&cfg);
+	fx_new(&f, &cfg, FO_DOM_GONE, FO_DOM_GONE, false);
+	x = fo_sim_add_domain(f.hv, "x", FO_DOM_RUNNING);
+	fo_sim_shutdown(f.hv, x, FO_SIM_SHUTDOWN_SUSPEND, false);
+	CHECK(!fo_dom_state_is_fenced(fo_sim_state(f.hv, x)) && !fo_dom_state_is_dead(fo_sim_state(f.hv, x)),
+	      "suspended: neither fenced nor dead (%s)", fo_dom_state_name(fo_sim_state(f.hv, x)));
+	CHECK(fo_fence(f.hv, x, &st) == 0 && st == FO_DOM_PAUSED && fo_sim_pause_count(f.hv, x) == 1,
+	      "fenced by one pause (%s, count %u)", fo_dom_state_name(st), fo_sim_pause_count(f.hv, x));
+	CHECK(fo_fence(f.hv, x, &st) == 0 && fo_sim_pause_count(f.hv, x) == 1, "not paused twice");
+	fo_sim_resume(f.hv, x);
+	CHECK(fo_sim_state(f.hv, x) == FO_DOM_PAUSED, "the resume leaves it paused");
+	CHECK(fo_sim_external_unpause(f.hv, x) == 0 && fo_sim_state(f.hv, x) == FO_DOM_RUNNING, "one unpause runs it");
 	fx_free(&f);
 }
 
@@ -897,6 +923,7 @@ int main(void)
 {
 	fo_log_set_level(FO_LOG_ERR);
 	RUN(test_sim_pause_count);
+	RUN(test_fence_suspended);
 	RUN(test_keep_paused_holds_one_pause);
 	RUN(test_paused_active_not_paused_again);
 	RUN(test_give_back_confirms);

@@ -106,6 +106,56 @@ static void test_arm_at_attach(void)
 	fx_free(&f);
 }
 
+/* `xl save -c` of the module's active while the daemon runs: @releaseDomain
+ * of a suspend takes nothing from the module and switches nothing; the
+ * resumed active heartbeats on, the module keeps the pair. */
+static void test_kernel_suspend_not_a_death(void)
+{
+	struct fx f;
+
+	fx_kernel_armed(&f);
+	live(&f, 100);
+	fo_sim_heartbeat(f.hv, f.a);
+	fo_sim_clear_calls(f.hv);
+	fo_sim_shutdown(f.hv, f.a, FO_SIM_SHUTDOWN_SUSPEND, true);
+	advance(&f, 30); /* shorter than timeout_ms */
+	fo_sim_resume(f.hv, f.a);
+	live(&f, 200);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 0 && kernel_has(&f, f.a, f.b),
+	      "still ARMED in the module (%s: %s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 0 && count_calls(&f, FO_SIM_KERNEL_SWITCH, FO_SIM_ANY_DOMAIN) == 0,
+	      "no switch");
+	CHECK(!fo_pair_member_verdict(f.p, 0), "no verdict");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* The module alone (the daemon stopped: its loop never turns, nobody hears
+ * @releaseDomain) and a suspend beyond timeout_ms: the module's fenced
+ * switch pauses the suspended active for real before it starts the standby,
+ * so libxl's resume cannot run it beside the new active. */
+static void test_kernel_suspend_beyond_timeout_alone(void)
+{
+	struct fx f;
+
+	fx_kernel_armed(&f);
+	live(&f, 100);
+	fo_sim_heartbeat(f.hv, f.a);
+	fo_sim_clear_calls(f.hv);
+	fo_sim_shutdown(f.hv, f.a, FO_SIM_SHUTDOWN_SUSPEND, false);
+	for (int ms = 0; ms < 100; ms++)
+		fo_sim_advance(f.hv, MS);
+	CHECK(count_calls(&f, FO_SIM_KERNEL_SWITCH, f.a) == 1 && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING,
+	      "the module switched (b %s)", fo_dom_state_name(fo_sim_state(f.hv, f.b)));
+	CHECK(fo_sim_pause_count(f.hv, f.a) == 1 && fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED,
+	      "the module paused the suspended a (count %u, %s)", fo_sim_pause_count(f.hv, f.a),
+	      fo_dom_state_name(fo_sim_state(f.hv, f.a)));
+	fo_sim_resume(f.hv, f.a);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && !both_running(&f), "libxl's resume leaves a paused");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 /* Heartbeat loss: the module switches at timeout_ms, the daemon does not
  * touch a domain, records the module's switch with its phases, and goes
  * on (first heartbeat, on_failover=rebuild, re-ARM with roles swapped). */
@@ -697,6 +747,8 @@ int main(void)
 	RUN(test_ebusy_foreign_owner);
 	RUN(test_stuck_sequence_detected);
 	RUN(test_stuck_live_late_read_not_switched);
+	RUN(test_kernel_suspend_not_a_death);
+	RUN(test_kernel_suspend_beyond_timeout_alone);
 	RUN(test_stuck_recovers_between_looks);
 	RUN(test_stuck_race_module_fires_during_disarm);
 	RUN(test_stuck_no_read_falls_back);

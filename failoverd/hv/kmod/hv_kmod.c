@@ -93,7 +93,7 @@ static int dev_ioctl(struct kmod_hv *k, unsigned long cmd, void *arg)
 
 static enum fo_dom_state state_from_dev(uint32_t s)
 {
-	return s <= FO_SWITCH_DOM_GONE ? (enum fo_dom_state)s : FO_DOM_GONE;
+	return s <= FO_SWITCH_DOM_SUSPENDED ? (enum fo_dom_state)s : FO_DOM_GONE;
 }
 
 static bool doomed_has(const struct kmod_hv *k, fo_domid_t domid) { return fo_doomed_has(&k->doomed, domid); }

@@ -113,10 +113,11 @@ int sim_get_handle(struct fo_hv *hv, fo_domid_t domid, uint8_t ret[16])
 }
 
 /* The run state a live domain's pause count gives it. A dead one keeps
- * its state: Xen counts its pauses, but it never runs again. */
+ * its state: Xen counts its pauses, but it never runs again; so does a
+ * suspended one until its resume (fo_sim_resume). */
 static void sync_run_state(struct sim_domain *d)
 {
-	if (!fo_dom_state_is_dead(d->state))
+	if (!fo_dom_state_is_dead(d->state) && d->state != FO_DOM_SUSPENDED)
 		d->state = d->pause_count ? FO_DOM_PAUSED : FO_DOM_RUNNING;
 }
 
@@ -239,10 +240,14 @@ enum fo_dom_state fo_sim_state(struct fo_hv *hv, fo_domid_t domid)
 		return FO_DOM_PAUSED;
 	if (d->state == FO_DOM_PAUSED && sim_dom_still_runs(sim_of(hv), d))
 		return FO_DOM_RUNNING;
+	/* As getdomaininfo's flags: shut down for suspend and paused by the
+	 * toolstack is paused (a resume leaves the pause in place). */
+	if (d->state == FO_DOM_SUSPENDED && d->pause_count)
+		return FO_DOM_PAUSED;
 	return d->state;
 }
 
-/* `code`: Xen's SHUTDOWN_* when `state` is CRASHED or SHUTDOWN. */
+/* `code`: Xen's SHUTDOWN_* when `state` is CRASHED, SHUTDOWN or SUSPENDED. */
 static void set_state_code(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state state, unsigned code, bool notify)
 {
 	struct fo_hv_sim *s = sim_of(hv);
@@ -254,7 +259,8 @@ static void set_state_code(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state
 		} else {
 			/* Forced, whatever the count: RUNNING is every pause
 			 * undone (or a domain that was never paused), PAUSED
-			 * at least one pause. fo_sim_external_* count. */
+			 * at least one pause. fo_sim_external_* count. A
+			 * suspend keeps the count (Xen's shutdown does). */
 			d->state = state;
 			if (state == FO_DOM_RUNNING)
 				d->pause_count = 0;
@@ -265,7 +271,7 @@ static void set_state_code(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state
 			d->shutdown_code = code;
 			if (state == FO_DOM_DYING)
 				sim_fowatch_domain_kill(s, d);
-			else if (state == FO_DOM_CRASHED || state == FO_DOM_SHUTDOWN)
+			else if (state == FO_DOM_CRASHED || state == FO_DOM_SHUTDOWN || state == FO_DOM_SUSPENDED)
 				sim_fowatch_domain_shutdown(s, d);
 		}
 	}
@@ -275,13 +281,34 @@ static void set_state_code(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state
 
 void fo_sim_set_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state state, bool notify)
 {
-	set_state_code(hv, domid, state, state == FO_DOM_CRASHED ? FO_SIM_SHUTDOWN_CRASH : FO_SIM_SHUTDOWN_POWEROFF,
+	set_state_code(hv, domid, state,
+		       state == FO_DOM_CRASHED     ? FO_SIM_SHUTDOWN_CRASH
+		       : state == FO_DOM_SUSPENDED ? FO_SIM_SHUTDOWN_SUSPEND
+						   : FO_SIM_SHUTDOWN_POWEROFF,
 		       notify);
 }
 
 void fo_sim_shutdown(struct fo_hv *hv, fo_domid_t domid, unsigned code, bool notify)
 {
-	set_state_code(hv, domid, code == FO_SIM_SHUTDOWN_CRASH ? FO_DOM_CRASHED : FO_DOM_SHUTDOWN, code, notify);
+	set_state_code(hv, domid,
+		       code == FO_SIM_SHUTDOWN_CRASH     ? FO_DOM_CRASHED
+		       : code == FO_SIM_SHUTDOWN_SUSPEND ? FO_DOM_SUSPENDED
+							 : FO_DOM_SHUTDOWN,
+		       code, notify);
+}
+
+void fo_sim_resume(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+	struct sim_domain *d = sim_find_dom(s, domid);
+
+	if (!d || d->state != FO_DOM_SUSPENDED)
+		return;
+	d->shutdown_code = 0;
+	d->state = d->pause_count ? FO_DOM_PAUSED : FO_DOM_RUNNING;
+	/* Not our call, but a pause we skipped shows here: the resumed
+	 * domain runs beside the one we started. */
+	sim_check_guards(s);
 }
 
 int fo_sim_external_pause(struct fo_hv *hv, fo_domid_t domid)

@@ -67,7 +67,7 @@ static bool is_end_state(uint32_t state)
 
 static bool shutting_down(const struct sim_domain *d)
 {
-	return d->state == FO_DOM_CRASHED || d->state == FO_DOM_SHUTDOWN;
+	return d->state == FO_DOM_CRASHED || d->state == FO_DOM_SHUTDOWN || d->state == FO_DOM_SUSPENDED;
 }
 
 static bool dying(const struct sim_domain *d)

@@ -162,7 +162,7 @@ void fo_sim_pin(struct fo_hv *hv, fo_domid_t domid, unsigned vcpu, const int *cp
  * under a delayed call, as the kernel module's does): every period it reads
  * the 64-bit value at `offset` of the page the active's agent granted under
  * `gref` (the simulated agent's heartbeat page, struct fo_hb_page). A shutdown
- * of either member (fo_sim_set_state CRASHED/SHUTDOWN, fo_sim_shutdown) is
+ * of either member (fo_sim_set_state CRASHED/SHUTDOWN/SUSPENDED, fo_sim_shutdown) is
  * looked at at once; DYING or GONE tears the watch down (Xen's domain_kill).
  *
  * The fence is the watch's own pause of the active, not a toolstack pause
@@ -232,9 +232,16 @@ void fo_sim_agent_grant(struct fo_hv *hv, fo_domid_t domid, uint32_t gref);
 void fo_sim_fowatch_no_event(struct fo_hv *hv, bool on);
 void fo_sim_agent_revoke(struct fo_hv *hv, fo_domid_t domid);
 /* The domain shuts down with Xen's `code` (FO_SIM_SHUTDOWN_*): state CRASHED
- * for crash, SHUTDOWN for the others (suspend included, as getdomaininfo
- * says "shutdown"). fo_sim_set_state(CRASHED) is code crash, (SHUTDOWN) poweroff. */
+ * for crash, SUSPENDED for suspend (PAUSED to get_state while the toolstack
+ * pause count holds it, as getdomaininfo's flags say), SHUTDOWN for the
+ * others. fo_sim_set_state(CRASHED) is code crash, (SUSPENDED) suspend,
+ * (SHUTDOWN) poweroff. */
 void fo_sim_shutdown(struct fo_hv *hv, fo_domid_t domid, unsigned code, bool notify);
+/* libxl's resume of a suspended domain (`xl save -c`, a failed migration:
+ * XEN_DOMCTL_resumedomain): it leaves its shutdown and runs unless the
+ * toolstack's pause count holds it. No xenstore event. A resumed domain
+ * running beside its guarded partner counts as a violation. */
+void fo_sim_resume(struct fo_hv *hv, fo_domid_t domid);
 
 /*
  * The watch as the pairs' armed owner, through hv/fowatch/owner.c, as the

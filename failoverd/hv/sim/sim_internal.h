@@ -60,7 +60,7 @@ struct sim_domain {
 	unsigned n_vcpus;
 	struct fo_cpumask hard[FO_SIM_MAX_VCPUS];
 	/* The Xen failover watch (fowatch.c). */
-	unsigned shutdown_code;       /* Xen's SHUTDOWN_* while CRASHED or SHUTDOWN */
+	unsigned shutdown_code;       /* Xen's SHUTDOWN_* while CRASHED, SHUTDOWN or SUSPENDED */
 	uint32_t gref;                /* the ref the agent granted its page to dom0 under */
 	bool granted;                 /* ... and has not ended that grant */
 	uint32_t page_gen;            /* which page the agent writes: a re-grant is a new one */

@@ -52,6 +52,11 @@ static enum fo_dom_state state_from_flags(uint32_t flags)
 		return FO_DOM_DYING;
 	if ((flags & XEN_DOMINF_shutdown) && reason == SHUTDOWN_crash)
 		return FO_DOM_CRASHED;
+	/* A suspend (xl save, a checkpoint, a migration) is not a death:
+	 * libxl may resume the domain. Only the toolstack's pause count,
+	 * which a resume leaves alone, keeps it from running then. */
+	if ((flags & XEN_DOMINF_shutdown) && reason == SHUTDOWN_suspend)
+		return (flags & XEN_DOMINF_paused) ? FO_DOM_PAUSED : FO_DOM_SUSPENDED;
 	if (flags & XEN_DOMINF_shutdown)
 		return FO_DOM_SHUTDOWN;
 	if (flags & XEN_DOMINF_paused)
