@@ -288,6 +288,28 @@ static void test_audit_repauses_armed_standby(void)
 	fx_free(&f);
 }
 
+/* The ARMED standby unpaused and then suspended (saved), with no xenstore
+ * event heard: not running, but a resume would run it. The audit pauses
+ * it, so that the resume leaves it paused. */
+static void test_audit_pauses_suspended_standby(void)
+{
+	struct fx f;
+
+	fx_armed(&f);
+	live(&f, 30);
+	CHECK(fo_sim_external_unpause(f.hv, f.b) == 0, "b unpaused");
+	fo_sim_shutdown(f.hv, f.b, FO_SIM_SHUTDOWN_SUSPEND, false);
+	live(&f, 20);
+	CHECK(fo_sim_pause_count(f.hv, f.b) == 1 && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED,
+	      "the audit paused the suspended standby (count %u, %s)", fo_sim_pause_count(f.hv, f.b),
+	      fo_dom_state_name(fo_sim_state(f.hv, f.b)));
+	CHECK(has_event_with(&f, FO_EV_EXTERNAL_UNPAUSE, "brake-b"), "said");
+	fo_sim_resume(f.hv, f.b);
+	live(&f, 20);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED && fo_sim_violations(f.hv) == 0, "the resume runs nothing");
+	fx_free(&f);
+}
+
 /* After a keep-paused failover: the failed member is unpaused. */
 static void test_audit_repauses_failed_member(void)
 {
@@ -932,6 +954,7 @@ int main(void)
 	RUN(test_rebuild_timeout_fence_fails);
 	RUN(test_both_running_fence_fails);
 	RUN(test_audit_repauses_armed_standby);
+	RUN(test_audit_pauses_suspended_standby);
 	RUN(test_audit_repauses_failed_member);
 	RUN(test_audit_retries_failed_pause);
 	RUN(test_audit_leaves_alone);

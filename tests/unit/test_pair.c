@@ -258,6 +258,112 @@ static void test_crash_is_immediate(void)
 	fx_free(&f);
 }
 
+static bool has_event_with(struct fx *f, enum fo_event_kind kind, const char *text)
+{
+	const struct fo_event_ring *r = fo_manager_events(f->mgr);
+
+	for (size_t i = 0; i < fo_event_ring_count(r); i++) {
+		const struct fo_event *e = fo_event_ring_get(r, i);
+		if (e->kind == kind && strstr(e->message, text))
+			return true;
+	}
+	return false;
+}
+
+/* `xl save -c` of the active (a checkpoint; a failed migration, Remus and
+ * COLO suspend the same way): Xen shuts it down with reason suspend,
+ * @releaseDomain fires, and libxl resumes it. Not a death: no switch, no
+ * verdict, and the resumed active is still the pair's. */
+static void test_suspend_is_not_a_death(void)
+{
+	struct fx f;
+
+	fx_armed(&f);
+	live(&f, 20);
+	fo_sim_heartbeat(f.hv, f.a);
+	fo_sim_clear_calls(f.hv);
+	fo_sim_shutdown(f.hv, f.a, FO_SIM_SHUTDOWN_SUSPEND, true);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_SUSPENDED, "a reported suspended, not %s",
+	      fo_dom_state_name(fo_sim_state(f.hv, f.a)));
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 0 && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED,
+	      "no switch on @releaseDomain of a suspend");
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 0, "still ARMED, a active (%s: %s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(!fo_pair_member_verdict(f.p, 0), "a suspend is no verdict");
+	CHECK(has_event_with(&f, FO_EV_INFO, "is suspended"), "the suspend is said");
+	advance(&f, 30); /* the checkpoint, shorter than timeout_ms (50) */
+	fo_sim_resume(f.hv, f.a);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_RUNNING, "libxl's resume runs it");
+	live(&f, 200);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 0 && count_events(&f, FO_EV_SWITCHOVER) == 0,
+	      "no switch after the resume (%s: %s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(paused_or_unpaused_nothing(&f), "no domain touched");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* A suspend that outlasts timeout_ms is a heartbeat loss like any other:
+ * the switch pauses the suspended active for real (Xen's counted pause)
+ * before the standby runs, so that libxl's resume leaves it paused. */
+static void test_suspend_beyond_timeout_pauses(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+	long pause_a, unpause_b;
+
+	fx_armed(&f);
+	live(&f, 20);
+	fo_sim_heartbeat(f.hv, f.a);
+	fo_sim_clear_calls(f.hv);
+	fo_sim_shutdown(f.hv, f.a, FO_SIM_SHUTDOWN_SUSPEND, true);
+	live(&f, 100); /* the suspended a does not heartbeat */
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && f.p->active == 1, "switched on the heartbeat timeout");
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && e->fault == FO_FAULT_HEARTBEAT_TIMEOUT && e->result == FO_RESULT_OK, "fault %s",
+	      e ? fo_fault_name(e->fault) : "none");
+	CHECK(e && strstr(e->message, "suspended"), "the event says the active was suspended: %s", e ? e->message : "");
+	pause_a = first_call(&f, FO_SIM_PAUSE, f.a);
+	unpause_b = first_call(&f, FO_SIM_UNPAUSE, f.b);
+	CHECK(pause_a >= 0 && unpause_b > pause_a, "a paused (call %ld) before b unpaused (call %ld)", pause_a,
+	      unpause_b);
+	CHECK(fo_sim_pause_count(f.hv, f.a) == 1 && fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED,
+	      "one pause holds the suspended a (count %u, %s)", fo_sim_pause_count(f.hv, f.a),
+	      fo_dom_state_name(fo_sim_state(f.hv, f.a)));
+	fo_sim_resume(f.hv, f.a);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED, "libxl's resume leaves it paused");
+	live(&f, 100);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "b alone runs");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* A standby suspended behind our back (unpaused by someone, then saved) is
+ * no standby: an unpause cannot start it, a resume would run it beside the
+ * active. Paused, DEGRADED, no verdict; the active runs on. */
+static void test_suspended_standby(void)
+{
+	struct fx f;
+
+	fx_armed(&f);
+	live(&f, 20);
+	CHECK(fo_sim_external_unpause(f.hv, f.b) == 0, "someone unpauses b");
+	fo_sim_shutdown(f.hv, f.b, FO_SIM_SHUTDOWN_SUSPEND, true);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "no standby: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(strstr(f.p->reason, "suspended") != NULL, "says why: %s", f.p->reason);
+	CHECK(fo_sim_pause_count(f.hv, f.b) == 1, "paused, so that a resume cannot run it (count %u)",
+	      fo_sim_pause_count(f.hv, f.b));
+	CHECK(!fo_pair_member_verdict(f.p, 1), "not failed");
+	fo_sim_resume(f.hv, f.b);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "resumed, still paused");
+	live(&f, 100);
+	CHECK(f.p->active == 0 && fo_sim_state(f.hv, f.a) == FO_DOM_RUNNING && count_events(&f, FO_EV_SWITCHOVER) == 0,
+	      "the active runs on");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_ARMED, "armed again once it is back: %s", f.p->reason);
+	fx_free(&f);
+}
+
 static void test_manual_there_and_back(void)
 {
 	struct fx f;
@@ -521,6 +627,9 @@ int main(void)
 	RUN(test_heartbeat_keeps_armed);
 	RUN(test_heartbeat_timeout_switch);
 	RUN(test_crash_is_immediate);
+	RUN(test_suspend_is_not_a_death);
+	RUN(test_suspend_beyond_timeout_pauses);
+	RUN(test_suspended_standby);
 	RUN(test_manual_there_and_back);
 	RUN(test_pause_fails_aborts);
 	RUN(test_pause_lies);

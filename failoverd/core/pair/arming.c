@@ -153,6 +153,12 @@ void arming_evaluate(struct fo_pair *p)
 			publish_roles(p);
 			return;
 		}
+		if (m[!r].state == FO_DOM_SUSPENDED) {
+			suspended_standby(p, &m[!r]);
+			arm_active_deadline(p);
+			publish_roles(p);
+			return;
+		}
 		if (m[!r].fresh) {
 			/* It appeared while we watched: paused because libxl is
 			 * still building it, not because anyone verified it. It

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * audit.c - the fence audit: every period, a standby found running though it
- * should be paused (an operator's `xl unpause`, a toolstack) is paused again.
+ * audit.c - the fence audit: every period, a standby found running (or
+ * suspended, which a resume runs) though it should be paused (an operator's
+ * `xl unpause`, a toolstack) is paused again.
  */
 #include "core/pair/pair_internal.h"
 
@@ -15,8 +16,8 @@ static const char *audit_should_be_paused(struct fo_pair *p, const struct fo_mem
 		return "it failed";
 	if (p->state == FO_PAIR_ARMED)
 		return "the pair's standby";
-	if (a->state == FO_DOM_RUNNING)
-		return "the active runs";
+	if (!fo_dom_state_is_fenced(a->state))
+		return a->state == FO_DOM_RUNNING ? "the active runs" : "the active may resume";
 	return NULL;
 }
 
@@ -24,7 +25,7 @@ void fo_pair_audit(struct fo_pair *p)
 {
 	struct fo_hv *hv = p->env->hv;
 	struct fo_member *a, *s;
-	const char *why;
+	const char *why, *seen;
 	int r;
 
 	/* ARMING: a first-boot standby runs until it heartbeats. SWITCHING:
@@ -38,19 +39,21 @@ void fo_pair_audit(struct fo_pair *p)
 		return;
 	if (hv->ops->get_state(hv, a->domid, &a->state) < 0 || hv->ops->get_state(hv, s->domid, &s->state) < 0)
 		return; /* unknown is not news: the next period reads again */
-	if (s->state != FO_DOM_RUNNING) {
+	/* Suspended is not fenced: libxl's resume would start it. */
+	if (fo_dom_state_is_fenced(s->state)) {
 		s->audit_failing = false;
 		return;
 	}
 	why = audit_should_be_paused(p, a, s);
 	if (!why || !kernel_yield_for_fence(p))
 		return;
+	seen = fo_dom_state_name(s->state);
 	r = fo_fence(hv, s->domid, &s->state);
 	if (r == 0) {
 		s->external_unpauses++;
 		record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
-		       "%s (domain %u) found running though it should be paused (%s); paused again",
-		       s->name, s->domid, why);
+		       "%s (domain %u) found %s though it should be paused (%s); paused again",
+		       s->name, s->domid, seen, why);
 		s->audit_failing = false;
 		if (p->state == FO_PAIR_ARMED) {
 			p->kernel_retry_ns = 0;
@@ -65,8 +68,8 @@ void fo_pair_audit(struct fo_pair *p)
 	fo_err("pair %s: %s (domain %u) runs though it should be paused (%s) and could not be paused: %s", p->cfg.name,
 	       s->name, s->domid, why, strerror(-r));
 	record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_FAILED,
-	       "%s (domain %u) found running though it should be paused (%s) and could not be paused: %s; retried every period",
-	       s->name, s->domid, why, strerror(-r));
+	       "%s (domain %u) found %s though it should be paused (%s) and could not be paused: %s; retried every period",
+	       s->name, s->domid, seen, why, strerror(-r));
 	if (p->state == FO_PAIR_ARMED)
 		become(p, FO_PAIR_DEGRADED, "standby %s was unpaused outside failoverd and could not be paused again",
 		       s->name);

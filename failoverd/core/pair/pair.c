@@ -291,6 +291,7 @@ void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *p
 		return;
 
 	if (idx == p->active) {
+		m->suspend_seen = false; /* it runs: any suspend is over */
 		state_report(p, m);
 		switch (p->state) {
 		case FO_PAIR_SWITCHING:
@@ -469,6 +470,41 @@ void fo_pair_on_deadline(struct fo_pair *p, int idx)
 }
 
 /*
+ * A suspended active (xl save -c, a migration, Remus/COLO: Xen's shutdown
+ * with reason suspend, and @releaseDomain) is not a fault: libxl resumes
+ * it, or destroys it once saved (then it is gone, a fault). Its heartbeat
+ * deadline still runs: a suspend that outlasts timeout_ms fails over like
+ * any silence, and the fenced switch pauses it first, as a resume would
+ * start it. Said once per suspend.
+ */
+static void note_suspend(struct fo_pair *p, struct fo_member *a)
+{
+	if (a->state != FO_DOM_SUSPENDED) {
+		a->suspend_seen = false;
+		return;
+	}
+	if (a->suspend_seen || (p->state != FO_PAIR_ARMED && p->state != FO_PAIR_DEGRADED))
+		return;
+	a->suspend_seen = true;
+	record(p, FO_EV_INFO, FO_RESULT_INFO,
+	       "active %s (domain %u) is suspended (a save, checkpoint or migration): no switchover unless it stays silent beyond timeout_ms (%u ms)",
+	       a->name, a->domid, p->cfg.timeout_ms);
+}
+
+/*
+ * A suspended standby is not dead, and has not failed, but it is no standby
+ * either: an unpause does not start it, and libxl's resume would run it
+ * beside the active unless it is paused. Paused, then DEGRADED until an
+ * operator arms the pair again (`failoverctl arm`).
+ */
+void suspended_standby(struct fo_pair *p, struct fo_member *s)
+{
+	s->usable = false;
+	become(p, FO_PAIR_DEGRADED, "standby %s is suspended (a save, checkpoint or migration); %s; arm again once it is back",
+	       s->name, fence_member(p, s) ? "paused" : "could not pause it (retried every period)");
+}
+
+/*
  * @releaseDomain, first half: an ARMED pair whose active is dead switches
  * now, on two domain-info reads (the standby's too: a dead one is no
  * standby). Nothing else before the switch: forgetting a gone member,
@@ -528,6 +564,7 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 			       s->name);
 	}
 
+	note_suspend(p, a);
 	switch (p->state) {
 	case FO_PAIR_ARMED:
 		if (fo_dom_state_is_dead(a->state)) {
@@ -538,6 +575,8 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 			s->usable = false;
 			become(p, FO_PAIR_DEGRADED, "standby %s is %s", s->name, fo_dom_state_name(s->state));
 		}
+		else if (s->state == FO_DOM_SUSPENDED)
+			suspended_standby(p, s);
 		break;
 	case FO_PAIR_SWITCHING:
 		if (fo_dom_state_is_dead(a->state)) {

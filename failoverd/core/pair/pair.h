@@ -75,6 +75,7 @@ struct fo_member {
 	uint64_t misses;            /* heartbeat deadlines that expired */
 	uint64_t external_unpauses; /* found running by the fence audit when it should be paused */
 	bool audit_failing;         /* the audit could not pause it again (said once, retried) */
+	bool suspend_seen;          /* found suspended (a save, checkpoint, migration) since it last ran */
 	struct fo_ratelimit garbage_rl;
 };
 

@@ -39,6 +39,7 @@ void arm_active_deadline(struct fo_pair *p);
 void arm_active_deadline_if_armed(struct fo_pair *p);
 void become_armed(struct fo_pair *p, const char *how);
 bool fence_member(struct fo_pair *p, struct fo_member *m);
+void suspended_standby(struct fo_pair *p, struct fo_member *s);
 
 /* verdicts.c */
 void member_instance(const struct fo_member *m, struct fo_instance *in);

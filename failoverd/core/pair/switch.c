@@ -105,7 +105,8 @@ int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, 
 	struct fo_event *e;
 	int r;
 
-	if (to->domid == FO_DOMID_INVALID || fo_dom_state_is_dead(to->state))
+	/* A suspended standby is not dead, but no unpause starts it. */
+	if (to->domid == FO_DOMID_INVALID || fo_dom_state_is_dead(to->state) || to->state == FO_DOM_SUSPENDED)
 		return -ENODEV;
 	/* One owner per pair: the module lets go first, or it already acted.
 	 * A refusal is -EBUSY to our callers, whatever the module said: -EIO
@@ -196,6 +197,14 @@ int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_o
 	if (fault != FO_FAULT_MANUAL)
 		mark_failed(p, from, fo_fault_name(fault));
 	e->result = out.result;
+	if (from->suspend_seen) {
+		/* Silent because the toolstack suspended it: the switch
+		 * paused it, so that libxl's resume cannot start it. */
+		snprintf(e->message + strlen(e->message), sizeof(e->message) - strlen(e->message),
+			 "%s%s was suspended (a save, checkpoint or migration) beyond timeout_ms", e->message[0] ? "; " : "",
+			 from->name);
+		from->suspend_seen = false;
+	}
 	if (out.why)
 		snprintf(e->message + strlen(e->message), sizeof(e->message) - strlen(e->message), "%s%s",
 			 e->message[0] ? "; " : "", out.why);
