@@ -897,6 +897,112 @@ fenced_not_running() {
 	xl vcpu-list "$1" 2>/dev/null | awk 'NR > 1 && $5 ~ /r/ { bad = 1 } END { exit bad }'
 }
 
+# ---- suspend (xl save -c: Xen's shutdown with reason suspend, then resume) ---
+
+SAVE=$LAB/domu.save
+
+# checkpoint NAME PREFIX: `xl save -c NAME` into dom0's tmpfs, timed (the
+# PREFIX_save_ms metric, T_SAVE0/T_SAVE1 in us); the file is removed.
+checkpoint() {
+	checkpoint_start "$1" "$2"
+	checkpoint_wait "$2"
+}
+
+# checkpoint_start NAME PREFIX: the same in the background (XL_SAVE_PID).
+checkpoint_start() {
+	local need avail
+	need=$(( $(xl list "$1" | awk 'NR == 2 { print $3 }') * 1024 + 32768 ))
+	avail=$(df -k /run | awk 'NR == 2 { print $4 }')
+	log "$2: /run has $avail KiB free, the save needs about $need KiB"
+	[ "$avail" -gt "$need" ] || fail "$2: dom0's /run has $avail KiB free, the save of $1 needs $need KiB"
+	T_SAVE0=$(now_us)
+	xl save -c "$1" "$SAVE" > $LAB/xl-save-$2.log 2>&1 &
+	XL_SAVE_PID=$!
+}
+
+# checkpoint_wait PREFIX: the save started by checkpoint_start ended well.
+checkpoint_wait() {
+	local rc=0
+	wait $XL_SAVE_PID || rc=$?
+	T_SAVE1=$(now_us)
+	log "$1: xl save -c exited $rc after $(((T_SAVE1 - T_SAVE0) / 1000)) ms: $(tr '\n' ' ' < $LAB/xl-save-$1.log | tail -c 600)"
+	rm -f "$SAVE"
+	[ $rc = 0 ] || fail "$1: xl save -c failed (exit $rc): $(tail -n 3 $LAB/xl-save-$1.log)"
+	metric "${1}_save_ms" $(((T_SAVE1 - T_SAVE0) / 1000)) ms
+}
+
+# checkpoint_hold NAME PARTNER PREFIX: checkpoint_start, and as soon as Xen
+# shows NAME shut down (suspended), SIGSTOP xl: libxl resumes a domain only
+# after writing it out, so NAME stays suspended until checkpoint_release
+# (T_SUSP: when it was seen suspended). The guest stops heartbeating when it
+# freezes its tasks, before it suspends: if PARTNER starts running before
+# NAME is seen suspended, the heartbeat timeout was shorter than that.
+checkpoint_hold() {
+	local end=$(($(date +%s) + 60))
+	checkpoint_start "$1" "$3"
+	until [ "$(dom_state "$1")" = shutdown ]; do
+		kill -0 $XL_SAVE_PID 2>/dev/null || { checkpoint_wait "$3"; fail "$3: the save ended before $1 was seen suspended"; }
+		[ "$(dom_state "$2")" != running ] ||
+			fail "$3: $2 runs before $1 was seen suspended: the heartbeat timeout expired while the guest prepared its suspend"
+		[ "$(date +%s)" -le $end ] || fail "$3: $1 not suspended within 60 s of xl save -c"
+		usleep 20000
+	done
+	kill -STOP $XL_SAVE_PID
+	T_SUSP=$(now_us)
+	log "$3: $1 suspended $(((T_SUSP - T_SAVE0) / 1000)) ms into the save; xl stopped there"
+}
+
+# checkpoint_release PREFIX: let the held save finish (and libxl resume).
+checkpoint_release() {
+	log "$1: xl continues after $((($(now_us) - T_SUSP) / 1000)) ms held"
+	kill -CONT $XL_SAVE_PID
+	checkpoint_wait "$1"
+}
+
+# saw_suspend NAME PREFIX: the observer saw NAME shut down (the suspend)
+# during the save.
+saw_suspend() {
+	local t
+	t=$(obs_time "$1" shutdown "$T_SAVE0")
+	[ -n "$t" ] && [ "$t" -le "$T_SAVE1" ] || fail "$2: the observer never saw $1 suspended (shut down) during the save"
+	log "$2: $1 suspended $(((t - T_SAVE0) / 1000)) ms into the save"
+}
+
+# not_failed NAME: no failure verdict on NAME in failoverd's state file.
+not_failed() {
+	! grep -q "^failed p1 $1 " /run/failoverd/failed-members 2>/dev/null ||
+		fail "$1 marked failed: $(cat /run/failoverd/failed-members)"
+}
+
+# wait_heartbeats PAIR N TIMEOUT_S: the pair's active heartbeated N more times.
+wait_heartbeats() {
+	local h0 h end=$(($(date +%s) + $3))
+	h0=$(pair_field "$1" heartbeats)
+	while [ "$(date +%s)" -le $end ]; do
+		h=$(pair_field "$1" heartbeats)
+		[ "$((h - h0))" -ge "$2" ] && return 0
+		usleep 100000
+	done
+	return 1
+}
+
+# reload_timeout MS PAIR...: failoverd's config rewritten with timeout_ms MS
+# for the PAIRs, SIGHUP, and wait until it says it reloaded.
+reload_timeout() {
+	local n end
+	FO_TIMEOUT_MS=$1
+	shift
+	n=$(grep -c "reloaded $FO_CONFIG" $LAB/failoverd.log)
+	gen_config "$FO_CONFIG" "$@"
+	kill -HUP $FOD_PID
+	end=$(($(date +%s) + 20))
+	until [ "$(grep -c "reloaded $FO_CONFIG" $LAB/failoverd.log)" -gt "$n" ]; do
+		[ "$(date +%s)" -le $end ] || fail "failoverd did not reload its config within 20 s"
+		usleep 100000
+	done
+	log "failoverd reloaded: timeout_ms $FO_TIMEOUT_MS"
+}
+
 # ---- groups (lab.sh run A+B: one boot, several scenarios) --------------------
 
 # lab_reset: dom0/init runs this between two scenarios of one boot. Back to
