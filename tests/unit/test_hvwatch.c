@@ -472,6 +472,35 @@ static void test_crash_switched_by_xen(void)
 	fx_free(&f);
 }
 
+/* The active suspends (xl save -c): Xen's watch aborts (a suspend is no
+ * death), the daemon does not switch on the suspend either; held beyond
+ * timeout_ms, the daemon's own deadline switches, pausing the suspended
+ * active first, and libxl's resume leaves it paused. */
+static void test_suspend_left_to_the_daemon(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	hv_live(&f, f.a, 50);
+	fo_sim_shutdown(f.hv, f.a, FO_SIM_SHUTDOWN_SUSPEND, true);
+	hv_advance(&f, 5);
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 0 && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED,
+	      "no switch on the suspend");
+	CHECK(!fo_pair_member_verdict(f.p, 0), "no verdict");
+	hv_live(&f, FO_DOMID_INVALID, 200);
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && e && strcmp(e->path, "hypervisor") != 0 &&
+		      e->fault == FO_FAULT_HEARTBEAT_TIMEOUT,
+	      "the daemon's own switch on the timeout (path %s, fault %s)", e ? e->path : "-",
+	      e ? fo_fault_name(e->fault) : "-");
+	CHECK(fo_sim_pause_count(f.hv, f.a) == 1, "the suspended active paused (count %u)", fo_sim_pause_count(f.hv, f.a));
+	fo_sim_resume(f.hv, f.a);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED, "the resume leaves it paused");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 /* The active is destroyed: Xen tears its watch down without a switch; the
  * daemon switches itself. */
 static void test_destroy_switched_by_daemon(void)
@@ -676,6 +705,7 @@ int main(void)
 	RUN(test_agent_new_page_followed);
 	RUN(test_garbage_page_while_armed);
 	RUN(test_crash_switched_by_xen);
+	RUN(test_suspend_left_to_the_daemon);
 	RUN(test_destroy_switched_by_daemon);
 	RUN(test_xen_without_event_mode);
 	RUN(test_release_by_another_tool_after_fired);
