@@ -50,6 +50,31 @@ static void test_restart_adopts_armed(void)
 	fx_free(&f);
 }
 
+/* Restarted while the module's active is suspended (a checkpoint): the pair
+ * stays the module's (no DISARM), nothing is touched; resumed, it runs on. */
+static void test_restart_active_suspended(void)
+{
+	struct fx f;
+
+	fx_kernel_armed(&f);
+	live(&f, 50);
+	fo_sim_heartbeat(f.hv, f.a);
+	fo_sim_shutdown(f.hv, f.a, FO_SIM_SHUTDOWN_SUSPEND, false);
+	fo_sim_clear_calls(f.hv);
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->kernel_armed && f.p->active == 0 && kernel_has(&f, f.a, f.b),
+	      "adopted from the module with a active: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(count_calls(&f, FO_SIM_KERNEL_DISARM, FO_SIM_ANY_DOMAIN) == 0 && paused_or_unpaused_nothing(&f),
+	      "no DISARM, no domain action");
+	fo_sim_resume(f.hv, f.a);
+	live(&f, 200);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 0 && kernel_has(&f, f.a, f.b) &&
+		      count_calls(&f, FO_SIM_KERNEL_SWITCH, FO_SIM_ANY_DOMAIN) == 0,
+	      "armed on, no switch (%s)", f.p->reason);
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 /* Killed while armed; the active stops; the module switches while no
  * daemon runs; the restarted daemon reads that event before arming and
  * adopts: b active, a failed (not a standby), then re-armed by operator. */
@@ -453,6 +478,7 @@ static void test_random_walk_kernel(void)
 int main(void)
 {
 	RUN(test_restart_adopts_armed);
+	RUN(test_restart_active_suspended);
 	RUN(test_restart_after_kernel_switch);
 	RUN(test_restart_while_firing);
 	RUN(test_restart_stale_arming);

@@ -80,6 +80,27 @@ static void test_adopt_running_and_paused(void)
 	fx_free(&f);
 }
 
+/* The daemon starts while the running member is suspended (a checkpoint):
+ * it is the active, the paused one the standby, nothing touched, no
+ * verdict; libxl's resume, and it heartbeats on. */
+static void test_adopt_suspended_active(void)
+{
+	struct fx f;
+
+	fx_setup(&f, FO_DOM_SUSPENDED, FO_DOM_PAUSED);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 0, "adopted a, suspended, as the active: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(!fo_pair_member_verdict(f.p, 0) && !fo_pair_member_verdict(f.p, 1), "no verdict");
+	CHECK(paused_or_unpaused_nothing(&f), "nothing paused or unpaused");
+	fo_sim_resume(f.hv, f.a);
+	fo_sim_guard(f.hv, f.a, f.b);
+	live(&f, 200);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 0 && count_events(&f, FO_EV_SWITCHOVER) == 0,
+	      "ARMED on, no switch (%s)", f.p->reason);
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 /* After a restart the adopted active's channel attaches late (reading the
  * agent's keys takes most of timeout_ms under emulation) and its first page
  * is only a baseline: it gets timeout + period from the attach, no less,
@@ -622,6 +643,7 @@ int main(void)
 	RUN(test_arm_standby_never_heartbeats);
 	RUN(test_adopt_running_and_paused);
 	RUN(test_adopt_late_channel);
+	RUN(test_adopt_suspended_active);
 	RUN(test_adopt_both_paused);
 	RUN(test_adopt_member_missing_or_dead);
 	RUN(test_heartbeat_keeps_armed);

@@ -141,6 +141,13 @@ void arming_evaluate(struct fo_pair *p)
 
 	run0 = m[0].state == FO_DOM_RUNNING;
 	run1 = m[1].state == FO_DOM_RUNNING;
+	/* A member suspended (a checkpoint, a migration) as we start, beside
+	 * a paused one, was the running one, and libxl resumes it: it is the
+	 * active (its heartbeat deadline runs from now), as if running. */
+	if (!run0 && !run1) {
+		run0 = m[0].state == FO_DOM_SUSPENDED && m[1].state == FO_DOM_PAUSED;
+		run1 = m[1].state == FO_DOM_SUSPENDED && m[0].state == FO_DOM_PAUSED;
+	}
 
 	if (run0 != run1) {
 		int r = run0 ? 0 : 1;

@@ -532,7 +532,9 @@ bool kernel_adopt_on_arming(struct fo_pair *p)
 			return true;
 		}
 	}
-	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_PAUSED) {
+	/* A suspended active (a checkpoint) is still the module's: its
+	 * deadline runs, and its switch pauses the suspended domain. */
+	if ((a->state == FO_DOM_RUNNING || a->state == FO_DOM_SUSPENDED) && s->state == FO_DOM_PAUSED) {
 		const struct fo_verdict *v = member_verdict(p, s);
 
 		if (v) {
