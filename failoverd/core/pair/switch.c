@@ -198,11 +198,10 @@ int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_o
 		mark_failed(p, from, fo_fault_name(fault));
 	e->result = out.result;
 	if (from->suspend_seen) {
-		/* Silent because the toolstack suspended it: the switch
-		 * paused it, so that libxl's resume cannot start it. */
+		/* Silent because the toolstack suspended it (the fence
+		 * paused it, so that libxl's resume cannot start it). */
 		snprintf(e->message + strlen(e->message), sizeof(e->message) - strlen(e->message),
-			 "%s%s was suspended (a save, checkpoint or migration) beyond timeout_ms", e->message[0] ? "; " : "",
-			 from->name);
+			 "%s%s was suspended (a save, checkpoint or migration)", e->message[0] ? "; " : "", from->name);
 		from->suspend_seen = false;
 	}
 	if (out.why)
