@@ -17,12 +17,14 @@
  * exist when we start, and any member once it has been paused, get no such
  * allowance.
  *
- * Usage: fo-observer [-i INTERVAL_US] [-o FILE] [-p RTPRIO] [-k PID:NAME:STATE] A,B [C,D ...]
+ * Usage: fo-observer [-i INTERVAL_US] [-o FILE] [-p RTPRIO] [-k|-K PID:NAME:STATE] A,B [C,D ...]
  *   A,B   a pair: two domain names, or decimal domids
  *   -k    SIGKILL process PID the first time member NAME is seen entering
  *         STATE (absent|paused|running|shutdown) after the first sample: lets
  *         a scenario kill failoverd in the middle of a switchover, within
  *         one sample of the pause, which no shell loop could time.
+ *   -K    the same with SIGSTOP: lets a scenario hold `xl save` the moment
+ *         its domain is suspended (shut down), before libxl resumes it.
  * Runs until SIGTERM/SIGINT, then prints one line
  *   @@FO-OBSERVER {"samples":N,"both_running":K,"max_gap_us":G,"pairs":[...]}
  * on stdout (and into FILE) and exits 1 if K > 0, 0 otherwise, 2 on a usage
@@ -114,6 +116,7 @@ struct obs_pair {
 /* The -k trigger: at most one, fired at most once. */
 struct obs_kill {
 	pid_t pid;
+	int sig; /* SIGKILL (-k) or SIGSTOP (-K) */
 	char name[128];
 	enum obs_state state;
 	bool armed;
@@ -164,7 +167,7 @@ static void obs_record_transition(struct obs_member *m, int64_t t, enum obs_stat
 	if (m->seen && st == m->state)
 		return;
 	if (m->seen && obs_kill.armed && st == obs_kill.state && !strcmp(m->name, obs_kill.name)) {
-		kill(obs_kill.pid, SIGKILL);
+		kill(obs_kill.pid, obs_kill.sig);
 		obs_kill.armed = false;
 		obs_kill.fired_us = t;
 	}
@@ -288,7 +291,7 @@ static void obs_print_report(FILE *f, const struct obs_pair *pairs, size_t n_pai
 	fflush(f);
 }
 
-static int obs_parse_kill(const char *spec)
+static int obs_parse_kill(const char *spec, int sig)
 {
 	char buf[200];
 	char *name, *state, *end;
@@ -310,6 +313,7 @@ static int obs_parse_kill(const char *spec)
 	for (int i = 0; i <= OBS_SHUTDOWN; i++)
 		if (!strcmp(state, obs_state_name[i])) {
 			obs_kill.pid = (pid_t)pid;
+			obs_kill.sig = sig;
 			obs_kill.state = (enum obs_state)i;
 			snprintf(obs_kill.name, sizeof(obs_kill.name), "%s", name);
 			obs_kill.armed = true;
@@ -320,7 +324,7 @@ static int obs_parse_kill(const char *spec)
 
 static void obs_usage(FILE *f)
 {
-	fprintf(f, "usage: fo-observer [-i INTERVAL_US] [-o FILE] [-p RTPRIO] [-k PID:NAME:STATE] A,B [C,D ...]\n"
+	fprintf(f, "usage: fo-observer [-i INTERVAL_US] [-o FILE] [-p RTPRIO] [-k|-K PID:NAME:STATE] A,B [C,D ...]\n"
 		   "  samples every pair's members via libxenctrl until SIGTERM, then prints\n"
 		   "  @@FO-OBSERVER {json}; exit 1 if both members of a pair were ever running\n");
 }
@@ -342,7 +346,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int opt, rc = 2;
 
-	while ((opt = getopt(argc, argv, "i:o:p:k:h")) != -1) {
+	while ((opt = getopt(argc, argv, "i:o:p:k:K:h")) != -1) {
 		switch (opt) {
 		case 'i':
 			interval_us = strtol(optarg, NULL, 10);
@@ -354,8 +358,9 @@ int main(int argc, char **argv)
 			rt_prio = (int)strtol(optarg, NULL, 10);
 			break;
 		case 'k':
-			if (obs_parse_kill(optarg)) {
-				fprintf(stderr, "fo-observer: -k wants PID:NAME:STATE, got '%s'\n", optarg);
+		case 'K':
+			if (obs_parse_kill(optarg, opt == 'k' ? SIGKILL : SIGSTOP)) {
+				fprintf(stderr, "fo-observer: -%c wants PID:NAME:STATE, got '%s'\n", opt, optarg);
 				return 2;
 			}
 			break;

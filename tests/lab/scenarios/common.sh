@@ -289,7 +289,8 @@ have_agent() {
 
 # start_observer PAIR...: watch PAIR-a,PAIR-b for every PAIR given.
 # OBS_RTPRIO=N runs it SCHED_FIFO N (below failoverd's) so dom0 load does
-# not thin its samples; OBS_KILL=PID:NAME:STATE is passed as -k.
+# not thin its samples; OBS_KILL=PID:NAME:STATE is passed as -k, OBS_HOLD
+# (the same) as -K (SIGSTOP).
 start_observer() {
 	local p pairs="" opts="-i $OBS_INTERVAL_US"
 	for p in "$@"; do
@@ -297,6 +298,7 @@ start_observer() {
 	done
 	[ -n "${OBS_RTPRIO:-}" ] && opts="$opts -p $OBS_RTPRIO"
 	[ -n "${OBS_KILL:-}" ] && opts="$opts -k $OBS_KILL"
+	[ -n "${OBS_HOLD:-}" ] && opts="$opts -K $OBS_HOLD"
 	rm -f $LAB/observer.out $LAB/observer.json
 	fo-observer $opts $pairs > $LAB/observer.out 2> $LAB/observer.err &
 	OBS_PID=$!
@@ -904,23 +906,23 @@ SAVE=$LAB/domu.save
 # checkpoint NAME PREFIX: `xl save -c NAME` into dom0's tmpfs, timed (the
 # PREFIX_save_ms metric, T_SAVE0/T_SAVE1 in us); the file is removed.
 checkpoint() {
-	checkpoint_start "$1" "$2"
+	checkpoint_room "$1" "$2"
+	T_SAVE0=$(now_us)
+	xl save -c "$1" "$SAVE" > $LAB/xl-save-$2.log 2>&1 &
+	XL_SAVE_PID=$!
 	checkpoint_wait "$2"
 }
 
-# checkpoint_start NAME PREFIX: the same in the background (XL_SAVE_PID).
-checkpoint_start() {
+# checkpoint_room NAME PREFIX: dom0's tmpfs has room for NAME's save.
+checkpoint_room() {
 	local need avail
 	need=$(( $(xl list "$1" | awk 'NR == 2 { print $3 }') * 1024 + 32768 ))
 	avail=$(df -k /run | awk 'NR == 2 { print $4 }')
 	log "$2: /run has $avail KiB free, the save needs about $need KiB"
 	[ "$avail" -gt "$need" ] || fail "$2: dom0's /run has $avail KiB free, the save of $1 needs $need KiB"
-	T_SAVE0=$(now_us)
-	xl save -c "$1" "$SAVE" > $LAB/xl-save-$2.log 2>&1 &
-	XL_SAVE_PID=$!
 }
 
-# checkpoint_wait PREFIX: the save started by checkpoint_start ended well.
+# checkpoint_wait PREFIX: the save (XL_SAVE_PID) ended well.
 checkpoint_wait() {
 	local rc=0
 	wait $XL_SAVE_PID || rc=$?
@@ -931,25 +933,49 @@ checkpoint_wait() {
 	metric "${1}_save_ms" $(((T_SAVE1 - T_SAVE0) / 1000)) ms
 }
 
-# checkpoint_hold NAME PARTNER PREFIX: checkpoint_start, and as soon as Xen
-# shows NAME shut down (suspended), SIGSTOP xl: libxl resumes a domain only
-# after writing it out, so NAME stays suspended until checkpoint_release
-# (T_SUSP: when it was seen suspended). The guest stops heartbeating when it
-# freezes its tasks, before it suspends: if PARTNER starts running before
-# NAME is seen suspended, the heartbeat timeout was shorter than that.
+# proc_state PID: its state letter (R, S, T stopped, Z), empty once gone.
+proc_state() {
+	awk '{ print $3 }' /proc/$1/stat 2>/dev/null
+}
+
+# checkpoint_hold NAME PARTNER PREFIX PAIR: `xl save -c NAME`, held (SIGSTOP)
+# the moment NAME is suspended: the observer, started on PAIR here, stops
+# xl within one sample of seeing NAME shut down (fo-observer -K). libxl
+# resumes a domain only after writing it out, so NAME stays suspended until
+# checkpoint_release. The guest stops heartbeating when it freezes its
+# tasks, before it suspends: if PARTNER runs before xl is held, the
+# heartbeat timeout expired in between.
 checkpoint_hold() {
-	local end=$(($(date +%s) + 60))
-	checkpoint_start "$1" "$3"
-	until [ "$(dom_state "$1")" = shutdown ]; do
-		kill -0 $XL_SAVE_PID 2>/dev/null || { checkpoint_wait "$3"; fail "$3: the save ended before $1 was seen suspended"; }
+	local end st
+	checkpoint_room "$1" "$3"
+	# xl's pid is known before it runs: a shell that stops itself, then execs it.
+	sh -c 'kill -STOP $$; exec xl save -c "$0" "$1"' "$1" "$SAVE" > $LAB/xl-save-$3.log 2>&1 &
+	XL_SAVE_PID=$!
+	end=$(($(date +%s) + 10))
+	until [ "$(proc_state $XL_SAVE_PID)" = T ]; do
+		[ "$(date +%s)" -le $end ] || fail "$3: the save's shell did not stop"
+		usleep 10000
+	done
+	OBS_HOLD=$XL_SAVE_PID:$1:shutdown
+	start_observer "$4"
+	OBS_HOLD=""
+	T_SAVE0=$(now_us)
+	kill -CONT $XL_SAVE_PID
+	end=$(($(date +%s) + 60))
+	while :; do
+		st=$(proc_state $XL_SAVE_PID)
+		case $st in
+		T) break ;;
+		'' | Z) checkpoint_wait "$3"; fail "$3: the save ended without $1 being seen suspended" ;;
+		esac
 		[ "$(dom_state "$2")" != running ] ||
-			fail "$3: $2 runs before $1 was seen suspended: the heartbeat timeout expired while the guest prepared its suspend"
+			fail "$3: $2 runs before $1 was suspended: the heartbeat timeout expired while the guest prepared its suspend"
 		[ "$(date +%s)" -le $end ] || fail "$3: $1 not suspended within 60 s of xl save -c"
 		usleep 20000
 	done
-	kill -STOP $XL_SAVE_PID
 	T_SUSP=$(now_us)
-	log "$3: $1 suspended $(((T_SUSP - T_SAVE0) / 1000)) ms into the save; xl stopped there"
+	[ "$(dom_state "$1")" = shutdown ] || fail "$3: xl held, but $1 is $(dom_state "$1"), not suspended"
+	log "$3: $1 suspended, xl held $(((T_SUSP - T_SAVE0) / 1000)) ms into the save (seen then)"
 }
 
 # checkpoint_release PREFIX: let the held save finish (and libxl resume).

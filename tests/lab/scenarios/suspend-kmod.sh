@@ -59,8 +59,7 @@ done
 wait_kernel_armed p1 p1-a 30 || fail "p1 not armed in the module after the reload: $(status_json)"
 kill_failoverd KILL
 n_sw=$(dmesg | grep -c "fo_switch: pair $PID: no heartbeat for")
-start_observer p1
-checkpoint_hold p1-a p1-b long
+checkpoint_hold p1-a p1-b long p1
 end=$(($(date +%s) + 30))
 while [ "$(dom_state p1-b)" != running ] && [ "$(date +%s)" -le $end ]; do
 	usleep 50000

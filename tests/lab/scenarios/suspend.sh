@@ -57,8 +57,7 @@ reload_timeout $HOLD_TIMEOUT_MS p1
 wait_heartbeats p1 5 30 || fail "p1-a does not heartbeat after the reload: $(status_json)"
 [ "$(pair_field p1 state)" = ARMED ] || fail "p1 not ARMED after the reload: $(status_json)"
 SINCE=$(max_event_id)
-start_observer p1
-checkpoint_hold p1-a p1-b long
+checkpoint_hold p1-a p1-b long p1
 wait_active p1 p1-b 30 || fail "no switch to p1-b while p1-a was suspended: $(status_json)"
 [ "$(dom_state p1-a)" = shutdown ] || fail "p1-a is $(dom_state p1-a) at the switch, not suspended"
 log "switched $((($(now_us) - T_SUSP) / 1000)) ms after p1-a was seen suspended (or less)"
