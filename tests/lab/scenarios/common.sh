@@ -986,12 +986,20 @@ checkpoint_release() {
 }
 
 # saw_suspend NAME PREFIX: the observer saw NAME shut down (the suspend)
-# during the save.
+# during the save, at T_SUSP_OBS.
 saw_suspend() {
+	T_SUSP_OBS=$(obs_time "$1" shutdown "$T_SAVE0")
+	[ -n "$T_SUSP_OBS" ] && [ "$T_SUSP_OBS" -le "$T_SAVE1" ] ||
+		fail "$2: the observer never saw $1 suspended (shut down) during the save"
+	log "$2: $1 suspended $(((T_SUSP_OBS - T_SAVE0) / 1000)) ms into the save"
+}
+
+# never_ran_after_suspend NAME: the observer never saw NAME run again after
+# its suspend (T_SUSP_OBS): the fence's pause held through libxl's resume.
+never_ran_after_suspend() {
 	local t
-	t=$(obs_time "$1" shutdown "$T_SAVE0")
-	[ -n "$t" ] && [ "$t" -le "$T_SAVE1" ] || fail "$2: the observer never saw $1 suspended (shut down) during the save"
-	log "$2: $1 suspended $(((t - T_SAVE0) / 1000)) ms into the save"
+	t=$(obs_time "$1" running "$T_SUSP_OBS")
+	[ -z "$t" ] || fail "$1 ran again $(((t - T_SUSP_OBS) / 1000)) ms after its suspend: libxl's resume started it"
 }
 
 # not_failed NAME: no failure verdict on NAME in failoverd's state file.
