@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SIM_MAX_DOMAINS 128
+#define SIM_MAX_DOMAINS (2 * FO_MAX_PAIRS + 16) /* both members of every pair, dom0, rebuilds */
 /*
  * Xen's toolstack pause count (struct domain's controller_pause_count, Xen
  * 4.17 common/domain.c): XEN_DOMCTL_pausedomain increments it, unpausedomain
