@@ -41,7 +41,15 @@ struct fo_event {
 	bool published; /* logged and sent to followers */
 };
 
-#define FO_EVENT_RING_SIZE 256
+/*
+ * Every pair failing at once must not overwrite its own switch events
+ * before they complete and are published: each pair records a switch, then
+ * (on_failover) a degraded/armed/info event or two, all within one storm.
+ * 4 per pair holds that with room for what came before; a reply to
+ * `events` still carries only the newest FO_EVENT_REPLY_MAX.
+ */
+#define FO_EVENT_RING_SIZE (4 * FO_MAX_PAIRS)
+#define FO_EVENT_REPLY_MAX 256
 
 struct fo_event_ring {
 	struct fo_event slots[FO_EVENT_RING_SIZE];

@@ -233,8 +233,10 @@ cJSON *events_json(struct fo_control *c)
 {
 	const struct fo_event_ring *r = fo_manager_events(c->mgr);
 	cJSON *o = ok_reply(), *arr = cJSON_AddArrayToObject(o, "events");
+	size_t n = fo_event_ring_count(r);
 
-	for (size_t i = 0; i < fo_event_ring_count(r); i++) {
+	/* The newest only: the whole ring would not fit a client's buffer. */
+	for (size_t i = n > FO_EVENT_REPLY_MAX ? n - FO_EVENT_REPLY_MAX : 0; i < n; i++) {
 		const struct fo_event *e = fo_event_ring_get(r, i);
 		if (!e->pending)
 			cJSON_AddItemToArray(arr, event_json(e));
