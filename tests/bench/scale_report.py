@@ -111,8 +111,9 @@ def main():
       "guests are played inside the daemon (a 10 ms timer beats every simulated agent), so pause/unpause are "
       "table updates: the sim's \"switch\" is the daemon's own logic, microseconds, with no hypercall, no "
       "xenstore, no evtchn and no libxenctrl/libxenlight memory. Switch times on real Xen add the hypercalls "
-      "(see the switch-latency benchmark); idle CPU here includes the simulated agents' beats; memory lacks "
-      "the Xen libraries' mappings and threads. Ratios within one run are what to read.\n")
+      "(see the switch-latency benchmark); idle CPU here includes the simulated agents' beats; memory has "
+      "the Xen libraries mapped (linked) but not what they allocate once opened (handles, buffers, "
+      "xenstore's thread). Ratios within one run are what to read.\n")
 
     w("## a. One pair faults, the others healthy (us)\n")
     w("| N | rounds | detected->running p50 | p90 | fault->running p50 | p90 |")
