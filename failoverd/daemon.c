@@ -209,7 +209,10 @@ static void reload_apply(struct fo_daemon *d, bool first_try)
 
 static void reload(struct fo_daemon *d)
 {
-	struct fo_config next;
+	/* Not on the stack: FO_MAX_PAIRS pairs' config (340 KiB) is beyond the
+	 * prefaulted stack, so the loop would fault new stack pages in. The
+	 * loop is the only caller. */
+	static struct fo_config next;
 	char err[FO_ERR_MAX];
 	int r;
 
