@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io/accept.h"
 #include "lib/log.h"
 
 /* The control socket lives in real time, not the backend's (virtual, in
@@ -257,32 +258,28 @@ static void on_tick(void *ctx, int fd, uint32_t events)
 	}
 }
 
-/*
- * Out of file descriptors (EMFILE/ENFILE): the connection stays in the
- * backlog and the listener readable, so returning would bring us straight
- * back: a spin at SCHED_FIFO. The spare descriptor is given up to accept
- * the connection and close it with a reason, then taken again; without a
- * spare (the whole system is out), the listener leaves epoll until the
- * next tick. Said once until an accept works again, counted in metrics.
- */
-static void accept_out_of_fds(struct fo_control *c, int err)
+static void refuse_out_of_fds(int fd, void *ctx)
 {
-	int cfd = -1;
+	(void)ctx;
+	refuse(fd, "failoverd is out of file descriptors");
+}
 
+/*
+ * Out of file descriptors (EMFILE/ENFILE): fo_accept() sheds the pending
+ * connection with the spare descriptor (returning would otherwise bring
+ * us straight back: a spin at SCHED_FIFO); without a spare (the whole
+ * system is out), the listener leaves epoll until the next tick. Said
+ * once until an accept works again, counted in metrics.
+ */
+static void accept_out_of_fds(struct fo_control *c, enum fo_accept_result r, int err)
+{
 	c->stats.accept_errors++;
 	if (!c->fd_warned) {
 		fo_warn("control: cannot accept a client: %s; refusing clients until descriptors are free "
 			"(failoverd_control_accept_errors_total counts them)", strerror(err));
 		c->fd_warned = true;
 	}
-	if (c->spare_fd >= 0) {
-		close(c->spare_fd);
-		cfd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (cfd >= 0)
-			refuse(cfd, "failoverd is out of file descriptors");
-		c->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	}
-	if (cfd < 0 || c->spare_fd < 0) {
+	if (r == FO_ACCEPT_STUCK) {
 		fo_loop_modify(c->loop, c->listen_fd, 0);
 		c->accept_paused = true;
 		tick_arm(c);
@@ -372,11 +369,12 @@ static void admit(struct fo_control *c, int cfd)
 static void on_accept(void *ctx, int fd, uint32_t events)
 {
 	struct fo_control *c = ctx;
-	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int cfd, err = 0;
+	enum fo_accept_result r = fo_accept(fd, &c->spare_fd, refuse_out_of_fds, NULL, &cfd, &err);
 
-	if (cfd < 0) {
-		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-			accept_out_of_fds(c, errno);
+	if (r != FO_ACCEPTED) {
+		if (fo_accept_out_of_fds(err))
+			accept_out_of_fds(c, r, err);
 		return;
 	}
 	if (c->fd_warned) {
@@ -554,7 +552,7 @@ int fo_control_new(struct fo_loop *loop, struct fo_manager *mgr, const char *pat
 	strcpy(sa.sun_path, path);
 	c->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	c->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	c->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	c->spare_fd = fo_accept_spare_open();
 	if (c->listen_fd < 0 || c->tick_fd < 0 || c->spare_fd < 0) {
 		r = -errno;
 		goto fail;
@@ -616,7 +614,8 @@ struct fo_control *fo_control_free(struct fo_control *c)
 	}
 	fo_loop_remove(c->loop, c->tick_fd);
 	close(c->tick_fd);
-	close(c->spare_fd);
+	if (c->spare_fd >= 0)
+		close(c->spare_fd);
 	free(c);
 	return NULL;
 }
