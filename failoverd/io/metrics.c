@@ -111,7 +111,7 @@ int fo_metrics_new(struct fo_metrics **ret)
 
 	if (!m)
 		return -ENOMEM;
-	m->listen_fd = m->wake_fd[0] = m->wake_fd[1] = -1;
+	m->listen_fd = m->wake_fd[0] = m->wake_fd[1] = m->spare_fd = -1;
 	for (int i = 0; i < FO_MAX_PAIRS; i++)
 		m->slot_of[i] = -1;
 	clock_gettime(CLOCK_REALTIME, &ts);

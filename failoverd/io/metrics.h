@@ -33,9 +33,18 @@ struct fo_pair_view;
 extern const double fo_metrics_bucket_bounds[FO_METRICS_NBUCKETS];
 
 /* Bounds of the HTTP side. */
-#define FO_METRICS_MAX_CLIENTS   4     /* a 5th concurrent client gets 503 and is closed */
+#define FO_METRICS_MAX_CLIENTS   4     /* at most this many connections at once */
 #define FO_METRICS_REQUEST_MAX   4096  /* request line + headers; more is 431 */
 #define FO_METRICS_TIMEOUT_MS    5000  /* a client has this long to send its request and read the reply */
+/* With every slot taken, a new connection takes the slot of the oldest
+ * client connected at least this long ago (that client is closed); only
+ * when all of them are younger is it answered 503. So clients that hold
+ * slots (idle, slow, or not reading the reply) turn scrapes away for at
+ * most this long after they connect. */
+#define FO_METRICS_EVICT_AFTER_MS 1000
+/* Out of descriptors with no spare to shed a connection with: the
+ * listener is not polled for this long (instead of spinning on it). */
+#define FO_METRICS_ACCEPT_PAUSE_MS 100
 
 /* The snapshot and nothing else (no socket): the unit tests use this. */
 int fo_metrics_new(struct fo_metrics **ret);

@@ -4,11 +4,22 @@
  * (SCHED_OTHER, never the loop's class).
  *
  * The HTTP side: one listening socket, at most FO_METRICS_MAX_CLIENTS
- * connections at once (more are answered 503 and closed), each given
- * FO_METRICS_TIMEOUT_MS in total to send a request head of at most
- * FO_METRICS_REQUEST_MAX bytes and read the reply; one request per
- * connection (Connection: close). Only GET /metrics (a query string is
- * ignored): another path is 404, another method 405.
+ * connections at once, each given FO_METRICS_TIMEOUT_MS in total to send a
+ * request head of at most FO_METRICS_REQUEST_MAX bytes and read the reply;
+ * one request per connection (Connection: close). Only GET /metrics (a
+ * query string is ignored): another path is 404, another method 405.
+ *
+ * Slots are not held for long against newcomers: with all of them taken,
+ * a new connection evicts the oldest client connected at least
+ * FO_METRICS_EVICT_AFTER_MS ago, and is answered 503 only when every
+ * client is younger. A legitimate scrape asks and reads within
+ * milliseconds; four clients that connect and say nothing deny scrapes
+ * for FO_METRICS_EVICT_AFTER_MS at most, not FO_METRICS_TIMEOUT_MS (and
+ * not forever, by reconnecting whenever a slot frees).
+ *
+ * Out of file descriptors, accept4() fails and leaves the connection
+ * pending: io/accept.h sheds it with a spare descriptor (503) instead of
+ * polling a readable listener in a loop.
  */
 #include "io/metrics_internal.h"
 
@@ -26,6 +37,7 @@
 #include <unistd.h>
 
 #include "core/config/config.h"
+#include "io/accept.h"
 
 int fo_metrics_http_parse(const char *req, size_t len, int *status)
 {
@@ -77,7 +89,7 @@ int fo_metrics_http_parse(const char *req, size_t len, int *status)
 
 struct client {
 	int fd;           /* -1 = free */
-	uint64_t deadline_ms;
+	uint64_t since_ms, deadline_ms; /* connected; closed if not done by then */
 	char in[FO_METRICS_REQUEST_MAX];
 	size_t in_len;
 	char *out;        /* response being written */
@@ -190,10 +202,65 @@ static void client_io(struct fo_metrics *m, struct client *c, short revents)
 	}
 }
 
+static void refuse_out_of_fds(int fd, void *ctx)
+{
+	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 24\r\n"
+				   "Connection: close\r\nRetry-After: 1\r\n\r\nout of file descriptors\n";
+
+	(void)ctx;
+	(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+}
+
+/* A slot for a connection made at `now`: a free one, or the oldest
+ * client's if it connected FO_METRICS_EVICT_AFTER_MS ago or more (it is
+ * closed); NULL when every slot is younger. */
+static struct client *take_slot(struct client *cl, uint64_t now)
+{
+	struct client *oldest = NULL;
+
+	for (int i = 0; i < FO_METRICS_MAX_CLIENTS; i++) {
+		if (cl[i].fd < 0)
+			return &cl[i];
+		if (!oldest || cl[i].since_ms < oldest->since_ms)
+			oldest = &cl[i];
+	}
+	if (now - oldest->since_ms < FO_METRICS_EVICT_AFTER_MS)
+		return NULL;
+	client_reset(oldest);
+	return oldest;
+}
+
+static void accept_one(struct fo_metrics *m, struct client *cl, uint64_t *accept_paused_until)
+{
+	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+				   "Connection: close\r\nRetry-After: 1\r\n\r\n";
+	int fd, err;
+	enum fo_accept_result r = fo_accept(m->listen_fd, &m->spare_fd, refuse_out_of_fds, NULL, &fd, &err);
+	uint64_t now = mono_ms();
+	struct client *c;
+
+	if (r == FO_ACCEPT_STUCK)
+		*accept_paused_until = now + FO_METRICS_ACCEPT_PAUSE_MS;
+	if (r != FO_ACCEPTED)
+		return;
+	c = take_slot(cl, now);
+	if (!c) {
+		(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	c->in_len = 0;
+	c->since_ms = now;
+	c->deadline_ms = now + FO_METRICS_TIMEOUT_MS;
+}
+
 static void *http_thread(void *arg)
 {
 	struct fo_metrics *m = arg;
 	struct client cl[FO_METRICS_MAX_CLIENTS];
+	uint64_t accept_paused_until = 0;
 
 	for (int i = 0; i < FO_METRICS_MAX_CLIENTS; i++) {
 		cl[i].fd = -1;
@@ -205,7 +272,11 @@ static void *http_thread(void *arg)
 		uint64_t now = mono_ms();
 
 		pfd[0] = (struct pollfd){ .fd = m->wake_fd[0], .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = m->listen_fd, .events = POLLIN };
+		/* A negative fd is ignored by poll(): the listener rests while
+		 * accepting is paused. */
+		pfd[1] = (struct pollfd){ .fd = now < accept_paused_until ? -1 : m->listen_fd, .events = POLLIN };
+		if (now < accept_paused_until)
+			timeout = (int)(accept_paused_until - now);
 		for (int i = 0; i < FO_METRICS_MAX_CLIENTS; i++) {
 			idx[i] = -1;
 			if (cl[i].fd < 0)
@@ -226,26 +297,8 @@ static void *http_thread(void *arg)
 		for (int i = 0; i < FO_METRICS_MAX_CLIENTS; i++)
 			if (idx[i] >= 0 && pfd[idx[i]].revents)
 				client_io(m, &cl[i], pfd[idx[i]].revents);
-		if (pfd[1].revents & POLLIN) {
-			int fd = accept4(m->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-			struct client *c = NULL;
-
-			if (fd < 0)
-				continue;
-			for (int i = 0; i < FO_METRICS_MAX_CLIENTS && !c; i++)
-				if (cl[i].fd < 0)
-					c = &cl[i];
-			if (!c) {
-				static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-							   "Connection: close\r\nRetry-After: 1\r\n\r\n";
-				(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-				close(fd);
-				continue;
-			}
-			c->fd = fd;
-			c->in_len = 0;
-			c->deadline_ms = mono_ms() + FO_METRICS_TIMEOUT_MS;
-		}
+		if (pfd[1].revents & POLLIN)
+			accept_one(m, cl, &accept_paused_until);
 	}
 	for (int i = 0; i < FO_METRICS_MAX_CLIENTS; i++)
 		client_reset(&cl[i]);
@@ -268,7 +321,7 @@ int fo_metrics_http_start(struct fo_metrics *m, const char *listen_addr, char *e
 	m->listen_fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (m->listen_fd < 0 || setsockopt(m->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    bind(m->listen_fd, (struct sockaddr *)&ss, sslen) < 0 || listen(m->listen_fd, 8) < 0 ||
-	    pipe2(m->wake_fd, O_CLOEXEC) < 0) {
+	    pipe2(m->wake_fd, O_CLOEXEC) < 0 || (m->spare_fd = fo_accept_spare_open()) < 0) {
 		r = -errno;
 		snprintf(err, errlen, "%s: %s", listen_addr, strerror(errno));
 		goto fail;
@@ -296,7 +349,9 @@ int fo_metrics_http_start(struct fo_metrics *m, const char *listen_addr, char *e
 fail:
 	if (m->listen_fd >= 0)
 		close(m->listen_fd);
-	m->listen_fd = -1;
+	if (m->spare_fd >= 0)
+		close(m->spare_fd);
+	m->listen_fd = m->spare_fd = -1;
 	for (int i = 0; i < 2; i++) {
 		if (m->wake_fd[i] >= 0)
 			close(m->wake_fd[i]);
@@ -316,8 +371,10 @@ void fo_metrics_http_stop(struct fo_metrics *m)
 	}
 	if (m->listen_fd >= 0)
 		close(m->listen_fd);
+	if (m->spare_fd >= 0)
+		close(m->spare_fd);
 	for (int i = 0; i < 2; i++)
 		if (m->wake_fd[i] >= 0)
 			close(m->wake_fd[i]);
-	m->listen_fd = m->wake_fd[0] = m->wake_fd[1] = -1;
+	m->listen_fd = m->wake_fd[0] = m->wake_fd[1] = m->spare_fd = -1;
 }

@@ -61,6 +61,7 @@ struct fo_metrics {
 	bool started;
 	pthread_t thread;
 	int listen_fd, wake_fd[2];
+	int spare_fd; /* given up to shed a connection when out of descriptors (io/accept.h) */
 };
 
 /* metrics.c: the reader's side of the seqlock. HTTP thread: a consistent

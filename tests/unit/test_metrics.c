@@ -7,7 +7,10 @@
  * (every copy consistent), and the HTTP thread over a loopback socket
  * (200, 404, 405, 431, a fifth concurrent client 503, an idle client not
  * blocking the others, a stalled client closed after the timeout, the
- * thread SCHED_OTHER even when started from a SCHED_FIFO thread).
+ * thread SCHED_OTHER even when started from a SCHED_FIFO thread), four
+ * idle clients denying a scrape no longer than FO_METRICS_EVICT_AFTER_MS,
+ * and the thread out of file descriptors with connections pending: it
+ * sheds them instead of spinning, and serves again once descriptors free.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -18,7 +21,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -463,6 +468,185 @@ out:
 	teardown(&f);
 }
 
+/* The tid of this process's thread named `name`, or -1. */
+static int thread_tid(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int tid = -1;
+
+	while (d && (de = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && strncmp(comm, name, strlen(name)) == 0 &&
+		    comm[strlen(name)] == '\n')
+			tid = atoi(de->d_name);
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return tid;
+}
+
+/* CPU time (user + system, ms) of a thread from its open
+ * /proc/self/task/TID/stat: read with pread, so no descriptor is needed
+ * while the table is full. -1 if unreadable. */
+static long thread_cpu_ms(int stat_fd)
+{
+	char buf[1024], *p;
+	unsigned long utime, stime;
+	ssize_t n = pread(stat_fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* comm may hold spaces */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+		return -1;
+	return (long)((utime + stime) * 1000 / (unsigned long)sysconf(_SC_CLK_TCK));
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+static int start_http(struct fx *f, int *port)
+{
+	char addr[64], err[256];
+	int r;
+
+	*port = free_port();
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", *port);
+	r = fo_metrics_http_start(f->m, addr, err, sizeof(err));
+	CHECK(r == 0, "start on %s: %s", addr, err);
+	return r;
+}
+
+/* Four clients that connect and say nothing hold every slot: a scrape is
+ * turned away at first, but served once they are FO_METRICS_EVICT_AFTER_MS
+ * old (the oldest is closed for it), not only when their
+ * FO_METRICS_TIMEOUT_MS runs out. */
+static void test_slots_bounded(void)
+{
+	struct fx f;
+	int port, idle[FO_METRICS_MAX_CLIENTS];
+	const char *get = "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n";
+	struct timespec t0;
+	long served_after = -1;
+	char *reply;
+
+	setup(&f);
+	if (start_http(&f, &port) < 0)
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < FO_METRICS_MAX_CLIENTS; i++) {
+		idle[i] = connect_to(port);
+		usleep(20000); /* an order of age among them */
+	}
+	reply = http(port, get, strlen(get));
+	CHECK(starts(reply, "HTTP/1.1 503 "), "a scrape among young idle clients: %.80s", reply);
+	while (ms_since(&t0) < FO_METRICS_TIMEOUT_MS + 2000) {
+		reply = http(port, get, strlen(get));
+		if (starts(reply, "HTTP/1.1 200 ")) {
+			served_after = ms_since(&t0);
+			break;
+		}
+		usleep(50000);
+	}
+	CHECK(served_after >= 0 && served_after <= FO_METRICS_EVICT_AFTER_MS + 500,
+	      "four idle clients denied the scrape for %ld ms (bound %d ms)", served_after,
+	      FO_METRICS_EVICT_AFTER_MS);
+	{
+		struct pollfd p = { .fd = idle[0], .events = POLLIN };
+		char c;
+
+		CHECK(poll(&p, 1, 0) == 1 && recv(idle[0], &c, 1, MSG_DONTWAIT) == 0,
+		      "the oldest idle client was closed for it");
+		p.fd = idle[FO_METRICS_MAX_CLIENTS - 1];
+		CHECK(poll(&p, 1, 0) == 0, "the youngest idle client still has its slot");
+	}
+	for (int i = 0; i < FO_METRICS_MAX_CLIENTS; i++)
+		close(idle[i]);
+out:
+	teardown(&f);
+}
+
+/* At its RLIMIT_NOFILE limit with connections pending, the thread sheds
+ * them (503, "out of file descriptors") instead of polling a listener
+ * that stays readable: its CPU time over a window stays small. Once
+ * descriptors are free, a scrape is served. */
+static void test_out_of_fds(void)
+{
+	enum { PENDING = 3, WINDOW_MS = 600 };
+	struct fx f;
+	struct rlimit saved, lim;
+	static int fillers[65536];
+	int port, n = 0, stat_fd = -1, clients[PENDING], tid;
+	const char *get = "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n";
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	long cpu0, cpu1;
+	struct timespec t0;
+	char path[64], *reply;
+
+	setup(&f);
+	if (start_http(&f, &port) < 0)
+		goto out;
+	tid = thread_tid("fo-metrics");
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(stat_fd >= 0 && thread_cpu_ms(stat_fd) >= 0, "%s readable", path);
+	a.sin_port = htons((uint16_t)port);
+	for (int i = 0; i < PENDING; i++)
+		clients[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	getrlimit(RLIMIT_NOFILE, &saved);
+	lim = saved;
+	if (lim.rlim_cur > 1024)
+		lim.rlim_cur = 1024;
+	setrlimit(RLIMIT_NOFILE, &lim);
+	while (n < (int)(sizeof(fillers) / sizeof(fillers[0])) && (fillers[n] = dup(0)) >= 0)
+		n++;
+	CHECK(errno == EMFILE, "filled the fd table (%d): %s", n, strerror(errno));
+	for (int i = 0; i < PENDING; i++)
+		CHECK(connect(clients[i], (struct sockaddr *)&a, sizeof(a)) == 0, "connect %d: %s", i,
+		      strerror(errno));
+
+	cpu0 = thread_cpu_ms(stat_fd);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	usleep(WINDOW_MS * 1000);
+	cpu1 = thread_cpu_ms(stat_fd);
+	CHECK(cpu1 - cpu0 <= WINDOW_MS / 10, "out of fds, the metrics thread used %ld ms of CPU in %ld ms",
+	      cpu1 - cpu0, ms_since(&t0));
+	for (int i = 0; i < PENDING; i++) {
+		char buf[512];
+		ssize_t got = recv(clients[i], buf, sizeof(buf) - 1, MSG_DONTWAIT);
+
+		buf[got > 0 ? got : 0] = '\0';
+		CHECK(starts(buf, "HTTP/1.1 503 ") && strstr(buf, "out of file descriptors"),
+		      "pending client %d told why: %.80s", i, buf);
+	}
+
+	while (n > 0)
+		close(fillers[--n]);
+	setrlimit(RLIMIT_NOFILE, &saved);
+	reply = http(port, get, strlen(get));
+	CHECK(starts(reply, "HTTP/1.1 200 "), "descriptors free again: %.80s", reply);
+	for (int i = 0; i < PENDING; i++)
+		close(clients[i]);
+	if (stat_fd >= 0)
+		close(stat_fd);
+out:
+	teardown(&f);
+}
+
 static void test_listen_addresses(void)
 {
 	static const struct {
@@ -493,5 +677,7 @@ int main(void)
 	RUN(test_histograms);
 	RUN(test_seqlock);
 	RUN(test_http);
+	RUN(test_slots_bounded);
+	RUN(test_out_of_fds);
 	return check_summary("test_metrics");
 }
