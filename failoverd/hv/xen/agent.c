@@ -65,6 +65,7 @@ void member_detach(struct xen_hv *x, struct xen_member *m)
 		xengnttab_unmap(x->xgt, (void *)(uintptr_t)m->page, 1);
 	m->page = NULL;
 	m->port_bound = false;
+	m->flood = (struct fo_notify_flood){ 0 };
 	m->gref = 0;
 	m->remote_port = 0;
 	m->ready[0] = '\0';
@@ -194,6 +195,7 @@ static void member_apply(struct xen_hv *x, struct xen_member *m, struct reader_r
 	m->page = page;
 	m->local_port = (evtchn_port_t)local;
 	m->port_bound = true;
+	m->flood = (struct fo_notify_flood){ 0 };
 mapped:
 	m->gref = gref;
 	m->remote_port = port;
@@ -215,8 +217,9 @@ out:
 	return; /* the caller frees the keys */
 }
 
-/* poll_fd ticks at the shortest poll_ms of the lent members, or not at all. */
-static void poll_timer_arm(struct xen_hv *x)
+/* poll_fd ticks at the shortest poll_ms of the lent members and the poll
+ * interval of the members whose port is masked for flooding, or not at all. */
+void xen_poll_timer_arm(struct xen_hv *x)
 {
 	struct itimerspec its = { 0 };
 	uint64_t ns = 0;
@@ -228,6 +231,11 @@ static void poll_timer_arm(struct xen_hv *x)
 
 		if (m->in_use && m->lent && (!ns || p < ns))
 			ns = p;
+		if (m->in_use && m->port_bound && m->flood.masked && m->page) {
+			p = fo_notify_flood_poll_ns(m->page->period_ms);
+			if (!ns || p < ns)
+				ns = p;
+		}
 	}
 	if (ns == x->poll_interval_ns || x->poll_fd < 0)
 		return;
@@ -333,7 +341,7 @@ void xen_unwatch_member(struct fo_hv *hv, fo_domid_t domid)
 	m->in_use = false;
 	m->lent = false;
 	retry_timer_arm(x);
-	poll_timer_arm(x);
+	xen_poll_timer_arm(x);
 }
 
 /* See "Lent channels" at the top. */
@@ -350,6 +358,7 @@ int xen_lend_channel(struct fo_hv *hv, fo_domid_t domid, uint32_t poll_ms, uint3
 	if (m->port_bound) {
 		xenevtchn_unbind(x->xce, m->local_port);
 		m->port_bound = false;
+		m->flood = (struct fo_notify_flood){ 0 }; /* the module's own back-off takes over */
 	}
 	m->lent = true;
 	m->poll_ms = poll_ms ? poll_ms : 10;
@@ -364,7 +373,7 @@ int xen_lend_channel(struct fo_hv *hv, fo_domid_t domid, uint32_t poll_ms, uint3
 		m->dirty = true;
 		process_dirty_members(x);
 	}
-	poll_timer_arm(x);
+	xen_poll_timer_arm(x);
 	return 0;
 }
 
@@ -377,7 +386,7 @@ void xen_reclaim_channel(struct fo_hv *hv, fo_domid_t domid)
 	if (!m || !m->lent)
 		return;
 	m->lent = false;
-	poll_timer_arm(x);
+	xen_poll_timer_arm(x);
 	if (!m->page) {
 		/* Nothing mapped (the agent moved on and its new page could
 		 * not be mapped): read its keys again, bind as usual. */
@@ -389,6 +398,7 @@ void xen_reclaim_channel(struct fo_hv *hv, fo_domid_t domid)
 	if (local >= 0) {
 		m->local_port = (evtchn_port_t)local;
 		m->port_bound = true;
+		m->flood = (struct fo_notify_flood){ 0 };
 		return;
 	}
 	/* Still held (the module unbinds only after its switch), or the agent

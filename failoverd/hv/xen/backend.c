@@ -192,6 +192,7 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 	builder_init(&x->builder);
 	x->fds_changed = true;
 	x->guest_rl = (struct fo_ratelimit)FO_RATELIMIT_INIT(10000, 10);
+	x->flood_rl = (struct fo_ratelimit)FO_RATELIMIT_INIT(60000, 3);
 	{
 		const char *hold = getenv("FAILOVERD_TEST_HOLD_AFTER_PAUSE_US");
 		if (hold && *hold) {

@@ -15,9 +15,18 @@
  * whose channel is lent to the kernel module (see agent.c), as a tick of
  * the page poll timer; either way the page is copied and handed to
  * cb.heartbeat and to the state relay.
+ *
+ * A guest that notifies far more often than it beats (EVTCHNOP_send in a
+ * loop) has its port left masked once over hv/notify_flood.h's budget, and
+ * its page read on the poll timer meanwhile, as a lent member's is: the
+ * loop then handles a few notifications and two page reads a period for
+ * it, not every notification, and still sees its beats in time. Each
+ * back-off is counted and said (rate-limited): a flooding guest is a
+ * fault signal.
  */
 #include "hv/xen/xen_internal.h"
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,6 +56,33 @@ static void hb_page_copy(const volatile struct fo_hb_page *src, struct fo_hb_pag
 	dst->restore_result = src->restore_result;
 }
 
+static void deliver_beat(struct xen_hv *x, struct xen_member *m)
+{
+	struct fo_hb_page copy;
+	fo_domid_t domid = m->domid;
+
+	hb_page_copy(m->page, &copy);
+	xen_state_relay_beat(x->state_relay, domid, &copy);
+	if (x->base.cb.heartbeat)
+		x->base.cb.heartbeat(x->base.cb.ctx, domid, &copy);
+}
+
+/* Over the budget: the port stays masked, the poll timer reads the page. */
+static void flood_backoff(struct xen_hv *x, struct xen_member *m, uint64_t now)
+{
+	const struct fo_notify_flood *f = &m->flood;
+
+	if (fo_ratelimit_ok(&x->flood_rl, now))
+		fo_warn("xen: domain %u floods its heartbeat channel (more than %u notifications in %" PRIu64
+			" ms): port masked for %" PRIu64 " ms, its page read every %" PRIu64
+			" ms meanwhile (%" PRIu64 " back-offs, %" PRIu64 " of %" PRIu64
+			" notifications not handled one by one)",
+			m->domid, FO_FLOOD_BURST, fo_notify_flood_window_ns(m->page->period_ms) / 1000000u,
+			(f->unmask_ns - now) / 1000000u, fo_notify_flood_poll_ns(m->page->period_ms) / 1000000u,
+			f->backoffs, f->suppressed, f->notifications);
+	xen_poll_timer_arm(x);
+}
+
 static void dispatch_evtchn(struct xen_hv *x)
 {
 	int budget;
@@ -63,13 +99,15 @@ static void dispatch_evtchn(struct xen_hv *x)
 			continue; /* VIRQ_FAILOVER: Xen's watch changed state */
 		m = member_by_port(x, (evtchn_port_t)port);
 		if (m) {
-			struct fo_hb_page copy;
-			fo_domid_t domid = m->domid;
+			uint64_t now = mono_ns();
+			uint64_t backoffs = m->flood.backoffs;
 
-			hb_page_copy(m->page, &copy);
-			xen_state_relay_beat(x->state_relay, domid, &copy);
-			if (x->base.cb.heartbeat)
-				x->base.cb.heartbeat(x->base.cb.ctx, domid, &copy);
+			if (!fo_notify_flood_note(&m->flood, now, m->page->period_ms)) {
+				if (m->flood.backoffs != backoffs)
+					flood_backoff(x, m, now);
+				continue; /* left masked */
+			}
+			deliver_beat(x, m);
 		}
 		/* Unknown ports (just unbound, stale) are unmasked and dropped;
 		 * an error here means the port is gone, which is fine. */
@@ -77,10 +115,13 @@ static void dispatch_evtchn(struct xen_hv *x)
 	}
 }
 
-/* Lent members: what a notification would have delivered. */
+/* Lent members, and members masked for flooding: what a notification
+ * would have delivered. A flooding member's back-off over, its port is
+ * unmasked (a notification pending meanwhile comes at once). */
 static void dispatch_poll(struct xen_hv *x)
 {
-	uint64_t expirations;
+	uint64_t expirations, now = mono_ns();
+	bool rearm = false;
 	size_t i;
 
 	if (read(x->poll_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
@@ -88,15 +129,18 @@ static void dispatch_poll(struct xen_hv *x)
 	/* Callbacks may unwatch members: re-check each time. */
 	for (i = 0; i < XEN_MAX_MEMBERS; i++) {
 		struct xen_member *m = &x->members[i];
-		struct fo_hb_page copy;
+		bool masked = m->in_use && m->port_bound && m->flood.masked;
 
-		if (!m->in_use || !m->lent || !m->page)
+		if (!m->in_use || !m->page || !(m->lent || masked))
 			continue;
-		hb_page_copy(m->page, &copy);
-		xen_state_relay_beat(x->state_relay, m->domid, &copy);
-		if (x->base.cb.heartbeat)
-			x->base.cb.heartbeat(x->base.cb.ctx, m->domid, &copy);
+		if (masked && fo_notify_flood_unmask_due(&m->flood, now)) {
+			xenevtchn_unmask(x->xce, m->local_port);
+			rearm = true;
+		}
+		deliver_beat(x, m);
 	}
+	if (rearm)
+		xen_poll_timer_arm(x);
 }
 
 size_t xen_get_fds(struct fo_hv *hv, int *fds, size_t max)

@@ -42,6 +42,7 @@
 #include "hv/proc_helper.h"
 #include "hv/xen/xen_state.h"
 #include "hv/fowatch/owner.h"
+#include "hv/notify_flood.h"
 
 #define XEN_MAX_MEMBERS    (FO_MAX_PAIRS * 2)
 #define DOM0_ID            0u     /* the daemon runs in the control domain */
@@ -83,6 +84,9 @@ struct xen_member {
 	bool lent;            /* the port is the kernel module's: poll the page instead */
 	uint32_t lent_port;   /* the guest port the module holds */
 	uint32_t poll_ms;     /* while lent */
+	/* Notifications over the budget leave the port masked and the page
+	 * polled instead (dispatch.c, hv/notify_flood.h); reset per binding. */
+	struct fo_notify_flood flood;
 	uint32_t gref;
 	uint32_t remote_port;
 	char ready[READY_MAX_HEX + 1];
@@ -225,6 +229,7 @@ struct xen_hv {
 	struct xen_logger log_xen;    /* libxc, libxl, libxencall */
 	struct xen_logger log_guest;  /* libxengnttab, libxenevtchn */
 	struct fo_ratelimit guest_rl;
+	struct fo_ratelimit flood_rl;   /* "domain N floods its heartbeat channel" */
 
 	xc_interface *xch;
 	xencall_handle *xcall;
@@ -322,6 +327,8 @@ int xen_pin_vcpu(struct fo_hv *hv, fo_domid_t domid, unsigned vcpu, const struct
 struct xen_member *member_find(struct xen_hv *x, fo_domid_t domid);
 struct xen_member *member_by_port(struct xen_hv *x, evtchn_port_t port);
 void member_detach(struct xen_hv *x, struct xen_member *m);
+/* poll_fd ticks at the shortest interval its members need (agent.c). */
+void xen_poll_timer_arm(struct xen_hv *x);
 int xen_watch_member(struct fo_hv *hv, fo_domid_t domid);
 void xen_unwatch_member(struct fo_hv *hv, fo_domid_t domid);
 int xen_lend_channel(struct fo_hv *hv, fo_domid_t domid, uint32_t poll_ms, uint32_t *port);
