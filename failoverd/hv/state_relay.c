@@ -76,7 +76,9 @@ struct fo_state_relay {
 	struct {
 		fo_domid_t domid;
 		uint64_t app_cycle;
+		uint64_t woke_ns;   /* this member's beat last woke the thread */
 	} beats[RELAY_MEMBERS];
+	uint64_t beat_wakeups;
 	fo_domid_t forget[RELAY_MEMBERS];
 	size_t n_forget;
 	struct fo_hv_state_info info[RELAY_MEMBERS];
@@ -141,10 +143,18 @@ void fo_state_relay_pair(struct fo_state_relay *r, fo_domid_t active, fo_domid_t
 	wake(r);
 }
 
+/*
+ * A beat wakes the thread when it may bring new state: the active's, with
+ * its regions mapped, showing an application cycle not seen yet, or a
+ * period (the page's, 1 ms at least) after its last wake-up (a commit that
+ * came after the beat of its cycle). Not every beat: a guest notifying in
+ * a loop (see hv/notify_flood.h) must not keep the relay thread running.
+ */
 void fo_state_relay_beat(struct fo_state_relay *r, fo_domid_t domid, const struct fo_hb_page *page)
 {
-	size_t i, free_slot = RELAY_MEMBERS;
-	bool is_active = false;
+	size_t i, free_slot = RELAY_MEMBERS, slot;
+	bool is_active = false, news = true;
+	uint64_t now = mono_ns(), period = (uint64_t)(page->period_ms ? page->period_ms : 1) * 1000000ull;
 
 	if (!r || page->ext_magic != FO_HB_EXT_MAGIC || page->ext_version != FO_HB_EXT_VERSION)
 		return; /* a plain agent: no application cycle, no state */
@@ -157,9 +167,14 @@ void fo_state_relay_beat(struct fo_state_relay *r, fo_domid_t domid, const struc
 	}
 	if (i == RELAY_MEMBERS)
 		i = free_slot;
-	if (i < RELAY_MEMBERS) {
-		r->beats[i].domid = domid;
-		r->beats[i].app_cycle = page->app_cycle;
+	slot = i;
+	if (slot < RELAY_MEMBERS) {
+		if (r->beats[slot].domid == domid)
+			news = r->beats[slot].app_cycle != page->app_cycle || now - r->beats[slot].woke_ns >= period;
+		else
+			r->beats[slot].woke_ns = 0;
+		r->beats[slot].domid = domid;
+		r->beats[slot].app_cycle = page->app_cycle;
 	}
 	for (i = 0; i < r->n_pairs; i++)
 		if (r->pairs[i].active == domid)
@@ -172,9 +187,25 @@ void fo_state_relay_beat(struct fo_state_relay *r, fo_domid_t domid, const struc
 			if (r->info_domid[i] == domid && r->info[i].mapped)
 				is_active = true;
 	}
+	is_active = is_active && news;
+	if (is_active) {
+		if (slot < RELAY_MEMBERS)
+			r->beats[slot].woke_ns = now;
+		r->beat_wakeups++;
+	}
 	pthread_mutex_unlock(&r->lock);
 	if (is_active)
 		wake(r);
+}
+
+uint64_t fo_state_relay_beat_wakeups(struct fo_state_relay *r)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&r->lock);
+	n = r->beat_wakeups;
+	pthread_mutex_unlock(&r->lock);
+	return n;
 }
 
 void fo_state_relay_forget(struct fo_state_relay *r, fo_domid_t domid)

@@ -68,6 +68,8 @@ void fo_state_relay_free(struct fo_state_relay *r);
 void fo_state_relay_pair(struct fo_state_relay *r, fo_domid_t active, fo_domid_t standby);
 /* The loop thread: a heartbeat page copy of a member (any domain). */
 void fo_state_relay_beat(struct fo_state_relay *r, fo_domid_t domid, const struct fo_hb_page *page);
+/* How many beats woke the relay thread (the tests: not one per notification). */
+uint64_t fo_state_relay_beat_wakeups(struct fo_state_relay *r);
 /* The loop thread: stop relaying to/from this domain and unmap it. */
 void fo_state_relay_forget(struct fo_state_relay *r, fo_domid_t domid);
 /* Any thread: what the relay knows about a member (hv.h state_info). false: nothing. */

@@ -659,6 +659,44 @@ static void test_race(void)
 	fo_state_relay_free(w.r);
 }
 
+/* ------------------------------------------------------------- a flood */
+
+/* A guest notifying in a loop hands the loop beat after beat of the same
+ * cycle: they wake the relay thread once a period, not once each. A new
+ * cycle still wakes it at once. */
+static void test_flood_wakeups(void)
+{
+	struct fo_state_relay *r = setup(true);
+	struct fo_hb_page page;
+	struct timespec t0, t1;
+	uint64_t before, woke, ms;
+	bool ok;
+
+	memset(&page, 0, sizeof(page));
+	page.ext_magic = FO_HB_EXT_MAGIC;
+	page.ext_version = FO_HB_EXT_VERSION;
+	page.period_ms = 10;
+	page.app_cycle = 7;
+	fo_state_relay_beat(r, DOM_A, &page);
+	before = fo_state_relay_beat_wakeups(r);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 100000; i++)
+		fo_state_relay_beat(r, DOM_A, &page);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	woke = fo_state_relay_beat_wakeups(r) - before;
+	ms = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	CHECK(woke <= ms / page.period_ms + 1, "100000 beats of one cycle in %llu ms woke the relay %llu times",
+	      (unsigned long long)ms, (unsigned long long)woke);
+	page.app_cycle = 8;
+	before = fo_state_relay_beat_wakeups(r);
+	fo_state_relay_beat(r, DOM_A, &page);
+	CHECK(fo_state_relay_beat_wakeups(r) == before + 1, "a new cycle wakes it at once");
+	commit(&doms[0], 8, 100);
+	WAIT_UNTIL(ok, (fo_state_relay_beat(r, DOM_A, &page), in_holds(&doms[1], 8)), WAIT_MS);
+	CHECK(ok, "a commit made after its cycle's beat still arrives");
+	fo_state_relay_free(r);
+}
+
 int main(void)
 {
 	for (int i = 0; i < 2; i++) {
@@ -672,6 +710,7 @@ int main(void)
 	RUN(test_takeover);
 	RUN(test_stop_while_copying);
 	RUN(test_race);
+	RUN(test_flood_wakeups);
 	CHECK(atomic_load(&ops_errors) == 0, "%d bad map/unmap calls", atomic_load(&ops_errors));
 	for (int i = 0; i < 2; i++) {
 		free(doms[i].out);
