@@ -381,6 +381,15 @@ struct fo_hv_ops {
 	 */
 	int (*boot_note_read)(struct fo_hv *hv, char *buf, size_t len);
 	int (*boot_note_write)(struct fo_hv *hv, const char *text);
+	/*
+	 * Optional (NULL if absent): a heartbeat deadline ran out; if the
+	 * backend holds the member's notifications back (a port left masked
+	 * for flooding, hv/notify_flood.h), it hands over the page as it is
+	 * now, through cb.heartbeat, before returning: a beat it held back is
+	 * then no heartbeat loss. Otherwise nothing. On the real-time path:
+	 * no allocation, no log, no xenstore.
+	 */
+	void (*heartbeat_look)(struct fo_hv *hv, fo_domid_t domid);
 };
 
 /* Every backend's handle starts with this. */

@@ -250,6 +250,42 @@ static void test_heartbeat_timeout_switch(void)
 	fx_free(&f);
 }
 
+/* A backend that holds the active's notifications back (the Xen backend's
+ * port left masked for a flood, hv/notify_flood.h): when the deadline runs
+ * out, its last look finds the beats and no switch happens; once the agent
+ * really stops, the switch comes at a deadline: the one after the look
+ * that saw its last beat. */
+static void test_masked_port_no_false_timeout(void)
+{
+	struct fx f;
+	const struct fo_event *e;
+	uint64_t last_beat;
+
+	fx_armed(&f);
+	live(&f, 100);
+	fo_sim_mask_port(f.hv, f.a, true);
+	for (int i = 0; i < 50; i++) { /* 500 ms, timeout 50 ms */
+		fo_sim_heartbeat(f.hv, f.a);
+		advance(&f, 10);
+	}
+	CHECK(f.p->state == FO_PAIR_ARMED && count_calls(&f, FO_SIM_PAUSE, f.a) == 0,
+	      "a beat held back is no heartbeat loss: %s", fo_pair_state_name(f.p->state));
+	CHECK(f.p->m[0].misses == 0, "no miss counted: %llu", (unsigned long long)f.p->m[0].misses);
+	last_beat = fo_sim_now(f.hv);
+	fo_sim_heartbeat(f.hv, f.a);
+	advance(&f, 200);
+	CHECK(f.p->state == FO_PAIR_DEGRADED || f.p->state == FO_PAIR_SWITCHING, "stopped while masked: switched (%s)",
+	      fo_pair_state_name(f.p->state));
+	e = last_event_of(&f, FO_EV_SWITCHOVER);
+	CHECK(e && e->fault == FO_FAULT_HEARTBEAT_TIMEOUT, "fault heartbeat-timeout");
+	/* Its last beat is seen by a look, up to one timeout late: the loss
+	 * is found within two timeouts of it (the price of its flood). */
+	CHECK(e && e->phase_ns[FO_PHASE_DETECTED] - last_beat <= 100 * MS, "detected %llu ms after the last beat",
+	      e ? (unsigned long long)((e->phase_ns[FO_PHASE_DETECTED] - last_beat) / MS) : 0ull);
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 static void test_crash_is_immediate(void)
 {
 	struct fx f;
@@ -648,6 +684,7 @@ int main(void)
 	RUN(test_adopt_member_missing_or_dead);
 	RUN(test_heartbeat_keeps_armed);
 	RUN(test_heartbeat_timeout_switch);
+	RUN(test_masked_port_no_false_timeout);
 	RUN(test_crash_is_immediate);
 	RUN(test_suspend_is_not_a_death);
 	RUN(test_suspend_beyond_timeout_pauses);

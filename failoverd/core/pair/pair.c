@@ -418,6 +418,14 @@ void fo_pair_on_deadline(struct fo_pair *p, int idx)
 	case FO_DL_NONE:
 		break;
 	case FO_DL_HEARTBEAT:
+		/* A last look at the page: a backend that held this member's
+		 * notifications back (a flooding guest's port, left masked)
+		 * hands it over now, and a beat in it re-arms the deadline. */
+		if (p->env->hv->ops->heartbeat_look && m->domid != FO_DOMID_INVALID) {
+			p->env->hv->ops->heartbeat_look(p->env->hv, m->domid);
+			if (m->deadline_kind != FO_DL_NONE)
+				return;
+		}
 		m->misses++;
 		if (idx == p->active && p->state == FO_PAIR_ARMED) {
 			/* The fault is the deadline, not our noticing it: the

@@ -600,6 +600,14 @@ static int kmod_boot_note_write(struct fo_hv *hv, const char *text)
 	return in->ops->boot_note_write ? in->ops->boot_note_write(in, text) : -EOPNOTSUPP;
 }
 
+static void kmod_heartbeat_look(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	if (in->ops->heartbeat_look)
+		in->ops->heartbeat_look(in, domid);
+}
+
 /* The armed-owner ops of an inner backend that has its own owner. */
 static int fwd_kernel_arm(struct fo_hv *hv, uint32_t pair_id, fo_domid_t active, fo_domid_t standby,
 			  uint32_t timeout_ms, uint32_t poll_ms)
@@ -680,6 +688,7 @@ static const struct fo_hv_ops kmod_ops = {
 	.state_info = kmod_state_info,
 	.boot_note_read = kmod_boot_note_read,
 	.boot_note_write = kmod_boot_note_write,
+	.heartbeat_look = kmod_heartbeat_look,
 	.agent_command = kmod_agent_command,
 	.get_fds = kmod_get_fds,
 	.fds_changed = kmod_fds_changed,

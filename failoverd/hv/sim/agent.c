@@ -118,7 +118,25 @@ void fo_sim_raw_page(struct fo_hv *hv, fo_domid_t domid, const struct fo_hb_page
 	/* A port the module holds reaches us only through the poll. */
 	if (s->kernel_poll && sim_kernel_holds_port(s, domid))
 		return;
+	if (d && d->port_masked)
+		return; /* held back, as the Xen backend does a flooding port */
 	hv->cb.heartbeat(hv->cb.ctx, domid, &copy);
+}
+
+void fo_sim_mask_port(struct fo_hv *hv, fo_domid_t domid, bool on)
+{
+	struct sim_domain *d = sim_find_dom(sim_of(hv), domid);
+
+	if (d)
+		d->port_masked = on;
+}
+
+void sim_heartbeat_look(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct sim_domain *d = sim_find_dom(sim_of(hv), domid);
+
+	if (d && d->port_masked && d->has_page)
+		sim_deliver_page(hv, d);
 }
 
 void fo_sim_heartbeat_status(struct fo_hv *hv, fo_domid_t domid, enum fo_hb_app_status status)

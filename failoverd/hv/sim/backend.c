@@ -97,6 +97,7 @@ const struct fo_hv_ops sim_ops = {
 	.pin_vcpu = sim_pin_vcpu,
 	.boot_note_read = sim_boot_note_read,
 	.boot_note_write = sim_boot_note_write,
+	.heartbeat_look = sim_heartbeat_look,
 };
 
 

@@ -88,6 +88,9 @@ void fo_sim_heartbeat(struct fo_hv *hv, fo_domid_t domid);
 void fo_sim_heartbeat_status(struct fo_hv *hv, fo_domid_t domid, enum fo_hb_app_status status);
 void fo_sim_raw_page(struct fo_hv *hv, fo_domid_t domid, const struct fo_hb_page *page);
 void fo_sim_agent_event(struct fo_hv *hv, fo_domid_t domid, int err, const char *reason);
+/* The backend holds the member's notifications back (the Xen backend's
+ * flood back-off): its pages are kept, handed over only by heartbeat_look. */
+void fo_sim_mask_port(struct fo_hv *hv, fo_domid_t domid, bool on);
 
 /*
  * The simulated kernel module (kmod-switch's ARM mode): after this the

@@ -52,6 +52,7 @@ struct sim_domain {
 	uint64_t boot_id;
 	enum fo_hb_app_status app_status;
 	bool agent_stopped; /* daemon mode: a drill told the agent to stop */
+	bool port_masked;   /* beats reach the daemon only through heartbeat_look */
 	bool has_page;      /* `page`: what the agent last wrote, for notify-only and polls */
 	struct fo_hb_page page;
 	char role[16];
@@ -187,6 +188,7 @@ int sim_agent_command(struct fo_hv *hv, fo_domid_t domid, const char *cmd);
 size_t sim_get_fds(struct fo_hv *hv, int *fds, size_t max);
 bool sim_fds_changed(struct fo_hv *hv);
 void sim_dispatch(struct fo_hv *hv, int fd);
+void sim_heartbeat_look(struct fo_hv *hv, fo_domid_t domid);
 
 /* kernel.c: the simulated kmod-switch. */
 struct sim_kpair *sim_kpair_owning(struct fo_hv_sim *s, fo_domid_t domid);
