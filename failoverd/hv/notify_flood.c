@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * notify_flood.c - the heartbeat channel's flood back-off (see
- * notify_flood.h): a count per window, a mask that doubles.
+ * notify_flood.h): counts per window, a mask that doubles.
  */
 #include "hv/notify_flood.h"
 
@@ -16,28 +16,29 @@ uint64_t fo_notify_flood_window_ns(uint32_t period_ms)
 	return (uint64_t)period_ms * MS_NS;
 }
 
-uint64_t fo_notify_flood_poll_ns(uint32_t period_ms)
-{
-	return fo_notify_flood_window_ns(period_ms) / 2;
-}
-
-bool fo_notify_flood_note(struct fo_notify_flood *f, uint64_t now_ns, uint32_t period_ms)
+bool fo_notify_flood_note(struct fo_notify_flood *f, uint64_t now_ns, uint32_t period_ms, uint64_t sequence)
 {
 	uint64_t window = fo_notify_flood_window_ns(period_ms), mask;
+	bool progress = !f->have_seq || sequence != f->last_seq;
 
 	f->notifications++;
+	f->have_seq = true;
+	f->last_seq = sequence;
 	if (f->masked) {
 		f->suppressed++;
 		return false;
 	}
 	if (now_ns - f->window_start_ns >= window) {
 		/* A whole window within the budget forgives the past. */
-		if (f->count <= FO_FLOOD_BURST)
+		if (f->count <= FO_FLOOD_BURST && f->idle <= FO_FLOOD_IDLE_BURST)
 			f->strikes = 0;
 		f->window_start_ns = now_ns;
-		f->count = 0;
+		f->count = f->idle = 0;
 	}
-	if (++f->count <= FO_FLOOD_BURST)
+	f->count++;
+	if (!progress)
+		f->idle++;
+	if (f->count <= FO_FLOOD_BURST && f->idle <= FO_FLOOD_IDLE_BURST)
 		return true;
 	mask = window << (f->strikes < 16 ? f->strikes : 16);
 	if (mask > FO_FLOOD_MAX_MASK_MS * MS_NS)
@@ -57,6 +58,6 @@ bool fo_notify_flood_unmask_due(struct fo_notify_flood *f, uint64_t now_ns)
 		return false;
 	f->masked = false;
 	f->window_start_ns = now_ns;
-	f->count = 0;
+	f->count = f->idle = 0;
 	return true;
 }

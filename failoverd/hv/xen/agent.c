@@ -217,8 +217,8 @@ out:
 	return; /* the caller frees the keys */
 }
 
-/* poll_fd ticks at the shortest poll_ms of the lent members and the poll
- * interval of the members whose port is masked for flooding, or not at all. */
+/* poll_fd ticks at the shortest poll_ms of the lent members, and at the
+ * end of the soonest back-off of a port masked for flooding, or not at all. */
 void xen_poll_timer_arm(struct xen_hv *x)
 {
 	struct itimerspec its = { 0 };
@@ -231,8 +231,10 @@ void xen_poll_timer_arm(struct xen_hv *x)
 
 		if (m->in_use && m->lent && (!ns || p < ns))
 			ns = p;
-		if (m->in_use && m->port_bound && m->flood.masked && m->page) {
-			p = fo_notify_flood_poll_ns(m->page->period_ms);
+		if (m->in_use && m->port_bound && m->flood.masked) {
+			uint64_t now = mono_ns();
+
+			p = m->flood.unmask_ns > now + 1000000ull ? m->flood.unmask_ns - now : 1000000ull;
 			if (!ns || p < ns)
 				ns = p;
 		}

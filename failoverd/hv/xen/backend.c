@@ -169,6 +169,7 @@ static const struct fo_hv_ops xen_ops = {
 	.pin_vcpu = xen_pin_vcpu,		/* placement.c */
 	.state_pair = xen_state_pair,
 	.state_info = xen_state_info,
+	.heartbeat_look = xen_heartbeat_look,	/* dispatch.c */
 	.agent_page = xen_agent_page,		/* fowatch.c */
 	.boot_note_read = xen_boot_note_read,
 	.boot_note_write = xen_boot_note_write,

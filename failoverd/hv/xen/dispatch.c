@@ -17,12 +17,13 @@
  * cb.heartbeat and to the state relay.
  *
  * A guest that notifies far more often than it beats (EVTCHNOP_send in a
- * loop) has its port left masked once over hv/notify_flood.h's budget, and
- * its page read on the poll timer meanwhile, as a lent member's is: the
- * loop then handles a few notifications and two page reads a period for
- * it, not every notification, and still sees its beats in time. Each
- * back-off is counted and said (rate-limited): a flooding guest is a
- * fault signal.
+ * loop) has its port left masked once over hv/notify_flood.h's budget; the
+ * poll timer unmasks it when the back-off is over (a notification sent
+ * meanwhile then comes at once), and a heartbeat deadline that runs out
+ * meanwhile first takes a look at the page (xen_heartbeat_look): the loop
+ * handles a few notifications per back-off for it, not every one, and a
+ * beat held back is no heartbeat loss. Each back-off is counted and said
+ * (rate-limited): a flooding guest is a fault signal.
  */
 #include "hv/xen/xen_internal.h"
 
@@ -67,18 +68,17 @@ static void deliver_beat(struct xen_hv *x, struct xen_member *m)
 		x->base.cb.heartbeat(x->base.cb.ctx, domid, &copy);
 }
 
-/* Over the budget: the port stays masked, the poll timer reads the page. */
+/* Over the budget: the port stays masked, the poll timer unmasks it. */
 static void flood_backoff(struct xen_hv *x, struct xen_member *m, uint64_t now)
 {
 	const struct fo_notify_flood *f = &m->flood;
 
 	if (fo_ratelimit_ok(&x->flood_rl, now))
-		fo_warn("xen: domain %u floods its heartbeat channel (more than %u notifications in %" PRIu64
-			" ms): port masked for %" PRIu64 " ms, its page read every %" PRIu64
-			" ms meanwhile (%" PRIu64 " back-offs, %" PRIu64 " of %" PRIu64
-			" notifications not handled one by one)",
-			m->domid, FO_FLOOD_BURST, fo_notify_flood_window_ns(m->page->period_ms) / 1000000u,
-			(f->unmask_ns - now) / 1000000u, fo_notify_flood_poll_ns(m->page->period_ms) / 1000000u,
+		fo_warn("xen: domain %u floods its heartbeat channel (more than %u notifications without a new "
+			"sequence, or %u in all, in %" PRIu64 " ms): port masked for %" PRIu64 " ms (%" PRIu64
+			" back-offs, %" PRIu64 " of %" PRIu64 " notifications not handled)",
+			m->domid, FO_FLOOD_IDLE_BURST, FO_FLOOD_BURST,
+			fo_notify_flood_window_ns(m->page->period_ms) / 1000000u, (f->unmask_ns - now) / 1000000u,
 			f->backoffs, f->suppressed, f->notifications);
 	xen_poll_timer_arm(x);
 }
@@ -102,7 +102,7 @@ static void dispatch_evtchn(struct xen_hv *x)
 			uint64_t now = mono_ns();
 			uint64_t backoffs = m->flood.backoffs;
 
-			if (!fo_notify_flood_note(&m->flood, now, m->page->period_ms)) {
+			if (!fo_notify_flood_note(&m->flood, now, m->page->period_ms, m->page->sequence)) {
 				if (m->flood.backoffs != backoffs)
 					flood_backoff(x, m, now);
 				continue; /* left masked */
@@ -115,9 +115,9 @@ static void dispatch_evtchn(struct xen_hv *x)
 	}
 }
 
-/* Lent members, and members masked for flooding: what a notification
- * would have delivered. A flooding member's back-off over, its port is
- * unmasked (a notification pending meanwhile comes at once). */
+/* Lent members: what a notification would have delivered. Members masked
+ * for flooding: the port unmasked once the back-off is over (a
+ * notification sent meanwhile comes at once). */
 static void dispatch_poll(struct xen_hv *x)
 {
 	uint64_t expirations, now = mono_ns();
@@ -133,14 +133,28 @@ static void dispatch_poll(struct xen_hv *x)
 
 		if (!m->in_use || !m->page || !(m->lent || masked))
 			continue;
-		if (masked && fo_notify_flood_unmask_due(&m->flood, now)) {
-			xenevtchn_unmask(x->xce, m->local_port);
-			rearm = true;
+		if (masked) {
+			if (fo_notify_flood_unmask_due(&m->flood, now)) {
+				xenevtchn_unmask(x->xce, m->local_port);
+				rearm = true;
+			}
+			continue;
 		}
 		deliver_beat(x, m);
 	}
 	if (rearm)
 		xen_poll_timer_arm(x);
+}
+
+/* A deadline ran out: a member whose port we left masked may have beaten
+ * meanwhile (hv.h heartbeat_look). */
+void xen_heartbeat_look(struct fo_hv *hv, fo_domid_t domid)
+{
+	struct xen_hv *x = to_xen(hv);
+	struct xen_member *m = member_find(x, domid);
+
+	if (m && m->page && m->port_bound && m->flood.masked)
+		deliver_beat(x, m);
 }
 
 size_t xen_get_fds(struct fo_hv *hv, int *fds, size_t max)

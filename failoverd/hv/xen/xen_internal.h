@@ -347,6 +347,7 @@ size_t xen_get_fds(struct fo_hv *hv, int *fds, size_t max);
 bool xen_fd_is_rt(struct fo_hv *hv, int fd);
 bool xen_fds_changed(struct fo_hv *hv);
 void xen_dispatch(struct fo_hv *hv, int fd);
+void xen_heartbeat_look(struct fo_hv *hv, fo_domid_t domid);
 
 /* threads.c: what the reader, writer and builder threads share */
 int start_helper_thread(pthread_t *thread, void *(*fn)(void *), void *arg, int unblocked_signo);
