@@ -60,6 +60,7 @@ enum hostile {
 	HOSTILE_GARBAGE_PAGE,
 	HOSTILE_KEY_STORM,
 	HOSTILE_BAD_GREF,
+	HOSTILE_NOTIFY_FLOOD,
 };
 
 struct options {
@@ -72,6 +73,7 @@ struct options {
 	const char *on_active;
 	enum hostile hostile;
 	unsigned hostile_seconds;     /* 0: misbehave forever */
+	unsigned hostile_delay;       /* notify-flood: behave this long first (s) */
 	uint64_t count;               /* 0: run forever */
 	bool test_commands;           /* obey libfoguest's TEST ONLY control commands */
 	bool verbose;
@@ -388,6 +390,32 @@ static void garbage_page_loop(uint64_t until_ns)
 
 /* ---------------------------------------------------------------- hostile */
 
+/* notify-flood: EVTCHNOP_send on the heartbeat port in a tight loop, beside
+ * a heartbeat that stays real (the page, its sequence once a period). */
+static void *notify_flood_thread(void *arg)
+{
+	uint64_t until = (uint64_t)(uintptr_t)arg, n = 0, next_report, start;
+
+	start = mono_ns() + (uint64_t)opt.hostile_delay * NS_PER_S;
+	while (atomic_load(&hostile_active) && mono_ns() < start)
+		if (!sleep_until(mono_ns() + 100 * NS_PER_MS))
+			return NULL;
+	if (until)
+		until += (uint64_t)opt.hostile_delay * NS_PER_S;
+	next_report = mono_ns() + NS_PER_S;
+	agent_log("hostile: notify-flood");
+	while (atomic_load(&hostile_active) && (!until || mono_ns() < until)) {
+		foguest__notify(fg);
+		n++;
+		if ((n & 1023) == 0 && mono_ns() >= next_report) {
+			agent_log("hostile: %" PRIu64 " notifications", n);
+			next_report += NS_PER_S;
+		}
+	}
+	agent_log("hostile: notify-flood over after %" PRIu64 " notifications", n);
+	return NULL;
+}
+
 static void *key_storm_thread(void *arg)
 {
 	static const char *const bad_gref[] = { "", "-1", "+9", "0x20", "4294967296", "3", "abc",
@@ -520,8 +548,10 @@ static void usage(FILE *f)
 		"  --role-file PATH        where the role dom0 assigns is written (default /run/failover/role)\n"
 		"  --on-active CMD         run '/bin/sh -c CMD' when the role becomes active\n"
 		"  --once | --count N      send 1 / N heartbeats, withdraw, exit (testing)\n"
-		"  --hostile MODE          TEST ONLY: garbage-page | key-storm | bad-gref\n"
+		"  --hostile MODE          TEST ONLY: garbage-page | key-storm | bad-gref | notify-flood\n"
 		"  --hostile-seconds N     misbehave for N s, then behave (default: forever)\n"
+		"  --hostile-delay N       notify-flood: behave for N s first (the N s of\n"
+		"                          --hostile-seconds count from then)\n"
 		"  --test-commands         TEST ONLY: obey garbage-page and regrant in the control key\n"
 		"  --verbose               log progress every 1000 heartbeats\n");
 }
@@ -529,7 +559,7 @@ static void usage(FILE *f)
 static void parse_args(int argc, char **argv)
 {
 	enum { O_PERIOD = 256, O_RT, O_HCMD, O_HINT, O_HTMO, O_ROLE, O_ACTIVE, O_ONCE, O_COUNT,
-	       O_HOSTILE, O_HSEC, O_TEST, O_VERBOSE, O_HELP };
+	       O_HOSTILE, O_HSEC, O_HDELAY, O_TEST, O_VERBOSE, O_HELP };
 	static const struct option lo[] = {
 		{ "period-ms", required_argument, NULL, O_PERIOD },
 		{ "rt-priority", required_argument, NULL, O_RT },
@@ -542,6 +572,7 @@ static void parse_args(int argc, char **argv)
 		{ "count", required_argument, NULL, O_COUNT },
 		{ "hostile", required_argument, NULL, O_HOSTILE },
 		{ "hostile-seconds", required_argument, NULL, O_HSEC },
+		{ "hostile-delay", required_argument, NULL, O_HDELAY },
 		{ "test-commands", no_argument, NULL, O_TEST },
 		{ "verbose", no_argument, NULL, O_VERBOSE },
 		{ "help", no_argument, NULL, O_HELP },
@@ -598,6 +629,8 @@ static void parse_args(int argc, char **argv)
 				opt.hostile = HOSTILE_KEY_STORM;
 			else if (!strcmp(optarg, "bad-gref"))
 				opt.hostile = HOSTILE_BAD_GREF;
+			else if (!strcmp(optarg, "notify-flood"))
+				opt.hostile = HOSTILE_NOTIFY_FLOOD;
 			else
 				goto bad;
 			break;
@@ -605,6 +638,11 @@ static void parse_args(int argc, char **argv)
 			if (!foguest__parse_uint(optarg, 1, 86400, &v))
 				goto bad;
 			opt.hostile_seconds = (unsigned)v;
+			break;
+		case O_HDELAY:
+			if (!foguest__parse_uint(optarg, 1, 86400, &v))
+				goto bad;
+			opt.hostile_delay = (unsigned)v;
 			break;
 		case O_TEST:
 			opt.test_commands = true;
@@ -683,6 +721,11 @@ int main(int argc, char **argv)
 		hostile_thread = start_thread(opt.hostile == HOSTILE_KEY_STORM ? key_storm_thread
 										: bad_gref_thread,
 					      (void *)(uintptr_t)hostile_until, false);
+		hostile_thread_started = true;
+	}
+	if (opt.hostile == HOSTILE_NOTIFY_FLOOD) {
+		atomic_store(&hostile_active, true);
+		hostile_thread = start_thread(notify_flood_thread, (void *)(uintptr_t)hostile_until, false);
 		hostile_thread_started = true;
 	}
 	sigaction(SIGTERM, &sa, NULL);
