@@ -10,9 +10,12 @@
 #       ROUNDS times before the flood and ROUNDS times during it.
 # Measured in one boot, quiet then flooded: failoverd's CPU (utime+stime
 # from /proc/PID/stat over CPU_S seconds, a share of one CPU) and pb's
-# detected -> unpause_done p50. Asserted: failoverd under MAX_CPU_PCT of a
-# CPU while flooded, the flood seen and said by failoverd (its back-off
-# line), pa untouched, pb's switches all ok, nobody double-running. pb's
+# detected -> unpause_done p50. Asserted: the flood adds less than
+# MAX_CPU_PCT points to failoverd's CPU share (under TCG its quiet share
+# is itself 14 % of a CPU with four 20 ms agents, so the bound is on what
+# the flood adds; the agents beat every 100 ms here to keep that base
+# low), the flood seen and said by failoverd (its back-off line), pa
+# untouched, pb's switches all ok, nobody double-running. pb's
 # p50 ratio (flooded / quiet) is reported, and asserted against
 # MAX_P50_RATIO only when LAB_ASSERT_P50=1: under TCG a handful of
 # switches per phase is too noisy to decide 1.2x.
@@ -22,6 +25,7 @@
 # failed over by heartbeat loss), which tests the emulator, not failoverd.
 # needs: failoverd failoverctl fo-heartbeat
 FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-1000}
+FO_PERIOD_MS=${FO_PERIOD_MS:-100}
 . /lab/scenarios/common.sh
 
 FLOOD_DELAY_S=${FLOOD_DELAY_S:-70}
@@ -127,8 +131,9 @@ kill -0 $FOD_PID 2>/dev/null || fail "failoverd died next to the flood"
 [ "$(obs_changes pa-a)" = 0 ] && [ "$(obs_changes pa-b)" = 0 ] || fail "observer saw pa's members change state"
 exactly_one_running pa
 exactly_one_running pb
-[ $FLOODED_CPU -lt $((MAX_CPU_PCT * 100)) ] ||
-	fail "failoverd used $(echo $FLOODED_CPU | awk '{ printf "%.2f", $1 / 100 }') % of a CPU while flooded (bound $MAX_CPU_PCT %)"
+metric flood_added_cpu_pct "$(echo $((FLOODED_CPU - QUIET_CPU)) | awk '{ printf "%.2f", $1 / 100 }')" "%"
+[ $((FLOODED_CPU - QUIET_CPU)) -lt $((MAX_CPU_PCT * 100)) ] ||
+	fail "the flood added $(echo $((FLOODED_CPU - QUIET_CPU)) | awk '{ printf "%.2f", $1 / 100 }') points to failoverd's CPU share (bound $MAX_CPU_PCT)"
 if [ "$LAB_ASSERT_P50" = 1 ]; then
 	awk -v r=$RATIO -v m=$MAX_P50_RATIO 'BEGIN { exit !(r <= m) }' ||
 		fail "pb's detected -> running p50 is ${RATIO}x its quiet value while flooded (bound ${MAX_P50_RATIO}x)"
