@@ -31,9 +31,12 @@
 
 /* op */
 #define FO_FOWATCH_OP_ARM     1u /* xen_domctl.domain = the active */
-#define FO_FOWATCH_OP_DISARM  2u /* domain = active or standby; -EBUSY while fenced */
+#define FO_FOWATCH_OP_DISARM  2u /* domain = active or standby; -EBUSY while it holds a pause */
 #define FO_FOWATCH_OP_QUERY   3u /* fills every field */
-#define FO_FOWATCH_OP_RELEASE 4u /* drops the fence, tears down; -EBUSY while QUIESCING */
+/* Tears down; a pause of the active the watch holds (FIRED, FAILED_*)
+ * becomes a toolstack pause, so the failed active stays paused. -EBUSY
+ * while QUIESCING. */
+#define FO_FOWATCH_OP_RELEASE 4u
 
 /* flags: IN (ARM) */
 #define FO_FOWATCH_F_FENCE_ALWAYS (1u << 0)  /* fence even when the standby is unfit */
@@ -44,7 +47,13 @@
 #define FO_FOWATCH_F_EVENT        (1u << 1)
 #define FO_FOWATCH_F_MASK         (FO_FOWATCH_F_FENCE_ALWAYS | FO_FOWATCH_F_EVENT)
 /* flags: OUT (QUERY) */
-#define FO_FOWATCH_OUT_FENCED     (1u << 16) /* the watch holds the active paused */
+/* The watch holds a pause of the active and saw none of its vCPUs running
+ * since: the active is stopped. Only from then on does getdomaininfo
+ * report the active paused (0011). */
+#define FO_FOWATCH_OUT_FENCED     (1u << 16)
+/* The watch holds a pause of the active but has not (yet) seen all its
+ * vCPUs stop (QUIESCING, FAILED_QUIESCE): it may still run. */
+#define FO_FOWATCH_OUT_PAUSING    (1u << 17)
 
 /* state (OUT) */
 #define FO_FOWATCH_STATE_ARMED          1u

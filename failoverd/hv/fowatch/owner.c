@@ -7,8 +7,9 @@
  *   ARM (pair ARMED) -> ARMED in Xen -> either
  *     DISARM by us before a switch of our own (ARMED: gone, 0), or
  *     Xen fires: QUIESCING (DISARM: -EBUSY -> we say -EALREADY, "switching")
- *       -> FIRED / FAILED_* (an end state, VIRQ_FAILOVER raised): we take our
- *       own pause of the fenced active, RELEASE, and hand up an event; or
+ *       -> FIRED / FAILED_* (an end state, VIRQ_FAILOVER raised): we
+ *       RELEASE, which makes Xen's pause of the failed active a toolstack
+ *       pause (it stays paused), and hand up an event; or
  *     ABORTED (the active suspended, the standby shut down, a shutdown not
  *       in the mask): no switch; RELEASE and tell the core to look at its
  *       domains; or
@@ -145,7 +146,7 @@ static void queue_event(struct fo_fowatch_owner *o, const struct fo_fowatch_slot
 	case FO_FOWATCH_STATE_FAILED_STANDBY:
 		/* The standby was unfit: Xen left it alone. Fenced only with
 		 * FENCE_ALWAYS (we do not set it): the active may still run. */
-		ev->result = fw->flags & FO_FOWATCH_OUT_FENCED ? FO_HV_KSWITCH_FAILED : FO_HV_KSWITCH_ABORTED;
+		ev->result = fw->flags & (FO_FOWATCH_OUT_FENCED | FO_FOWATCH_OUT_PAUSING) ? FO_HV_KSWITCH_FAILED : FO_HV_KSWITCH_ABORTED;
 		ev->error = -EBUSY;
 		break;
 	default: /* FAILED_QUIESCE: fenced, but a vCPU still ran; the standby left paused */
@@ -179,23 +180,20 @@ static void queue_event(struct fo_fowatch_owner *o, const struct fo_fowatch_slot
 static bool finish(struct fo_fowatch_owner *o, struct fo_fowatch_slot *s, const struct fo_xen_failover_watch *fw,
 		   int64_t off, uint64_t err)
 {
-	struct fo_hv *hv = o->hv;
 	bool event = fw->state != FO_FOWATCH_STATE_ABORTED;
 	int r;
 
-	/* Our pause first: RELEASE drops Xen's, and the old active must not
-	 * run again in between (a failed member is never trusted again). */
-	if (fw->flags & FO_FOWATCH_OUT_FENCED) {
-		r = hv->ops->pause(hv, fw->active);
-		if (r < 0 && r != -ESRCH) {
-			fo_err("failover watch: cannot pause fenced dom%u before releasing it: %s; the watch keeps it fenced",
-			       fw->active, strerror(-r));
-			return false; /* looked at again at the next VIRQ or poll */
-		}
-	}
+	/* RELEASE alone: Xen turns a pause it holds of the failed active into
+	 * a toolstack pause in the same call, so the active never runs in
+	 * between. No pause of ours first: a synchronous pause waits in Xen,
+	 * under its domctl lock, for a vCPU that may never stop
+	 * (FAILED_QUIESCE). If the RELEASE fails the watch keeps its pause. */
 	r = simple_op(o, fw->active, FO_FOWATCH_OP_RELEASE);
-	if (r < 0 && r != -ENOENT)
-		fo_warn("failover watch: RELEASE of dom%u -> dom%u: %s", fw->active, fw->standby, strerror(-r));
+	if (r < 0 && r != -ENOENT) {
+		fo_err("failover watch: RELEASE of dom%u -> dom%u: %s; the watch keeps its pause", fw->active,
+		       fw->standby, strerror(-r));
+		return false; /* looked at again at the next VIRQ or poll */
+	}
 	if (event)
 		queue_event(o, s, fw, off, err);
 	else
