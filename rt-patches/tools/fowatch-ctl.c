@@ -13,6 +13,12 @@
  *   fowatch-ctl release DOMID
  *   fowatch-ctl wait-virq [--timeout-ms N]
  *
+ * release tears the watch down; a pause of the active it holds (FIRED,
+ * FAILED_*) becomes a toolstack pause, so the failed active stays paused
+ * (one `xl unpause` ends it). query's "fenced": the watch holds the active
+ * paused and saw none of its vCPUs running; "pausing": it holds a pause
+ * not yet seen to hold (QUIESCING, FAILED_QUIESCE).
+ *
  * DOMID is the active or the standby of the watch. query prints Xen's NOW()
  * stamps (ns since Xen booted) and, measured around the call, the offset
  * that maps them onto this dom0's CLOCK_MONOTONIC (mono = xen + offset,
@@ -283,7 +289,7 @@ static int cmd_query(int argc, char **argv)
 
 	printf("{\"active\":%u,\"standby\":%u,\"owner\":%u,\"state\":\"%s\",\"state_code\":%" PRIu32
 	       ",\"reason\":\"%s\",\"reason_code\":%" PRIu32 ",\"shutdown_code\":%" PRId64
-	       ",\"fenced\":%s,\"flags\":%" PRIu32 ",\"gref\":%" PRIu32 ",\"port\":%" PRIu32 ",\"offset\":%" PRIu32
+	       ",\"fenced\":%s,\"pausing\":%s,\"flags\":%" PRIu32 ",\"gref\":%" PRIu32 ",\"port\":%" PRIu32 ",\"offset\":%" PRIu32
 	       ",\"period_us\":%" PRIu32 ",\"timeout_us\":%" PRIu32 ",\"quiesce_us\":%" PRIu32
 	       ",\"shutdown_mask\":%" PRIu32 ",\"cpu\":%u,\"seq\":%" PRIu64 ",\"t_armed\":%" PRIu64
 	       ",\"t_progress\":%" PRIu64 ",\"t_detect\":%" PRIu64 ",\"t_fence\":%" PRIu64
@@ -292,7 +298,8 @@ static int cmd_query(int argc, char **argv)
 	       fw.active, fw.standby, fw.owner, fo_fowatch_state_name(fw.state), fw.state,
 	       fo_fowatch_reason_name(fw.reason), fw.reason,
 	       fw.shutdown_code == FO_FOWATCH_NO_SHUTDOWN_CODE ? (int64_t)-1 : (int64_t)fw.shutdown_code,
-	       (fw.flags & FO_FOWATCH_OUT_FENCED) ? "true" : "false", fw.flags, fw.gref, fw.port, fw.offset,
+	       (fw.flags & FO_FOWATCH_OUT_FENCED) ? "true" : "false",
+	       (fw.flags & FO_FOWATCH_OUT_PAUSING) ? "true" : "false", fw.flags, fw.gref, fw.port, fw.offset,
 	       fw.period_us, fw.timeout_us, fw.quiesce_us, fw.shutdown_mask, fw.cpu, (uint64_t)fw.seq,
 	       (uint64_t)fw.t_armed, (uint64_t)fw.t_progress, (uint64_t)fw.t_detect, (uint64_t)fw.t_fence,
 	       (uint64_t)fw.t_quiesced, (uint64_t)fw.t_switched, (uint64_t)fw.t_now, offset, (m1 - m0 + 1) / 2);
