@@ -228,6 +228,8 @@ find_project_bins() {
 	# libfoguest's example application, carried only by scenarios that
 	# say "# domu-bins: fo-plant" (bumpless)
 	PLANT=${FO_PLANT:-$BUILD_DIR/guest-heartbeat/fo-plant}
+	# EVTCHNOP_send's cost from a domU (hvwatch-send-bench)
+	EVB=${FO_EVB:-$BUILD_DIR/rt-patches/fo-evtchn-send-bench}
 	OBSERVER=$(lab_tool fo-observer observer.c "-lxenctrl -lxenstore")
 	LABTIME=$(lab_tool fo-labtime labtime.c "")
 	# kmod-switch/ (built when the kernel headers are installed); for the
@@ -265,6 +267,7 @@ check_needs() {
 		failoverctl) path=$FAILOVERCTL ;;
 		fo-heartbeat) path=$HEARTBEAT ;;
 		fo-plant) path=$PLANT ;;
+		fo-evtchn-send-bench) path=$EVB ;;
 		fo-switch-test) path=$KMOD_TEST ;;
 		fowatch-ctl) path=$FOWATCH_CTL ;;
 		bench-ctl) path=$BENCH_CTL ;;
@@ -386,6 +389,8 @@ build_project_image() {
 		for b in $dbins; do
 			case $b in
 			fo-plant) [ -x "$PLANT" ] && img_copy_exe "$ov" "$PLANT" /usr/bin/fo-plant && have_plant=1 ;;
+			fo-evtchn-send-bench) [ -x "$EVB" ] || die "# domu-bins: no $EVB (not built?)"
+				img_copy_exe "$ov" "$EVB" /usr/bin/fo-evtchn-send-bench ;;
 			*) die "# domu-bins: unknown binary $b" ;;
 			esac
 		done
