@@ -12,8 +12,9 @@
  * core/pair/kernel_owner.c kernel_adopt_switch). The daemon did not wake,
  * decide or make an ioctl for the switch, so the dom0 chain (woken,
  * running, pause ioctl, ...) would pin Xen's time on records that are not
- * part of it: failoverd's records in the window are its adoption (its own
- * toolstack pause of the old active, the RELEASE). The event carries no
+ * part of it: failoverd's records in the window are its adoption (the
+ * RELEASE, which turns Xen's pause of the old active into a toolstack
+ * pause). The event carries no
  * stamp of that adoption (time_ns is Xen's detection), so fo-trace does
  * not report one.
  *

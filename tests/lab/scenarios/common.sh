@@ -687,9 +687,10 @@ load_kmod() {
 # With "hypervisor_watch" on, failoverd hands an ARMED pair to Xen's watch
 # (status "owner": "hypervisor") and Xen switches by itself: it fences the
 # active with a pause of its own, which getdomaininfo reports as paused
-# (rt-patches 0011: xl list and the observer see it paused at once), until
-# failoverd, told by the VIRQ, takes its own toolstack pause and RELEASEs
-# the watch. So the observer must never see both members running.
+# once none of its vCPUs runs (rt-patches 0011: xl list and the observer
+# see it paused before the standby starts), until failoverd, told by the
+# VIRQ, RELEASEs the watch, which makes that pause a toolstack pause. So
+# the observer must never see both members running.
 
 FO_HV_DAEMON='"hypervisor_watch": "on", "hypervisor_watch_cpu": 0'
 

@@ -92,7 +92,7 @@ frozen_fault() {
 	sleep 1
 	observer_report || true
 	echo "$OBS_LINE"
-	# Stopped from Xen's fence on, through failoverd's pause and RELEASE.
+	# Stopped from Xen's fence on, through failoverd's RELEASE (the pause handed over).
 	never_both_running
 	stays_stopped "$from" "$fromid" "$sw_us"
 	wait_hv_armed p1 "$to" "$from" $REBUILD_S ||

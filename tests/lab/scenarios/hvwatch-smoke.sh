@@ -10,8 +10,9 @@
 #     (QUERY: fired, reason timeout, fenced), raise VIRQ_FAILOVER to dom0
 #     (fowatch-ctl wait-virq), leave p1-b running and p1-a with no vCPU
 #     running, its stamps in order (detect, fence, quiesced, switched);
-#   - dom0 then does what the daemon would: takes its own pause of p1-a and
-#     RELEASEs; p1-a stays paused, the watch is gone;
+#   - dom0 then does what the daemon would: RELEASEs alone; Xen hands its
+#     pause of p1-a to the toolstack, so p1-a stays paused, the watch is
+#     gone (and p1-a is a standby with exactly one toolstack pause);
 #   - a watch armed the other way (p1-b active, p1-a standby), in event
 #     mode on p1-b's agent port (rt-patches 0012: the sequence read at each
 #     notify; a port p1-b never bound is refused), hears its progress and
@@ -122,11 +123,13 @@ metric switch_to_virq_seen_us $((t_virq - sw_us)) us
 bound_us=$((HV_TIMEOUT_US + HV_PERIOD_US + LAB_SLACK_MS * 1000))
 [ $((sw_us - t0)) -le $bound_us ] || fail "switch $(((sw_us - t0) / 1000)) ms after the injection, bound $((bound_us / 1000)) ms"
 
-# What the daemon does once told: its own pause, then RELEASE.
-xl pause p1-a
+# What the daemon does once told: RELEASE alone (no pause of its own: Xen
+# hands its pause over in the same call).
 fowatch-ctl release $A || fail "release refused"
 out=$(fowatch-ctl query $A 2>&1) && fail "watch still there after release: $out"
-[ "$(dom_state p1-a)" = paused ] || fail "p1-a is $(dom_state p1-a) after the daemon's pause and release"
+[ "$(dom_state p1-a)" = paused ] || fail "p1-a is $(dom_state p1-a) after release: Xen dropped its pause instead of handing it over"
+fenced_not_running p1-a || fail "a vCPU of p1-a runs after release"
+
 [ "$(dom_state p1-b)" = running ] || fail "p1-b is $(dom_state p1-b) after release"
 
 # The other way round, in event mode on p1-b's agent port, then DISARM:
