@@ -1,8 +1,11 @@
 #!/bin/sh
 # hvwatch-fence: who holds the failed active's pause, and when Xen calls it
 # paused (issue #36 items 4, 5, 6, 8; patched Xen, lab.sh --patched-xen).
-# Driven by fowatch-ctl alone, no failoverd. Xen boots with the test knob
-# fowatch-test-hold-ms (rt-patches 0014), which holds QUIESCING open twice
+# Driven by fowatch-ctl alone, no failoverd. Xen must boot with the test
+# knob fowatch-test-hold-ms=5000 (rt-patches 0014; FO_LAB_XEN_ARGS, as
+# ctest xen_hvwatch-fence_xenrt passes it: not a "# xen-args:" line, so
+# that the scenario can share a boot with ones that never fire a watch,
+# e.g. hvwatch-send-bench), which holds QUIESCING open twice
 # (after the fence, before the watch's first look at the active's vCPUs;
 # after they were seen stopped and the standby checked, before the
 # switch), so that this scenario can act inside windows that otherwise
@@ -26,14 +29,15 @@
 #     members running, nor a fenced member running again.
 # Every check is made and reported; the scenario fails at the end if any
 # failed, so one run on a series without a fix shows each check it breaks.
-# xen-args: fowatch-test-hold-ms=2000
 # needs: fo-heartbeat fowatch-ctl
 . /lab/scenarios/common.sh
 
 require_bin fowatch-ctl jq
 have_agent || fail "no fo-heartbeat in the image: the watch needs the agent's heartbeat page"
 
-HOLD_MS=2000 # = fowatch-test-hold-ms above
+# = fowatch-test-hold-ms above: long enough for a few xl list + QUERY
+# looks under TCG (each takes 0.1-0.5 s) inside each hold.
+HOLD_MS=5000
 HV_PERIOD_US=${HV_PERIOD_US:-10000}
 HV_TIMEOUT_US=${HV_TIMEOUT_US:-1000000}
 HV_CPU=${HV_CPU:-0}
@@ -68,8 +72,9 @@ arm() { # ACTIVE STANDBY GREF [more fowatch-ctl options]
 
 # fence_round NAME FROM_DOMAIN FROM_ID: stop FROM's heartbeat and check
 # item 6 through the first hold: QUERY's flags and xl list's view of FROM
-# while the watch has not yet seen FROM's vCPUs stopped, then once it has.
-# Leaves WQ = the QUERY in the second hold (quiesced, not yet switched).
+# while the watch has not yet seen FROM's vCPUs stopped. Returns as soon
+# as the second hold (quiesced, not yet switched) is seen, WQ its QUERY;
+# quiesced_checks NAME FROM then checks that view once quiesced.
 fence_round() {
 	local name=$1 from=$2 id=$3 st seen=0 n=0
 	xs_control "$from" stop-heartbeat
@@ -96,6 +101,11 @@ fence_round() {
 	# Second hold: quiesced, the standby checked, not yet started.
 	wait_query "$id" '.state == "quiescing" and .t_quiesced > 0' $((HOLD_MS + 5000)) ||
 		{ bad "$name: no second hold (quiesced, not switched) seen: $WQ"; return 1; }
+	return 0
+}
+
+quiesced_checks() {
+	local name=$1 from=$2
 	[ "$(echo "$WQ" | jq -r '"\(.fenced) \(.pausing)"')" = "true false" ] ||
 		bad "$name: QUERY once quiesced says fenced $(echo "$WQ" | jq .fenced), pausing $(echo "$WQ" | jq .pausing) (want true, false)"
 	[ "$(dom_state "$from")" = paused ] || bad "$name: $from is $(dom_state "$from") once quiesced, not paused"
@@ -112,9 +122,8 @@ A=$(domid p1-a)
 B=$(domid p1-b)
 GREF_A=$(xenstore-read "$(xs_dom_path p1-a data/failover/gref)") || fail "no gref in p1-a's xenstore"
 GREF_B=$(xenstore-read "$(xs_dom_path p1-b data/failover/gref)") || fail "no gref in p1-b's xenstore"
-xl dmesg | grep -q 'fowatch-test-hold-ms\|Command line:.*fowatch-test-hold-ms' ||
-	log "(Xen's command line: $(xl info | grep xen_commandline))"
-xl info | grep -q "fowatch-test-hold-ms=$HOLD_MS" || fail "Xen was not booted with fowatch-test-hold-ms=$HOLD_MS: $(xl info | grep xen_commandline)"
+xl info | grep -q "fowatch-test-hold-ms=$HOLD_MS" ||
+	fail "Xen was not booted with fowatch-test-hold-ms=$HOLD_MS (FO_LAB_XEN_ARGS): $(xl info | grep xen_commandline)"
 
 # ---- item 8: reserved grant references ---------------------------------
 for g in 0 1 7; do
@@ -133,7 +142,7 @@ start_observer p1
 
 # ---- round A: p1-a -> p1-b, FIRED, release alone -------------------------
 arm $A $B "$GREF_A" || fail "A: arm p1-a -> p1-b refused"
-fence_round A p1-a $A
+fence_round A p1-a $A && quiesced_checks A p1-a
 t_fence_a=$(($(echo "$WQ" | jq '.t_fence + .mono_offset_ns') / 1000))
 wait_query $A '.state != "quiescing"' $((HOLD_MS + 5000)) || fail "A: still quiescing: $WQ"
 QA=$WQ
@@ -154,7 +163,11 @@ log "A: after release: p1-a $(dom_state p1-a), p1-b $(dom_state p1-b)"
 arm $B $A "$GREF_B" || fail "B: arm p1-b -> p1-a refused (p1-a: $(dom_state p1-a))"
 if fence_round B p1-b $B; then
 	xl pause p1-a
-	log "B: dom0 paused the standby p1-a inside the second hold"
+	QP=$(q $B)
+	log "B: dom0 paused the standby p1-a inside the second hold; then: $(echo "$QP" | jq -c '{state, t_quiesced, t_switched}')"
+	[ "$(echo "$QP" | jq -r .state)" = quiescing ] ||
+		bad "B: the switch was over before dom0's pause of the standby (hold $HOLD_MS ms too short?): $QP"
+	quiesced_checks B p1-b
 	wait_query $B '.state != "quiescing"' $((HOLD_MS + 5000)) || fail "B: still quiescing: $WQ"
 fi
 QB=$WQ
