@@ -204,15 +204,6 @@ def drill_all(d, names, fault, secs=60):
     return [{"ok": True, "event": got[n], "switch_events": seen[n]} for n in names], (sent_done_ns - sent_ns) / 1000
 
 
-def pct(xs, q):
-    xs = sorted(xs)
-    if not xs:
-        return None
-    k = (len(xs) - 1) * q / 100
-    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
-
-
 def cpu_ns(pid):
     """Every thread's time on a CPU (schedstat's first field, ns), by thread."""
     out = {}
