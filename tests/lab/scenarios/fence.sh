@@ -12,6 +12,8 @@
 #     fails closed (the member "may have failed"), and nothing is written
 #     through the link. `failoverctl clear-failed` (the operator repaired
 #     it) and `arm` trust it again.
+#  0. Before all that: steps of the wall clock (an hour forward, two back)
+#     cause no failover.
 # needs: failoverd failoverctl fo-heartbeat
 . /lab/scenarios/common.sh
 
@@ -78,6 +80,17 @@ external_unpause_event() {
 arm_pairs p1
 start_observer p1
 sleep 1
+
+# 0. Wall-clock steps: every deadline is CLOCK_MONOTONIC. Each step is
+# followed by three heartbeat timeouts of watching for a switch.
+sw0=$(pair_field p1 switches)
+for step in 3600 -7200 3600; do
+	date -s "@$(($(date +%s) + step))" > /dev/null || fail "date -s could not step the clock by $step s"
+	usleep $((3 * FO_TIMEOUT_MS * 1000))
+	[ "$(pair_field p1 state)" = ARMED ] && [ "$(pair_field p1 switches)" = "$sw0" ] ||
+		fail "a wall-clock step of $step s moved p1: $(status_json)"
+done
+log "wall clock stepped +1 h, -2 h, +1 h: p1 stayed ARMED, no switch"
 
 # 1. The standby, unpaused behind failoverd's back while ARMED.
 id0=$(max_event_id)
@@ -177,4 +190,4 @@ fctl arm p1 > /dev/null 2>&1
 wait_state p1 ARMED 60 || fail "p1 not ARMED after clear-failed and arm: $(status_json)"
 [ "$(pair_field p1 standby)" = p1-a ] || fail "standby is $(pair_field p1 standby), expected the repaired p1-a"
 exactly_one_running p1
-pass "fence: external unpauses undone in $w1 / $w2 ms (bound $WINDOW_BOUND_MS ms) with events; the failed member stayed failed across a SIGKILL restart, a lost, linked or open verdict file, and arm, until clear-failed"
+pass "fence: external unpauses undone in $w1 / $w2 ms (bound $WINDOW_BOUND_MS ms) with events; the failed member stayed failed across a SIGKILL restart, a lost, linked or open verdict file, and arm, until clear-failed; wall-clock steps switched nothing"
