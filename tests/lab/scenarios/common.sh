@@ -995,6 +995,26 @@ saw_suspend() {
 	log "$2: $1 suspended $(((T_SUSP_OBS - T_SAVE0) / 1000)) ms into the save"
 }
 
+# checkpoint_no_switch NAME PARTNER PAIR: a checkpoint of PAIR's active NAME
+# shorter than timeout_ms, under the observer, is no fault: the save ended
+# within timeout_ms, NAME heartbeats after its resume, the observer saw the
+# suspend and no change of PARTNER, and failoverd switched nothing. SINCE:
+# the newest event before the checkpoint.
+checkpoint_no_switch() {
+	local n
+	SINCE=$(max_event_id)
+	start_observer "$3"
+	checkpoint "$1" short
+	[ $(((T_SAVE1 - T_SAVE0) / 1000)) -lt "$FO_TIMEOUT_MS" ] ||
+		fail "the save took longer than timeout_ms ($FO_TIMEOUT_MS ms): raise SUSPEND_LONG_TIMEOUT_MS"
+	wait_heartbeats "$3" 5 30 || fail "$1 did not heartbeat after its resume: $(status_json)"
+	stop_observer
+	saw_suspend "$1" short
+	[ "$(obs_changes "$2")" = 0 ] || fail "$2 changed state during the checkpoint"
+	n=$(events_json | jq -s --argjson id "$SINCE" '[.[] | select(.id > $id and (.kind == "switchover" or .kind == "drill"))] | length')
+	[ "$n" = 0 ] || fail "failoverd switched on the checkpoint: $(events_json | tail -n 3)"
+}
+
 # never_ran_after_suspend NAME: the observer never saw NAME run again after
 # its suspend (T_SUSP_OBS): the fence's pause held through libxl's resume.
 never_ran_after_suspend() {
