@@ -48,6 +48,14 @@ static const struct bad_case {
 	{ "bad_name_null", "pairs[0].name" },
 	{ "bad_name_dup", "pairs[2].name" },
 	{ "bad_active_eq_standby", "pairs[0].standby" },
+	{ "bad_network_unknown_key", "pairs[0].network.vlan" },
+	{ "bad_network_no_bridge", "pairs[0].network" },
+	{ "bad_network_bridge_name", "pairs[0].network.bridge" },
+	{ "bad_network_mac", "pairs[0].network.mac" },
+	{ "bad_network_mac_multicast", "pairs[0].network.mac" },
+	{ "bad_network_ipv4", "pairs[0].network.ipv4" },
+	{ "bad_network_ipv6", "pairs[0].network.ipv6" },
+	{ "bad_network_two_pairs_same_mac", "pairs[1].network.mac" },
 	{ "bad_domain_two_pairs", "pairs[1].standby" },
 	{ "bad_domain_slash", "pairs[0].active" },
 	{ "bad_domain_space", "pairs[0].standby" },
@@ -159,7 +167,7 @@ static const struct exact_case {
 static const char *good_cases[] = {
 	"good_minimal", "good_min_bounds", "good_max_bounds", "good_max_pairs",
 	"good_whole_float", "good_rebuild", "good_two_pairs", "good_kernel_fast_path",
-	"good_cpupools", "good_deadline_miss",
+	"good_cpupools", "good_deadline_miss", "good_network",
 };
 
 static int load_case(const char *name, struct fo_config *c, char *err, size_t errlen)
@@ -378,6 +386,35 @@ static void test_good_cases(void)
 	}
 }
 
+static void test_good_network(void)
+{
+	static struct fo_config c;
+	char err[FO_ERR_MAX];
+	const struct fo_svcnet_config *n;
+
+	CHECK(load_case("good_minimal", &c, err, sizeof(err)) == 0 && !c.pairs[0].net.enabled,
+	      "no network section: the identity is not managed");
+	if (load_case("good_network", &c, err, sizeof(err)) != 0) {
+		CHECK(0, "good_network: %s", err);
+		return;
+	}
+	n = &c.pairs[0].net;
+	CHECK(n->enabled && strcmp(n->bridge, "xenbr0") == 0 && n->vif_device == 1, "bridge %s vif %u", n->bridge,
+	      n->vif_device);
+	CHECK(memcmp(n->mac, (uint8_t[6]){ 0x00, 0x16, 0x3e, 0xf0, 0x00, 0x01 }, 6) == 0, "mac");
+	CHECK(n->has_ipv4 && n->ipv4[0] == 10 && n->ipv4[3] == 10, "ipv4");
+	CHECK(n->has_ipv6 && n->ipv6[0] == 0xfd && n->ipv6[15] == 0x10, "ipv6");
+	CHECK(n->announce_count == 5 && n->announce_interval_ms == 200, "announce %u/%u", n->announce_count,
+	      n->announce_interval_ms);
+	{
+		char line[1024];
+
+		fo_config_describe_pair(&c.pairs[0], line, sizeof(line));
+		CHECK(strstr(line, " network bridge=xenbr0 vif=vif<domid>.1 mac=00:16:3e:f0:00:01 announce=5x200ms"),
+		      "describe: %s", line);
+	}
+}
+
 static void test_parse_direct(void)
 {
 	static struct fo_config c;
@@ -558,6 +595,7 @@ int main(void)
 	test_example();
 	test_bad_cases();
 	test_good_cases();
+	test_good_network();
 	test_parse_direct();
 	test_load_errors();
 	test_load_fifo();

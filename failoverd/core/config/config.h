@@ -12,6 +12,7 @@
 
 #include "lib/limits.h"
 #include "lib/log.h" /* enum fo_log_level (daemon.log_level) */
+#include "net/service_net.h" /* struct fo_svcnet_config (pairs[].network) */
 
 enum fo_on_failover {
 	FO_ON_FAILOVER_KEEP_PAUSED = 0,
@@ -94,6 +95,8 @@ struct fo_pair_config {
 	/* domain_config.active / .standby: xl config files, needed by rebuild */
 	char active_config[FO_PATH_MAX];
 	char standby_config[FO_PATH_MAX];
+	/* network: the service's network identity; enabled = false when absent */
+	struct fo_svcnet_config net;
 };
 
 struct fo_daemon_config {

@@ -61,6 +61,11 @@ int parse_pcpu_list(struct parser *p, const cJSON *obj, const char *kp, const ch
 int parse_pair(struct parser *p, const cJSON *obj, const char *kp, struct fo_pair_config *pc);
 int check_against_earlier_pairs(struct parser *p, const struct fo_config *c, size_t i, const char *kp);
 
+/* network.c */
+int parse_network(struct parser *p, const cJSON *obj, const char *kp, struct fo_svcnet_config *n);
+int check_network_against(struct parser *p, const struct fo_pair_config *pc, const struct fo_pair_config *q,
+			  size_t j, const char *kp);
+
 /* placement_check.c */
 int check_placement(struct parser *p, const struct fo_config *c);
 

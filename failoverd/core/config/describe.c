@@ -77,6 +77,13 @@ void fo_config_describe_pair(const struct fo_pair_config *pc, char *buf, size_t 
 	if (pc->active_config[0])
 		out_add(&o, " domain_config active=%s standby=%s", pc->active_config,
 			pc->standby_config);
+	if (pc->net.enabled) {
+		const uint8_t *m = pc->net.mac;
+
+		out_add(&o, " network bridge=%s vif=vif<domid>.%u mac=%02x:%02x:%02x:%02x:%02x:%02x announce=%ux%ums",
+			pc->net.bridge, pc->net.vif_device, m[0], m[1], m[2], m[3], m[4], m[5], pc->net.announce_count,
+			pc->net.announce_interval_ms);
+	}
 }
 
 const char *fo_on_failover_name(enum fo_on_failover v)

@@ -5,6 +5,7 @@
  */
 #include "core/config/config_internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -176,7 +177,7 @@ int parse_pair(struct parser *p, const cJSON *obj, const char *kp,
 {
 	static const char *const keys[] = { "name", "active", "standby", "heartbeat",
 					    "deadline_ms", "on_failover", "failback", "health",
-					    "pin", "domain_config", NULL };
+					    "pin", "domain_config", "network", NULL };
 	static const char *const required[] = { "name", "active", "standby", "heartbeat",
 						"deadline_ms", NULL };
 	static const char *const health_keys[] = { "fail_on_unhealthy", "fail_on_deadline_miss", NULL };
@@ -268,6 +269,15 @@ int parse_pair(struct parser *p, const cJSON *obj, const char *kp,
 		return fail(p, kp, "missing required key \"domain_config\" "
 			    "(on_failover \"rebuild\" needs the xl config files)");
 	}
+
+	memset(&pc->net, 0, sizeof(pc->net));
+	sub = member(obj, "network");
+	if (sub) {
+		keypath_join(mkp, kp, "network");
+		rc = parse_network(p, sub, mkp, &pc->net);
+		if (rc < 0)
+			return rc;
+	}
 	return 0;
 }
 
@@ -298,6 +308,8 @@ int check_against_earlier_pairs(struct parser *p, const struct fo_config *c, siz
 			return fail(p, mkp, "domain \"%s\" already belongs to pair \"%s\" "
 				    "(pairs[%zu])", shown(pc->standby, sbuf), q->name, j);
 		}
+		if (check_network_against(p, pc, q, j, kp) < 0)
+			return -EINVAL;
 	}
 	return 0;
 }

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * service_net.h - the service's network identity: one MAC (and address)
+ * for clients, always on the pair's active member's bridge port.
+ *
+ * Each member has a vif (`vif<domid>.<device>`) on a dom0 bridge, both with
+ * the service MAC. The I/O fence is the vif's admin state: only the
+ * active's vif is up. A vif that is down takes no frames from the bridge
+ * (the bridge disables the port and flushes its learned entries,
+ * br_stp_disable_port) and netback stops both directions, so a fenced
+ * member that someone unpauses cannot reach the service network, and no
+ * stale frames queue for a paused standby.
+ *
+ * A switch moves the identity in one netlink batch, built when the roles
+ * were set: old active's vif down, new active's vif up, the bridge's FDB
+ * entry of the service MAC onto the new port; then a gratuitous ARP and an
+ * unsolicited neighbour advertisement from dom0 on the bridge (prebuilt
+ * frames), so that any guest OS works. It runs right after the standby's
+ * unpause, not before: the deadline is the standby running, and a netlink
+ * request takes the kernel's rtnl lock, which any `ip` command or device
+ * event in dom0 may hold. The fenced sequence (shared with the kernel
+ * module and Xen's watch) has no place for it in between, and nothing is
+ * lost by the order: the old active is already paused, and what the new
+ * one transmits before its vif is up waits in its ring.
+ *
+ * No allocation and no logging in fo_svcnet_move(): one sendmsg() of the
+ * prebuilt batch, its acks read into a fixed buffer, two sendto()s.
+ * Everything else (opening, resolving the ports, checks) happens when the
+ * roles are set, off the real-time path.
+ */
+#ifndef FO_SERVICE_NET_H
+#define FO_SERVICE_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/domid.h"
+
+#define FO_IFNAME_MAX 15 /* IFNAMSIZ - 1 */
+
+/* pairs[].network (configuration, validated by core/config/pairs.c). */
+struct fo_svcnet_config {
+	bool enabled;
+	char bridge[FO_IFNAME_MAX + 1];
+	unsigned vif_device;      /* the member's vif is vif<domid>.<vif_device>; default 0 */
+	uint8_t mac[6];           /* the service MAC, both members' vif */
+	bool has_ipv4, has_ipv6;  /* announce this address (gratuitous ARP / unsolicited NA) */
+	uint8_t ipv4[4];
+	uint8_t ipv6[16];
+	unsigned announce_count;  /* announcements after a switch (first one at once); default 3 */
+	unsigned announce_interval_ms; /* between the later ones; default 100 */
+};
+
+/* The sockets all pairs share (one per daemon): a NETLINK_ROUTE socket for
+ * the ports and the FDB, a packet socket for the announcements. */
+struct fo_svcnet_sockets {
+	int nl_fd;
+	int pkt_fd;
+	int ioctl_fd;  /* SIOCGIFFLAGS for the audit */
+	uint32_t seq;
+};
+
+/* One batch: the netlink messages of a move, back to back. */
+#define FO_SVCNET_BATCH_MAX 160
+
+/* Steps of a move, for the error's text (fo_svcnet_step_name). */
+enum fo_svcnet_step {
+	FO_SVCNET_STEP_NONE = 0,
+	FO_SVCNET_STEP_OLD_DOWN,   /* the old active's vif down */
+	FO_SVCNET_STEP_NEW_UP,     /* the new active's vif up */
+	FO_SVCNET_STEP_FDB,        /* the service MAC onto the new port */
+	FO_SVCNET_STEP_ANNOUNCE,   /* gratuitous ARP / unsolicited NA */
+	FO_SVCNET_STEP_SEND,       /* the batch could not be sent or its acks read */
+};
+
+/* One pair's identity: plain data (pairs are copied at reload), no fds. */
+struct fo_svcnet {
+	int bridge_ifindex;
+	int port[2];                /* ifindex of member i's vif; 0 = not resolved */
+	fo_domid_t port_domid[2];   /* the domid it was resolved for */
+	/* The batch that moves the identity from member i to the other one. */
+	uint8_t batch[2][FO_SVCNET_BATCH_MAX];
+	size_t batch_len[2];
+	bool batch_ok[2];
+	uint8_t garp[42];
+	uint8_t na[86];
+	/* Announcements still to send after a move (fo_svcnet_announce_due). */
+	unsigned announce_left;
+	uint64_t announce_next_ns;
+};
+
+const char *fo_svcnet_step_name(enum fo_svcnet_step s);
+
+/* Open the shared sockets once (idempotent). 0 or -errno with a message. */
+int fo_svcnet_sockets_open(struct fo_svcnet_sockets *s, char *err, size_t errlen);
+void fo_svcnet_sockets_close(struct fo_svcnet_sockets *s);
+
+/* The vif name of a member: vif<domid>.<device>. */
+void fo_svcnet_vif_name(const struct fo_svcnet_config *cfg, fo_domid_t domid, char out[FO_IFNAME_MAX + 1]);
+
+/*
+ * Off the real-time path. Resolve the bridge and both members' ports
+ * (domid FO_DOMID_INVALID: that member has none, e.g. it is gone), check
+ * each is a port of the bridge, build the announcement frames and both
+ * move batches, and make the bridge say so: member `active`'s vif up and
+ * the service MAC's FDB entry on it, the other's vif down. A member whose
+ * domid is invalid is skipped. Returns 0, or -errno with a message naming
+ * the configuration key (network.bridge, network.vif_device).
+ */
+int fo_svcnet_enforce(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
+		      const fo_domid_t domid[2], int active, char *err, size_t errlen);
+
+/*
+ * The real-time move from member `from` to the other: the prebuilt batch
+ * and the first announcement. 0, or -errno with *ret_step the first step
+ * that failed (the others were still tried). No allocation, no logging.
+ */
+int fo_svcnet_move(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg, int from,
+		   uint64_t now_ns, enum fo_svcnet_step *ret_step);
+
+/* Cut one member off (its vif down): a member whose port must not forward
+ * (a failed one, a rebuilt standby). -ENODEV when it has no vif (gone). */
+int fo_svcnet_cut(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cfg, fo_domid_t domid,
+		  char *err, size_t errlen);
+
+/* The audit: is member `domid`'s vif up (1), down (0), or missing (-ENODEV)? */
+int fo_svcnet_port_up(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cfg, fo_domid_t domid);
+
+/* Send the announcements due at `now_ns` (the later ones of a move).
+ * Returns the number sent; *ret_next_ns the next due time (0: none left). */
+int fo_svcnet_announce_due(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
+			   uint64_t now_ns, uint64_t *ret_next_ns);
+
+/* Frames (frames.c): exposed for the unit tests. */
+void fo_svcnet_build_garp(uint8_t frame[42], const uint8_t mac[6], const uint8_t ipv4[4]);
+void fo_svcnet_build_na(uint8_t frame[86], const uint8_t mac[6], const uint8_t ipv6[16]);
+
+#endif
