@@ -27,6 +27,7 @@ struct fo_manager {
 	bool host_drift;
 	char host_placement[256];
 	struct fo_verdicts verdicts; /* failed instances and last actives, kept across restarts */
+	struct fo_svcnet_sockets net; /* pairs[].network's sockets, opened at the first pair's need */
 };
 
 int fo_manager_new(const struct fo_config *cfg, struct fo_manager **ret)
@@ -42,6 +43,7 @@ int fo_manager_new(const struct fo_config *cfg, struct fo_manager **ret)
 	m->env.placement_enforce = cfg->placement.enforce;
 	fo_verdicts_init(&m->verdicts, NULL);
 	m->env.verdicts = &m->verdicts;
+	m->env.net = &m->net;
 	m->unknown_rl = (struct fo_ratelimit)FO_RATELIMIT_INIT(10000, 5);
 	fo_event_ring_init(&m->ring);
 	m->n_pairs = cfg->n_pairs;
@@ -53,6 +55,8 @@ int fo_manager_new(const struct fo_config *cfg, struct fo_manager **ret)
 
 struct fo_manager *fo_manager_free(struct fo_manager *m)
 {
+	if (m)
+		fo_svcnet_sockets_close(&m->net);
 	free(m);
 	return NULL;
 }

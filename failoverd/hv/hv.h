@@ -390,6 +390,15 @@ struct fo_hv_ops {
 	 * no allocation, no log, no xenstore.
 	 */
 	void (*heartbeat_look)(struct fo_hv *hv, fo_domid_t domid);
+	/*
+	 * Optional (NULL if absent): the MAC of a domain's vif `device` as
+	 * its backend was given it (Xen: the vif backend's xenstore key
+	 * `mac`), for pairs[].network's check that both members carry the
+	 * service MAC. 0, -ENOENT when the domain has no such vif, or -errno.
+	 * A xenstore round trip: when the roles are set, never on the switch
+	 * path.
+	 */
+	int (*vif_mac)(struct fo_hv *hv, fo_domid_t domid, unsigned device, uint8_t ret_mac[6]);
 };
 
 /* Every backend's handle starts with this. */

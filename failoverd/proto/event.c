@@ -42,6 +42,7 @@ static const struct {
 	[FO_PHASE_UNPAUSE_ISSUED] = { "unpause_issued", "unpause issued" },
 	[FO_PHASE_UNPAUSE_DONE] = { "unpause_done", "unpause done" },
 	[FO_PHASE_FIRST_HEARTBEAT] = { "first_heartbeat", "first heartbeat" },
+	[FO_PHASE_SERVICE_MOVED] = { "service_moved", "service moved" },
 };
 
 const char *fo_phase_name(enum fo_phase p)

@@ -61,6 +61,9 @@ enum fo_phase {
 	FO_PHASE_UNPAUSE_ISSUED,
 	FO_PHASE_UNPAUSE_DONE,    /* standby confirmed running */
 	FO_PHASE_FIRST_HEARTBEAT, /* new active's first heartbeat after the switch */
+	FO_PHASE_SERVICE_MOVED,   /* pairs[].network: the service's identity is on the new active's port
+	                           * (after the unpause; on the module's and Xen's paths, when failoverd
+	                           * learnt of the switch) */
 	FO_PHASE_COUNT
 };
 

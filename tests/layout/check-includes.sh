@@ -6,6 +6,7 @@
 #   failoverd/proto/  lib/ and proto/ only (the daemon and failoverctl share it)
 #   failoverd/hv/     never core/, io/, cli/ (the backends serve the core,
 #                     they do not know it)
+#   failoverd/net/    lib/ and net/ only (the bridge, no decisions)
 #   failoverd/core/   never a Xen or libxl header (the decisions are
 #                     testable on the simulator), never io/ or cli/
 #   failoverd/cli/    never core/, hv/, io/ (it speaks the protocol only)
@@ -48,6 +49,7 @@ layer() {
 	failoverd/proto/*) echo proto ;;
 	failoverd/core/*) echo core ;;
 	failoverd/hv/*) echo hv ;;
+	failoverd/net/*) echo net ;;
 	failoverd/io/*) echo io ;;
 	failoverd/cli/*) echo cli ;;
 	failoverd/*) echo top ;;
@@ -63,6 +65,8 @@ allowed() {
 	lib:lib | proto:lib | proto:proto) return 0 ;;
 	lib:* | proto:*) return 1 ;;
 	hv:core | hv:io | hv:cli | hv:top) return 1 ;;
+	net:lib | net:net) return 0 ;;
+	net:*) return 1 ;;
 	core:io | core:cli | core:top) return 1 ;;
 	cli:core | cli:hv | cli:io | cli:top) return 1 ;;
 	kmod:kmod) return 0 ;;

@@ -28,6 +28,7 @@ void fo_pair_audit(struct fo_pair *p)
 	const char *why, *seen;
 	int r;
 
+	service_audit(p);
 	/* ARMING: a first-boot standby runs until it heartbeats. SWITCHING:
 	 * the switch checks its own members. REBUILDING: the new member
 	 * boots. DISARMED: maintenance, hands off. */

@@ -98,6 +98,7 @@ void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...)
 	va_end(ap);
 	p->state = s;
 	p->late_since_ns = 0; /* any new decision ends a wait for a late heartbeat */
+	p->net_blocked = false; /* service_enforce() sets it again when it is the reason */
 	if (s != FO_PAIR_ARMING)
 		p->started_blind = false; /* decided: from here on we watch */
 	/* The module must not switch a pair we consider unprotected. */
@@ -163,6 +164,14 @@ void become_armed(struct fo_pair *p, const char *how)
 	fo_pair_check_placement(p);
 	p->m[0].fresh = p->m[1].fresh = false;
 	set_deadline(fo_pair_standby(p), FO_DL_NONE, 0);
+	/* The service network as the roles say, or DEGRADED with why (and
+	 * tried again by the audit): the roles are still recorded. */
+	if (!service_enforce(p, false)) {
+		mark_active(p);
+		persist(p);
+		publish_roles(p);
+		return;
+	}
 	arm_active_deadline(p);
 	become(p, FO_PAIR_ARMED, "%s", how);
 	mark_active(p);

@@ -90,6 +90,7 @@ struct fo_pair_stats {
 /* Where a pair acts and records. Shared by every pair of a manager. */
 struct fo_pair_env {
 	struct fo_hv *hv;
+	struct fo_svcnet_sockets *net; /* shared by the pairs with a network section */
 	struct fo_event_ring *ring;
 	bool placement_enforce;    /* placement.enforce: re-apply on drift */
 	struct fo_verdicts *verdicts; /* failed instances, last active per pair (verdict.h) */
@@ -149,6 +150,13 @@ struct fo_pair {
 	 * not looking), and record it once as an info event */
 	uint64_t state_watch_until_ns;
 	uint64_t state_reported_ns;   /* the relay's time of the last one recorded */
+	/* the service network (cfg.net; core/pair/service.c) */
+	struct fo_svcnet net;
+	bool net_blocked;             /* DEGRADED because the network could not be set as the roles say */
+	bool net_resume_after_switch; /* ... and what then resumes: after_first_heartbeat (else become_armed) */
+	bool net_stale;               /* a switch's move did not complete: set the roles' state anew */
+	uint64_t net_retry_ns;        /* the next attempt while blocked */
+	uint64_t net_recuts;          /* fenced vifs found up and cut again by the audit */
 };
 
 void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo_pair_env *env);

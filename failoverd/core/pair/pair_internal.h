@@ -79,6 +79,11 @@ struct fo_event *pending_switch_event(struct fo_pair *p);
 void finish_switch(struct fo_pair *p, bool heartbeated);
 void after_first_heartbeat(struct fo_pair *p);
 
+/* service.c */
+bool service_enforce(struct fo_pair *p, bool after_switch);
+bool service_move(struct fo_pair *p, struct fo_event *e, int from);
+void service_audit(struct fo_pair *p);
+
 /* policy.c */
 void apply_on_failover(struct fo_pair *p, struct fo_member *failed);
 void start_rebuild(struct fo_pair *p, int idx);

@@ -75,6 +75,10 @@ void after_first_heartbeat(struct fo_pair *p)
 	struct fo_member *old = fo_pair_standby(p);
 
 	p->late_since_ns = 0;
+	/* The switch's move of the service network did not complete: the
+	 * bridge as the roles say first, or DEGRADED until it can be. */
+	if (p->net_stale && !service_enforce(p, true))
+		return;
 	arm_active_deadline(p);
 	if (!p->switch_was_fault && old->usable && !member_verdict(p, old)) {
 		become_armed(p, "roles swapped by switchover");
@@ -181,8 +185,13 @@ int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_o
 {
 	struct fo_member *from = fo_pair_active(p), *to = fo_pair_standby(p);
 	struct fo_switch_outcome out = *outp;
+	bool service_followed = true;
 	uint64_t started;
 
+	/* First, still on the real-time path: the service's identity to the
+	 * new active (pairs[].network). */
+	if (out.result == FO_RESULT_OK)
+		service_followed = service_move(p, e, p->active);
 	from->state = out.from_state;
 	to->state = out.to_state;
 	/*
@@ -196,7 +205,7 @@ int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_o
 	 */
 	if (fault != FO_FAULT_MANUAL)
 		mark_failed(p, from, fo_fault_name(fault));
-	e->result = out.result;
+	e->result = out.result == FO_RESULT_OK && !service_followed ? FO_RESULT_DEGRADED : out.result;
 	if (from->suspend_seen) {
 		/* Silent because the toolstack suspended it (the fence
 		 * paused it, so that libxl's resume cannot start it). */

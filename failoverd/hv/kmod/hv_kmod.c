@@ -593,6 +593,13 @@ static int kmod_boot_note_read(struct fo_hv *hv, char *buf, size_t len)
 	return in->ops->boot_note_read ? in->ops->boot_note_read(in, buf, len) : -EOPNOTSUPP;
 }
 
+static int kmod_vif_mac(struct fo_hv *hv, fo_domid_t domid, unsigned device, uint8_t ret_mac[6])
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	return in->ops->vif_mac ? in->ops->vif_mac(in, domid, device, ret_mac) : -EOPNOTSUPP;
+}
+
 static int kmod_boot_note_write(struct fo_hv *hv, const char *text)
 {
 	struct fo_hv *in = to_kmod(hv)->inner;
@@ -688,6 +695,7 @@ static const struct fo_hv_ops kmod_ops = {
 	.state_info = kmod_state_info,
 	.boot_note_read = kmod_boot_note_read,
 	.boot_note_write = kmod_boot_note_write,
+	.vif_mac = kmod_vif_mac,
 	.heartbeat_look = kmod_heartbeat_look,
 	.agent_command = kmod_agent_command,
 	.get_fds = kmod_get_fds,

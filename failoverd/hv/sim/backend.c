@@ -60,6 +60,26 @@ static int sim_boot_note_read(struct fo_hv *hv, char *buf, size_t len)
 	return 0;
 }
 
+static int sim_vif_mac(struct fo_hv *hv, fo_domid_t domid, unsigned device, uint8_t ret_mac[6])
+{
+	struct sim_domain *d = sim_find_dom(sim_of(hv), domid);
+
+	if (!d || !d->has_vif || device != 0)
+		return -ENOENT;
+	memcpy(ret_mac, d->vif_mac, 6);
+	return 0;
+}
+
+void fo_sim_set_vif_mac(struct fo_hv *hv, fo_domid_t domid, const uint8_t mac[6])
+{
+	struct sim_domain *d = sim_find_dom(sim_of(hv), domid);
+
+	if (d) {
+		d->has_vif = true;
+		memcpy(d->vif_mac, mac, 6);
+	}
+}
+
 static int sim_boot_note_write(struct fo_hv *hv, const char *text)
 {
 	struct fo_hv_sim *s = sim_of(hv);
@@ -97,6 +117,7 @@ const struct fo_hv_ops sim_ops = {
 	.pin_vcpu = sim_pin_vcpu,
 	.boot_note_read = sim_boot_note_read,
 	.boot_note_write = sim_boot_note_write,
+	.vif_mac = sim_vif_mac,
 	.heartbeat_look = sim_heartbeat_look,
 };
 

@@ -68,6 +68,8 @@ struct sim_domain {
 	uint32_t port;                /* the agent's own event channel port (it notifies after each beat) */
 	struct sim_fowatch *fowatch;  /* the watch this domain is active or standby of (Xen's d->fowatch) */
 	uint64_t handed_vcpus_stop;   /* the watch's fence, handed to the toolstack: its vCPUs run until then */
+	bool has_vif;                 /* fo_sim_set_vif_mac: vif 0's MAC (vif_mac) */
+	uint8_t vif_mac[6];
 };
 
 struct sim_pool {

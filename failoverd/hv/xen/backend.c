@@ -96,6 +96,26 @@ static int xen_boot_note_write(struct fo_hv *hv, const char *text)
 	return 0;
 }
 
+static int xen_vif_mac(struct fo_hv *hv, fo_domid_t domid, unsigned device, uint8_t ret_mac[6])
+{
+	char path[96];
+	unsigned n, m[6];
+	char *v;
+	int ok;
+
+	snprintf(path, sizeof(path), "/local/domain/0/backend/vif/%u/%u/mac", (unsigned)domid, device);
+	v = xs_read(to_xen(hv)->xs, XBT_NULL, path, &n);
+	if (!v)
+		return errno == ENOENT ? -ENOENT : neg_errno();
+	ok = n == 17 && sscanf(v, "%2x:%2x:%2x:%2x:%2x:%2x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) == 6;
+	free(v);
+	if (!ok)
+		return -EINVAL;
+	for (int i = 0; i < 6; i++)
+		ret_mac[i] = (uint8_t)m[i];
+	return 0;
+}
+
 static void xen_free(struct fo_hv *hv)
 {
 	struct xen_hv *x = to_xen(hv);
@@ -173,6 +193,7 @@ static const struct fo_hv_ops xen_ops = {
 	.agent_page = xen_agent_page,		/* fowatch.c */
 	.boot_note_read = xen_boot_note_read,
 	.boot_note_write = xen_boot_note_write,
+	.vif_mac = xen_vif_mac,
 };
 
 int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)

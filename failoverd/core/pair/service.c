@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * service.c - the pair's service network (pairs[].network): when the
+ * bridge is made to say what the roles say, the move at a switch, and the
+ * audit of the cut-off vifs. How is net/service_net.c.
+ *
+ * A pair whose network cannot be set as its roles say (no bridge, a vif
+ * missing, a member with another MAC, a netlink error) is DEGRADED with
+ * the reason, and tried again every second: "armed" means the service
+ * fails over, its clients with it, and a fenced member is off the network.
+ */
+#include "core/pair/pair_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define NET_RETRY_NS MS(1000)
+
+static bool service_on(const struct fo_pair *p)
+{
+	return p->cfg.net.enabled && p->env->net;
+}
+
+static void mac_text(const uint8_t m[6], char out[18])
+{
+	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+/* Both members' vifs carry the service MAC (as their backends were given
+ * it): a member with another one would take the service's address with a
+ * MAC the clients do not know. 0 or -EINVAL with the reason. */
+static int check_member_macs(struct fo_pair *p, char *err, size_t errlen)
+{
+	struct fo_hv *hv = p->env->hv;
+
+	if (!hv->ops->vif_mac)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		const struct fo_member *m = &p->m[i];
+		uint8_t mac[6];
+		char got[18], want[18];
+
+		if (m->domid == FO_DOMID_INVALID || hv->ops->vif_mac(hv, m->domid, p->cfg.net.vif_device, mac) < 0)
+			continue; /* no vif: fo_svcnet_enforce names it */
+		if (memcmp(mac, p->cfg.net.mac, 6) == 0)
+			continue;
+		mac_text(mac, got);
+		mac_text(p->cfg.net.mac, want);
+		snprintf(err, errlen, "network.mac: %s (domain %u) has MAC %s on vif %u, not the service MAC %s",
+			 m->name, m->domid, got, p->cfg.net.vif_device, want);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Set the bridge as the roles say. On failure the pair is DEGRADED with
+ * the reason, and the audit tries again every second; once it succeeds,
+ * what was interrupted resumes: arming (become_armed), or the end of a
+ * switch (after_first_heartbeat, which decides about the standby). */
+bool service_enforce(struct fo_pair *p, bool after_switch)
+{
+	fo_domid_t domid[2] = { p->m[0].domid, p->m[1].domid };
+	char err[256];
+	int r;
+
+	if (!service_on(p))
+		return true;
+	r = check_member_macs(p, err, sizeof(err));
+	if (r == 0)
+		r = fo_svcnet_enforce(p->env->net, &p->net, &p->cfg.net, domid, p->active, err, sizeof(err));
+	if (r == 0) {
+		if (p->net_blocked)
+			record(p, FO_EV_INFO, FO_RESULT_OK, "service network ready on %s's vif",
+			       fo_pair_active(p)->name);
+		p->net_blocked = false;
+		p->net_stale = false;
+		return true;
+	}
+	become(p, FO_PAIR_DEGRADED, "%s", err);
+	p->net_blocked = true;
+	p->net_resume_after_switch = after_switch;
+	p->net_retry_ns = now_ns(p) + NET_RETRY_NS;
+	return false;
+}
+
+bool service_move(struct fo_pair *p, struct fo_event *e, int from)
+{
+	enum fo_svcnet_step step;
+	int r;
+
+	if (!service_on(p))
+		return true;
+	/* Ports resolved for other domains (a member rebuilt since): not the
+	 * batch to send; the roles' enforce after the switch sets them. */
+	if (p->net.port_domid[0] != p->m[0].domid || p->net.port_domid[1] != p->m[1].domid) {
+		r = -ESTALE;
+		step = FO_SVCNET_STEP_NEW_UP;
+	} else {
+		r = fo_svcnet_move(p->env->net, &p->net, &p->cfg.net, from, now_ns(p), &step);
+	}
+	if (r == 0) {
+		e->phase_ns[FO_PHASE_SERVICE_MOVED] = now_ns(p);
+		return true;
+	}
+	/* The standby runs: off the real-time path from here. */
+	p->net_stale = true;
+	snprintf(e->message + strlen(e->message), sizeof(e->message) - strlen(e->message),
+		 "%sservice network did not follow: could not %s: %s", e->message[0] ? "; " : "",
+		 fo_svcnet_step_name(step), strerror(-r));
+	return false;
+}
+
+/* A vif that must be down (the standby's, a failed member's) found up:
+ * someone set it up; cut it off again, as the fence audit pauses. */
+static void audit_cut_off(struct fo_pair *p, struct fo_member *s)
+{
+	char err[160], name[FO_IFNAME_MAX + 1];
+	int r;
+
+	if (fo_svcnet_port_up(p->env->net, &p->cfg.net, s->domid) != 1)
+		return;
+	fo_svcnet_vif_name(&p->cfg.net, s->domid, name);
+	r = fo_svcnet_cut(p->env->net, &p->cfg.net, s->domid, err, sizeof(err));
+	p->net_recuts++;
+	if (r == 0)
+		record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK, "%s's vif %s found up though it is cut off; cut off again",
+		       s->name, name);
+	else
+		record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_FAILED, "%s's vif %s found up though it is cut off: %s",
+		       s->name, name, err);
+}
+
+void service_audit(struct fo_pair *p)
+{
+	struct fo_member *a, *s;
+	uint64_t now, next;
+
+	if (!service_on(p))
+		return;
+	now = now_ns(p);
+	fo_svcnet_announce_due(p->env->net, &p->net, &p->cfg.net, now, &next);
+	a = fo_pair_active(p);
+	s = fo_pair_standby(p);
+	if (p->net_blocked) {
+		if (p->state != FO_PAIR_DEGRADED || now < p->net_retry_ns)
+			return;
+		/* Only with the members as arming left them: the active runs,
+		 * the standby is fenced. */
+		if (a->state != FO_DOM_RUNNING || (s->domid != FO_DOMID_INVALID && !fo_dom_state_is_fenced(s->state))) {
+			p->net_retry_ns = now + NET_RETRY_NS;
+			return;
+		}
+		if (!service_enforce(p, p->net_resume_after_switch))
+			return;
+		if (p->net_resume_after_switch)
+			after_first_heartbeat(p);
+		else
+			become_armed(p, "service network ready");
+		return;
+	}
+	if ((p->state == FO_PAIR_ARMED || p->state == FO_PAIR_DEGRADED) && s->domid != FO_DOMID_INVALID &&
+	    p->net.port_domid[!p->active] == s->domid)
+		audit_cut_off(p, s);
+}

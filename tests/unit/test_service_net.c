@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_service_net.c - the service's network identity (pairs[].network,
+ * failoverd/net/) on a real Linux bridge: the test runs in its own network
+ * namespace (root), with veth pairs standing in for the members' netback
+ * vifs (`vif1.0`, `vif2.0`: the simulator's domids 1 and 2) and a client
+ * port (`c0`) that sees what the bridge floods. What Xen adds (netback,
+ * netfront, xl's hotplug) is the lab's (tests/lab, xen_net-*).
+ *
+ *   - enforce: only the active's vif is up, the service MAC's FDB entry is
+ *     on its port; a move hands both over and announces (gratuitous ARP and
+ *     unsolicited NA, seen by the client), and a frame to the service MAC
+ *     reaches the new active only; the move allocates and logs nothing;
+ *   - each bad setup is refused naming its key (no bridge, not a bridge, a
+ *     vif missing, a vif on another bridge);
+ *   - the pair: arming cuts the standby off, a failover moves the identity
+ *     (phase service_moved after unpause_done), the audit cuts a fenced vif
+ *     that someone set up, a member with another MAC or a missing bridge is
+ *     DEGRADED with the reason and re-armed once the bridge is there, and a
+ *     move that cannot complete marks the switch degraded.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "lib/log.h"
+#include "net/service_net.h"
+#include "pair_fixture.h"
+
+static atomic_ulong n_alloc;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t a, size_t b);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n) { atomic_fetch_add(&n_alloc, 1); return __real_malloc(n); }
+void *__wrap_calloc(size_t a, size_t b) { atomic_fetch_add(&n_alloc, 1); return __real_calloc(a, b); }
+void *__wrap_realloc(void *p, size_t n) { atomic_fetch_add(&n_alloc, 1); return __real_realloc(p, n); }
+
+static const uint8_t SVC_MAC[6] = { 0x00, 0x16, 0x3e, 0xf0, 0x00, 0x01 };
+#define SVC_MAC_TEXT "00:16:3e:f0:00:01"
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	r = system(cmd);
+	if (r != 0) {
+		fprintf(stderr, "FATAL: `%s` exited %d\n", cmd, r);
+		exit(1);
+	}
+}
+
+/* A fresh bridge br0 with the members' stand-in vifs and the client port. */
+static void topology(void)
+{
+	(void)!system("ip link del br0 2>/dev/null; for l in vif1.0 vif2.0 vif9.0 c0br; do ip link del $l 2>/dev/null; done; true");
+	sh("ip link add br0 type bridge && ip link set br0 up");
+	for (int d = 1; d <= 2; d++)
+		sh("ip link add vif%d.0 type veth peer name g%d && ip link set g%d address %s && ip link set vif%d.0 master br0 && "
+		   "ip link set g%d up && ip link set vif%d.0 up",
+		   d, d, d, SVC_MAC_TEXT, d, d, d);
+	sh("ip link add c0br type veth peer name c0 && ip link set c0br master br0 && ip link set c0br up && ip link set c0 up");
+	sh("ip link set lo up");
+}
+
+static int link_up(const char *name)
+{
+	char path[128];
+	unsigned flags = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/flags", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%x", &flags) != 1)
+		flags = 0;
+	fclose(f);
+	return flags & 1;
+}
+
+/* The port the bridge has the service MAC on ("" = none). */
+static const char *fdb_port(void)
+{
+	static char dev[32];
+	char line[256];
+	FILE *f = popen("bridge fdb show br br0", "r");
+
+	dev[0] = '\0';
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, SVC_MAC_TEXT " dev ", strlen(SVC_MAC_TEXT " dev ")) == 0 && !strstr(line, " self") &&
+		    sscanf(line + strlen(SVC_MAC_TEXT " dev "), "%31s", dev) == 1)
+			break;
+	if (f)
+		pclose(f);
+	return dev;
+}
+
+/* A packet socket listening on `ifname`, non-blocking. */
+static int listen_on(const char *ifname)
+{
+	struct sockaddr_ll a = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK, htons(ETH_P_ALL));
+
+	a.sll_ifindex = (int)if_nametoindex(ifname);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		perror("packet socket");
+		exit(1);
+	}
+	return fd;
+}
+
+/* Frames received so far of the given ethertype with the service MAC as
+ * source (ARP: also as the sender hardware address). */
+static int count_frames(int fd, unsigned type, const uint8_t *dst)
+{
+	uint8_t buf[2048];
+	ssize_t n;
+	int k = 0;
+
+	usleep(20000);
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
+		if (n < 14 || (unsigned)(buf[12] << 8 | buf[13]) != type)
+			continue;
+		if (dst ? memcmp(buf, dst, 6) != 0 : memcmp(buf + 6, SVC_MAC, 6) != 0)
+			continue;
+		k++;
+	}
+	return k;
+}
+
+/* One frame from the client to the service MAC (a made-up ethertype). */
+static void send_to_service(int fd_c0)
+{
+	struct sockaddr_ll a = { .sll_family = AF_PACKET, .sll_halen = 6 };
+	uint8_t f[60] = { 0 };
+
+	memcpy(f, SVC_MAC, 6);
+	memcpy(f + 6, (uint8_t[6]){ 0x02, 0, 0, 0, 0, 0xc0 }, 6);
+	f[12] = 0x88;
+	f[13] = 0xb5; /* IEEE local experimental */
+	a.sll_ifindex = (int)if_nametoindex("c0");
+	memcpy(a.sll_addr, SVC_MAC, 6);
+	if (sendto(fd_c0, f, sizeof(f), 0, (struct sockaddr *)&a, sizeof(a)) < 0)
+		perror("sendto");
+}
+
+static void base_net(struct fo_svcnet_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->enabled = true;
+	snprintf(c->bridge, sizeof(c->bridge), "br0");
+	memcpy(c->mac, SVC_MAC, 6);
+	c->has_ipv4 = true;
+	inet_pton(AF_INET, "10.99.0.10", c->ipv4);
+	c->has_ipv6 = true;
+	inet_pton(AF_INET6, "fd99::10", c->ipv6);
+	c->announce_count = 3;
+	c->announce_interval_ms = 100;
+}
+
+static void test_enforce_and_move(void)
+{
+	static const uint8_t probe_dst[6] = { 0x00, 0x16, 0x3e, 0xf0, 0x00, 0x01 };
+	struct fo_svcnet_sockets s = { 0 };
+	struct fo_svcnet n = { 0 };
+	struct fo_svcnet_config c;
+	fo_domid_t d[2] = { 1, 2 };
+	enum fo_svcnet_step step;
+	unsigned long allocs, logs;
+	char err[256] = "";
+	int r, fd_c0, fd_g1, fd_g2;
+
+	topology();
+	base_net(&c);
+	r = fo_svcnet_enforce(&s, &n, &c, d, 0, err, sizeof(err));
+	CHECK(r == 0, "enforce: %d %s", r, err);
+	CHECK(link_up("vif1.0") == 1 && link_up("vif2.0") == 0, "only the active's vif is up: %d %d",
+	      link_up("vif1.0"), link_up("vif2.0"));
+	CHECK(strcmp(fdb_port(), "vif1.0") == 0, "service MAC on the active's port: '%s'", fdb_port());
+
+	fd_c0 = listen_on("c0");
+	fd_g1 = listen_on("g1");
+	fd_g2 = listen_on("g2");
+	count_frames(fd_c0, 0, NULL); /* drain */
+	allocs = atomic_load(&n_alloc);
+	logs = fo_log_calls();
+	r = fo_svcnet_move(&s, &n, &c, 0, 0, &step);
+	CHECK(atomic_load(&n_alloc) == allocs && fo_log_calls() == logs, "the move allocates (%lu) and logs (%lu) nothing",
+	      atomic_load(&n_alloc) - allocs, fo_log_calls() - logs);
+	CHECK(r == 0, "move: %d step %s", r, fo_svcnet_step_name(step));
+	CHECK(link_up("vif1.0") == 0 && link_up("vif2.0") == 1, "moved: vif1.0 %d vif2.0 %d", link_up("vif1.0"),
+	      link_up("vif2.0"));
+	CHECK(strcmp(fdb_port(), "vif2.0") == 0, "service MAC on the new active's port: '%s'", fdb_port());
+	CHECK(count_frames(fd_c0, 0x0806, NULL) == 1, "the client saw one gratuitous ARP from the service MAC");
+	CHECK(n.announce_left == 2, "two more announcements due: %u", n.announce_left);
+	/* The unsolicited NA went out with the ARP; read it from the same drain. */
+
+	count_frames(fd_g1, 0, probe_dst);
+	count_frames(fd_g2, 0, probe_dst);
+	send_to_service(fd_c0);
+	CHECK(count_frames(fd_g2, 0x88b5, probe_dst) == 1, "a frame to the service MAC reaches the new active");
+	CHECK(count_frames(fd_g1, 0x88b5, probe_dst) == 0, "and nothing reaches the cut-off member");
+
+	/* The later announcements, when due. */
+	{
+		uint64_t next = 0;
+		int sent = fo_svcnet_announce_due(&s, &n, &c, 50 * MS, &next);
+		CHECK(sent == 0 && next == 100 * MS, "not due before the interval: sent %d next %llu", sent,
+		      (unsigned long long)next);
+		sent = fo_svcnet_announce_due(&s, &n, &c, 100 * MS, &next);
+		CHECK(sent == 1, "second announcement sent");
+		CHECK(count_frames(fd_c0, 0x86dd, NULL) >= 1, "an unsolicited NA from the service MAC");
+	}
+
+	/* The old active's vif gone with its domain: the move back still
+	 * runs (it is cut off already). */
+	r = fo_svcnet_enforce(&s, &n, &c, d, 1, err, sizeof(err));
+	CHECK(r == 0, "enforce with 2 active: %s", err);
+	sh("ip link del vif2.0");
+	r = fo_svcnet_move(&s, &n, &c, 1, 0, &step);
+	CHECK(r == 0, "move from a member whose vif is gone: %d (%s)", r, fo_svcnet_step_name(step));
+	CHECK(link_up("vif1.0") == 1 && strcmp(fdb_port(), "vif1.0") == 0, "back on vif1.0");
+	close(fd_c0);
+	close(fd_g1);
+	close(fd_g2);
+	fo_svcnet_sockets_close(&s);
+}
+
+static void expect_refused(struct fo_svcnet_config *c, fo_domid_t d0, fo_domid_t d1, const char *want)
+{
+	struct fo_svcnet_sockets s = { 0 };
+	struct fo_svcnet n = { 0 };
+	fo_domid_t d[2] = { d0, d1 };
+	char err[256] = "";
+	int r = fo_svcnet_enforce(&s, &n, c, d, 0, err, sizeof(err));
+
+	CHECK(r < 0 && strstr(err, want), "refused with \"%s\": %d \"%s\"", want, r, err);
+	fo_svcnet_sockets_close(&s);
+}
+
+static void test_bad_setups(void)
+{
+	struct fo_svcnet_config c;
+
+	topology();
+	base_net(&c);
+	snprintf(c.bridge, sizeof(c.bridge), "nobr");
+	expect_refused(&c, 1, 2, "network.bridge: no network device \"nobr\"");
+	snprintf(c.bridge, sizeof(c.bridge), "c0");
+	expect_refused(&c, 1, 2, "network.bridge: \"c0\" is not a bridge");
+	base_net(&c);
+	expect_refused(&c, 1, 7, "network.vif_device: domain 7 has no vif vif7.0");
+	sh("ip link add vif9.0 type veth peer name g9");
+	expect_refused(&c, 9, 2, "network.bridge: vif9.0 is not a port of bridge br0");
+	CHECK(link_up("vif2.0") == 1, "a refused setup changed nothing");
+}
+
+/* ---- the pair ---- */
+
+static void net_config(struct fo_config *cfg)
+{
+	sim_base_config(cfg);
+	base_net(&cfg->pairs[0].net);
+}
+
+static const struct fo_event *last_switch(struct fx *f)
+{
+	return last_event_of(f, FO_EV_SWITCHOVER);
+}
+
+static void test_pair_failover_moves_identity(void)
+{
+	struct fo_config cfg;
+	const struct fo_event *e;
+	struct fx f;
+
+	topology();
+	net_config(&cfg);
+	fx_armed_cfg(&f, &cfg, false);
+	CHECK(f.p->state == FO_PAIR_ARMED, "armed: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(link_up("vif1.0") == 1 && link_up("vif2.0") == 0, "arming cut the standby off: %d %d",
+	      link_up("vif1.0"), link_up("vif2.0"));
+	CHECK(strcmp(fdb_port(), "vif1.0") == 0, "service MAC on the active: '%s'", fdb_port());
+
+	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true);
+	advance(&f, 1);
+	live(&f, 100);
+	e = last_switch(&f);
+	CHECK(e && e->result == FO_RESULT_OK, "switched: %s", e ? e->message : "no event");
+	CHECK(link_up("vif1.0") == 0 && link_up("vif2.0") == 1, "identity moved: %d %d", link_up("vif1.0"),
+	      link_up("vif2.0"));
+	CHECK(strcmp(fdb_port(), "vif2.0") == 0, "service MAC on the new active: '%s'", fdb_port());
+	CHECK(e && e->phase_ns[FO_PHASE_SERVICE_MOVED] >= e->phase_ns[FO_PHASE_UNPAUSE_DONE] &&
+		      e->phase_ns[FO_PHASE_UNPAUSE_DONE] != 0,
+	      "service_moved after unpause_done");
+
+	/* Someone sets the failed member's vif up: the audit cuts it again. */
+	sh("ip link set vif1.0 up");
+	live(&f, 30);
+	CHECK(link_up("vif1.0") == 0, "the audit cut the failed member's vif again");
+	CHECK(f.p->net_recuts == 1, "counted: %llu", (unsigned long long)f.p->net_recuts);
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+static void test_pair_other_mac_degraded(void)
+{
+	static const uint8_t other[6] = { 0x00, 0x16, 0x3e, 0x00, 0x00, 0x99 };
+	struct fo_config cfg;
+	struct fx f;
+
+	topology();
+	net_config(&cfg);
+	fx_new(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, false);
+	fo_sim_set_vif_mac(f.hv, f.a, SVC_MAC);
+	fo_sim_set_vif_mac(f.hv, f.b, other);
+	prove(&f, f.a);
+	prove(&f, f.b);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "DEGRADED: %s", fo_pair_state_name(f.p->state));
+	CHECK(strstr(f.p->reason, "network.mac: brake-b (domain 2) has MAC 00:16:3e:00:00:99"), "reason: %s",
+	      f.p->reason);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "standby still paused");
+	fx_free(&f);
+}
+
+static void test_pair_bridge_missing_then_there(void)
+{
+	struct fo_config cfg;
+	struct fx f;
+
+	topology();
+	sh("ip link del br0");
+	net_config(&cfg);
+	fx_armed_cfg(&f, &cfg, false);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "network.bridge: no network device \"br0\""),
+	      "DEGRADED without the bridge: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	sh("ip link add br0 type bridge && ip link set br0 up && ip link set vif1.0 master br0 && ip link set vif2.0 master br0");
+	live(&f, 1200);
+	CHECK(f.p->state == FO_PAIR_ARMED, "armed once the bridge is there: %s (%s)", fo_pair_state_name(f.p->state),
+	      f.p->reason);
+	CHECK(link_up("vif2.0") == 0 && link_up("vif1.0") == 1, "and the standby cut off");
+	fx_free(&f);
+}
+
+static void test_pair_move_fails_degraded(void)
+{
+	struct fo_config cfg;
+	const struct fo_event *e;
+	struct fx f;
+
+	topology();
+	net_config(&cfg);
+	fx_armed_cfg(&f, &cfg, false);
+	CHECK(f.p->state == FO_PAIR_ARMED, "armed");
+	sh("ip link del vif2.0"); /* the standby's vif disappears */
+	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true);
+	advance(&f, 1);
+	live(&f, 100);
+	e = last_switch(&f);
+	CHECK(e && e->result == FO_RESULT_DEGRADED && strstr(e->message, "service network did not follow"),
+	      "the switch says the network did not follow: %s", e ? e->message : "none");
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "the standby runs (the function is served)");
+	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "network"), "pair DEGRADED: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(link_up("vif1.0") == 0, "the failed member is cut off all the same");
+	fx_free(&f);
+}
+
+int main(void)
+{
+	/* Its own network namespace, and a sysfs that shows it (failoverd
+	 * reads /sys/class/net; a sysfs shows the namespace it was mounted in). */
+	if (unshare(CLONE_NEWNET | CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("sysfs", "/sys", "sysfs", 0, NULL) != 0) {
+		fprintf(stderr, "FATAL: a network namespace with its own sysfs: %s (run as root)\n", strerror(errno));
+		return 1;
+	}
+	RUN(test_enforce_and_move);
+	RUN(test_bad_setups);
+	RUN(test_pair_failover_moves_identity);
+	RUN(test_pair_other_mac_degraded);
+	RUN(test_pair_bridge_missing_then_there);
+	RUN(test_pair_move_fails_degraded);
+	return check_summary("test_service_net");
+}
