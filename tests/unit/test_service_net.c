@@ -384,6 +384,26 @@ static void test_pair_move_fails_degraded(void)
 	fx_free(&f);
 }
 
+/* A reload that adds the network section to an armed pair sets the
+ * bridge at once (the standby cut off), not at the next switch. */
+static void test_reload_adds_network(void)
+{
+	struct fo_config cfg;
+	struct fx f;
+
+	topology();
+	sim_base_config(&cfg);
+	fx_armed_cfg(&f, &cfg, false);
+	CHECK(link_up("vif2.0") == 1, "without a network section the bridge is left alone");
+	base_net(&cfg.pairs[0].net);
+	fo_manager_reload(f.mgr, &cfg);
+	f.p = fo_manager_pair(f.mgr, 0);
+	CHECK(f.p->state == FO_PAIR_ARMED && link_up("vif2.0") == 0 && link_up("vif1.0") == 1,
+	      "after the reload: %s, vif1.0 %d vif2.0 %d", fo_pair_state_name(f.p->state), link_up("vif1.0"),
+	      link_up("vif2.0"));
+	fx_free(&f);
+}
+
 int main(void)
 {
 	/* Its own network namespace, and a sysfs that shows it (failoverd
@@ -399,5 +419,6 @@ int main(void)
 	RUN(test_pair_other_mac_degraded);
 	RUN(test_pair_bridge_missing_then_there);
 	RUN(test_pair_move_fails_degraded);
+	RUN(test_reload_adds_network);
 	return check_summary("test_service_net");
 }

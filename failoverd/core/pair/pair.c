@@ -217,8 +217,13 @@ void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo
 void fo_pair_update_config(struct fo_pair *p, const struct fo_pair_config *cfg)
 {
 	bool rearm = p->kernel_armed && !p->kernel_firing && cfg->timeout_ms != p->cfg.timeout_ms;
+	bool net_changed = memcmp(&cfg->net, &p->cfg.net, sizeof(cfg->net)) != 0;
 
 	p->cfg = *cfg;
+	/* A new or changed network section: the bridge as the roles say now
+	 * (or DEGRADED with why), not at the next switch. */
+	if (net_changed && p->state == FO_PAIR_ARMED && !service_enforce(p, false))
+		return;
 	if (rearm) {
 		/* The module has the old timeout: ARM it anew. */
 		kernel_release(p);
