@@ -188,6 +188,24 @@ static int print_status(const struct options *o, FILE *out, const cJSON *reply, 
 			put_clean(out, det);
 			fputc('\n', out);
 		}
+		/* The service network, one line per pair that has one. */
+		cJSON_ArrayForEach(p, pairs) {
+			const cJSON *net = cJSON_GetObjectItemCaseSensitive(p, "network");
+			const char *vif;
+
+			if (!cJSON_IsObject(net) || !(st = jstr(net, "state")))
+				continue;
+			vif = jstr(net, "active_vif");
+			fprintf(out, "network (%s): ", (det = jstr(p, "name")) ? det : "?");
+			put_clean(out, st);
+			fputs(" on ", out);
+			put_clean(out, (det = jstr(net, "bridge")) ? det : "?");
+			if (vif && vif[0]) {
+				fputs(" via ", out);
+				put_clean(out, vif);
+			}
+			fputc('\n', out);
+		}
 	}
 	return protection(o, out, pairs);
 }

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +48,27 @@ cJSON *event_json(const struct fo_event *e)
 
 /* libfoguest: the application's cycle and the state handover (null when
  * the active runs a plain agent / the backend relays nothing). */
+/* "network": null without a network section; else the bridge, the vif
+ * the service is on ("" while not set), "ok" or "blocked" (the reason is
+ * the pair's), and how many fenced vifs the audit found up. */
+static void add_service_network(cJSON *po, const struct fo_pair_view *v)
+{
+	char port[IF_NAMESIZE] = "";
+	cJSON *n;
+
+	if (!v->net_enabled) {
+		cJSON_AddNullToObject(po, "network");
+		return;
+	}
+	n = cJSON_AddObjectToObject(po, "network");
+	if (v->net_active_port && !if_indextoname((unsigned)v->net_active_port, port))
+		port[0] = '\0';
+	cJSON_AddStringToObject(n, "bridge", v->net_bridge);
+	cJSON_AddStringToObject(n, "active_vif", port);
+	cJSON_AddStringToObject(n, "state", v->net_blocked ? "blocked" : port[0] ? "ok" : "unset");
+	cJSON_AddNumberToObject(n, "recuts", (double)v->net_recuts);
+}
+
 static void add_state_handover(cJSON *po, struct fo_hv *hv, const struct fo_pair_view *v)
 {
 	const struct fo_member_view *a = &v->m[v->active], *s = &v->m[!v->active];
@@ -163,6 +185,7 @@ cJSON *status_json(struct fo_control *c)
 					: !v.placement_checked ? "unverified" : v.placement_drift ? "drift" : "ok");
 		cJSON_AddStringToObject(po, "placement_detail", v.placement);
 		add_state_handover(po, hv, &v);
+		add_service_network(po, &v);
 		cJSON_AddItemToArray(arr, po);
 	}
 	{

@@ -283,6 +283,12 @@ struct fo_pair_view {
 	bool placement_checked;      /* verified at least once */
 	bool placement_drift;        /* something is not where the config says */
 	const char *placement;       /* what, "" when as configured */
+	/* the service network (pairs[].network) */
+	bool net_enabled;
+	const char *net_bridge;
+	int net_active_port;         /* ifindex the service is on; 0 = not set */
+	bool net_blocked;            /* the bridge could not be set as the roles say (reason) */
+	uint64_t net_recuts;         /* fenced vifs found up and cut again */
 };
 
 void fo_pair_view(const struct fo_pair *p, struct fo_pair_view *v);

@@ -50,6 +50,11 @@ void fo_pair_view(const struct fo_pair *p, struct fo_pair_view *v)
 	v->placement_checked = p->placement_checked;
 	v->placement_drift = p->placement_drift;
 	v->placement = p->placement;
+	v->net_enabled = p->cfg.net.enabled;
+	v->net_bridge = p->cfg.net.bridge;
+	v->net_active_port = p->net.port_domid[p->active] == p->m[p->active].domid ? p->net.port[p->active] : 0;
+	v->net_blocked = p->net_blocked || p->net_stale;
+	v->net_recuts = p->net_recuts;
 }
 
 const char *fo_pair_name(const struct fo_pair *p)
