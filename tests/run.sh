@@ -4,7 +4,7 @@
 # install dependencies (none that boots: tests/lab/check-host.sh), build
 # from scratch, run the unit tests (normal and ASan+UBSan builds), then the
 # real-Xen scenarios of the CI suite in the lab. Ends with a per-test time
-# table. Budget: 45 minutes on a fresh 2-core machine, installs included.
+# table. Budget: 50 minutes on a fresh 2-core machine, installs included.
 #
 #   tests/run.sh              the CI suite (what CI runs)
 #   tests/run.sh --unit       unit tests only (both builds), no Xen
