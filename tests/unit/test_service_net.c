@@ -404,6 +404,43 @@ static void test_reload_adds_network(void)
 	fx_free(&f);
 }
 
+/* on_failover rebuild: the failed member's new domain gets a new vif,
+ * which the toolstack's hotplug brings up on the bridge; the audit cuts it
+ * off while the member is rebuilt (not counted as a re-cut), and arming it
+ * as the standby keeps it cut off. */
+static void test_rebuilt_member_starts_cut_off(void)
+{
+	struct fo_config cfg;
+	struct fx f;
+	fo_domid_t rebuilt;
+
+	topology();
+	net_config(&cfg);
+	cfg.pairs[0].on_failover = FO_ON_FAILOVER_REBUILD;
+	/* The rebuilt domain will be domid 3: its vif, up on the bridge. */
+	sh("ip link add vif3.0 type veth peer name g3 && ip link set g3 address %s && ip link set vif3.0 master br0 && "
+	   "ip link set g3 up && ip link set vif3.0 up", SVC_MAC_TEXT);
+	fx_armed_cfg(&f, &cfg, false);
+	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true);
+	advance(&f, 1);
+	live(&f, 60);
+	rebuilt = f.p->m[0].domid;
+	CHECK(f.p->state == FO_PAIR_REBUILDING && rebuilt == 3, "rebuilding as domain 3: %s, %u",
+	      fo_pair_state_name(f.p->state), rebuilt);
+	live(&f, 20);
+	CHECK(link_up("vif3.0") == 0, "the rebuilt member's new vif is cut off while it boots");
+	CHECK(f.p->net_recuts == 0, "not counted as a re-cut: %llu", (unsigned long long)f.p->net_recuts);
+	prove(&f, rebuilt);
+	live(&f, 30);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 1, "armed with the rebuilt standby: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(link_up("vif3.0") == 0 && link_up("vif2.0") == 1 && strcmp(fdb_port(), "vif2.0") == 0,
+	      "standby cut off, the service on the active: vif3.0 %d vif2.0 %d fdb %s", link_up("vif3.0"),
+	      link_up("vif2.0"), fdb_port());
+	fx_free(&f);
+	(void)!system("ip link del vif3.0");
+}
+
 int main(void)
 {
 	/* Its own network namespace, and a sysfs that shows it (failoverd
@@ -420,5 +457,6 @@ int main(void)
 	RUN(test_pair_bridge_missing_then_there);
 	RUN(test_pair_move_fails_degraded);
 	RUN(test_reload_adds_network);
+	RUN(test_rebuilt_member_starts_cut_off);
 	return check_summary("test_service_net");
 }

@@ -112,16 +112,28 @@ bool service_move(struct fo_pair *p, struct fo_event *e, int from)
 }
 
 /* A vif that must be down (the standby's, a failed member's) found up:
- * someone set it up; cut it off again, as the fence audit pauses. */
+ * someone set it up; cut it off again, as the fence audit pauses. A
+ * member's new domain (rebuilt, or created behind our back) has its vif
+ * brought up by the toolstack's hotplug script: cut off as soon as it
+ * appears, and said once, not counted as a re-cut. */
 static void audit_cut_off(struct fo_pair *p, struct fo_member *s)
 {
 	char err[160], name[FO_IFNAME_MAX + 1];
+	bool new_domain = p->net.port_domid[!p->active] != s->domid;
 	int r;
 
 	if (fo_svcnet_port_up(p->env->net, &p->cfg.net, s->domid) != 1)
 		return;
 	fo_svcnet_vif_name(&p->cfg.net, s->domid, name);
 	r = fo_svcnet_cut(p->env->net, &p->cfg.net, s->domid, err, sizeof(err));
+	if (new_domain) {
+		if (r == 0)
+			fo_info("pair %s: %s's new vif %s cut off until it is the active", p->cfg.name, s->name, name);
+		else
+			record(p, FO_EV_INFO, FO_RESULT_FAILED, "%s's new vif %s could not be cut off: %s", s->name,
+			       name, err);
+		return;
+	}
 	p->net_recuts++;
 	if (r == 0)
 		record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK, "%s's vif %s found up though it is cut off; cut off again",
@@ -159,7 +171,9 @@ void service_audit(struct fo_pair *p)
 			become_armed(p, "service network ready");
 		return;
 	}
-	if ((p->state == FO_PAIR_ARMED || p->state == FO_PAIR_DEGRADED) && s->domid != FO_DOMID_INVALID &&
-	    p->net.port_domid[!p->active] == s->domid)
+	/* Not while ARMING (who is active is not decided yet) nor DISARMED
+	 * (hands off), and never before the roles' state was set once. */
+	if (p->state != FO_PAIR_ARMING && p->state != FO_PAIR_DISARMED && p->net.bridge_ifindex &&
+	    s->domid != FO_DOMID_INVALID)
 		audit_cut_off(p, s);
 }
