@@ -407,6 +407,79 @@ int fo_svcnet_port_up(struct fo_svcnet_sockets *s, const struct fo_svcnet_config
 	return (ifr.ifr_flags & IFF_UP) ? 1 : 0;
 }
 
+/* Delete one learnt FDB entry (MAC on port). */
+static int fdb_delete(struct fo_svcnet_sockets *s, int port, const uint8_t mac[6])
+{
+	uint8_t buf[64] __attribute__((aligned(4)));
+	uint8_t steps[1] = { FO_SVCNET_STEP_FDB };
+	enum fo_svcnet_step step;
+	size_t len = put_fdb(buf, 0, port, mac);
+
+	((struct nlmsghdr *)buf)->nlmsg_type = RTM_DELNEIGH;
+	((struct nlmsghdr *)buf)->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	return send_batch(s, buf, len, steps, FO_SVCNET_STEP_NONE, &step);
+}
+
+int fo_svcnet_foreign_mac(struct fo_svcnet_sockets *s, const struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
+			  int i, uint8_t ret_mac[6])
+{
+	/* The loop's thread only: one buffer for the dump's parts. */
+	static uint8_t reply[32768] __attribute__((aligned(4)));
+	struct {
+		struct nlmsghdr h;
+		struct ndmsg nd;
+	} req = { .h = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETNEIGH,
+			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		  .nd = { .ndm_family = AF_BRIDGE } };
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	int port = n->port[i], found = 0;
+
+	if (!port || s->nl_fd <= 0)
+		return 0;
+	req.h.nlmsg_seq = (++s->seq & 0xffff) << 16;
+	if (sendto(s->nl_fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r = recv(s->nl_fd, reply, sizeof(reply), 0);
+		size_t left;
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		left = (size_t)r;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)reply; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+			const struct ndmsg *nd = NLMSG_DATA(h);
+			const struct rtattr *a;
+			int alen;
+
+			if (h->nlmsg_seq != req.h.nlmsg_seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
+				goto done;
+			/* Learnt entries only: not the port's own (permanent)
+			 * addresses, nor static ones someone added. */
+			if (h->nlmsg_type != RTM_NEWNEIGH || found || nd->ndm_ifindex != port ||
+			    (nd->ndm_state & (NUD_PERMANENT | NUD_NOARP)))
+				continue;
+			alen = (int)NLMSG_PAYLOAD(h, sizeof(*nd));
+			for (a = (const struct rtattr *)((const uint8_t *)nd + NLMSG_ALIGN(sizeof(*nd))); RTA_OK(a, alen);
+			     a = RTA_NEXT(a, alen)) {
+				if (a->rta_type != NDA_LLADDR || RTA_PAYLOAD(a) != 6 ||
+				    memcmp(RTA_DATA(a), cfg->mac, 6) == 0)
+					continue;
+				memcpy(ret_mac, RTA_DATA(a), 6);
+				found = 1;
+			}
+		}
+	}
+done:
+	if (found)
+		fdb_delete(s, port, ret_mac);
+	return found;
+}
+
 int fo_svcnet_announce_due(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
 			   uint64_t now_ns, uint64_t *ret_next_ns)
 {

@@ -127,6 +127,17 @@ int fo_svcnet_cut(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cf
 /* The audit: is member `domid`'s vif up (1), down (0), or missing (-ENODEV)? */
 int fo_svcnet_port_up(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cfg, fo_domid_t domid);
 
+/*
+ * A MAC other than the service MAC that the bridge learnt on member i's
+ * port: the guest sends from another MAC (it changed its address), so
+ * clients' frames to the service MAC no longer reach its stack. 1 with
+ * *ret_mac (and that FDB entry deleted, so that a guest that went back is
+ * seen at the next look), 0 if none, -errno. A dump of the bridge's FDB:
+ * off the real-time path.
+ */
+int fo_svcnet_foreign_mac(struct fo_svcnet_sockets *s, const struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
+			  int i, uint8_t ret_mac[6]);
+
 /* Send the announcements due at `now_ns` (the later ones of a move).
  * Returns the number sent; *ret_next_ns the next due time (0: none left). */
 int fo_svcnet_announce_due(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg,

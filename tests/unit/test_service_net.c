@@ -441,6 +441,54 @@ static void test_rebuilt_member_starts_cut_off(void)
 	(void)!system("ip link del vif3.0");
 }
 
+/* One frame into the bridge from a guest's side, from MAC `src`. */
+static void guest_sends_from(const char *guest_if, const uint8_t src[6])
+{
+	struct sockaddr_ll a = { .sll_family = AF_PACKET, .sll_halen = 6 };
+	uint8_t f[60] = { 0 };
+	int fd = socket(AF_PACKET, SOCK_RAW, 0);
+
+	memset(f, 0xff, 6);
+	memcpy(f + 6, src, 6);
+	f[12] = 0x88;
+	f[13] = 0xb5;
+	a.sll_ifindex = (int)if_nametoindex(guest_if);
+	memset(a.sll_addr, 0xff, 6);
+	if (fd < 0 || sendto(fd, f, sizeof(f), 0, (struct sockaddr *)&a, sizeof(a)) < 0)
+		perror("guest frame");
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The active's guest changes its MAC: the bridge learns the new one on
+ * its port; within a second the pair is DEGRADED naming it; once the
+ * guest is back on the service MAC, armed again. */
+static void test_active_changes_mac(void)
+{
+	static const uint8_t other[6] = { 0x00, 0x16, 0x3e, 0xaa, 0xbb, 0xcc };
+	struct fo_config cfg;
+	struct fx f;
+
+	topology();
+	net_config(&cfg);
+	fx_armed_cfg(&f, &cfg, false);
+	CHECK(f.p->state == FO_PAIR_ARMED, "armed");
+	/* The guest keeps sending from the new MAC (every 100 ms). */
+	for (int i = 0; i < 12; i++) {
+		guest_sends_from("g1", other);
+		live(&f, 100);
+	}
+	CHECK(f.p->state == FO_PAIR_DEGRADED &&
+		      strstr(f.p->reason, "network.mac: brake-a (domain 1) sends from MAC 00:16:3e:aa:bb:cc on vif1.0"),
+	      "DEGRADED naming the MAC: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	/* Its last frame is seen at the next look, then one clean look. */
+	live(&f, 2200);
+	CHECK(f.p->state == FO_PAIR_ARMED, "armed again once the guest is back: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 int main(void)
 {
 	/* Its own network namespace, and a sysfs that shows it (failoverd
@@ -458,5 +506,6 @@ int main(void)
 	RUN(test_pair_move_fails_degraded);
 	RUN(test_reload_adds_network);
 	RUN(test_rebuilt_member_starts_cut_off);
+	RUN(test_active_changes_mac);
 	return check_summary("test_service_net");
 }

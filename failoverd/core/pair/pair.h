@@ -157,6 +157,7 @@ struct fo_pair {
 	bool net_stale;               /* a switch's move did not complete: set the roles' state anew */
 	uint64_t net_retry_ns;        /* the next attempt while blocked */
 	uint64_t net_recuts;          /* fenced vifs found up and cut again by the audit */
+	uint64_t net_mac_check_ns;    /* the next look for a foreign MAC on the active's port */
 };
 
 void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo_pair_env *env);

@@ -58,6 +58,34 @@ static int check_member_macs(struct fo_pair *p, char *err, size_t errlen)
  * the reason, and the audit tries again every second; once it succeeds,
  * what was interrupted resumes: arming (become_armed), or the end of a
  * switch (after_first_heartbeat, which decides about the standby). */
+/* The active sends from a MAC other than the service MAC (the bridge learnt
+ * it on its port): the guest changed its address, and the clients' frames
+ * to the service MAC no longer reach it. 0 or -EADDRNOTAVAIL with why. */
+static int check_foreign_mac(struct fo_pair *p, char *err, size_t errlen)
+{
+	const struct fo_member *a = fo_pair_active(p);
+	uint8_t mac[6];
+	char got[18], want[18], vif[FO_IFNAME_MAX + 1];
+
+	if (fo_svcnet_foreign_mac(p->env->net, &p->net, &p->cfg.net, p->active, mac) != 1)
+		return 0;
+	mac_text(mac, got);
+	mac_text(p->cfg.net.mac, want);
+	fo_svcnet_vif_name(&p->cfg.net, a->domid, vif);
+	snprintf(err, errlen, "network.mac: %s (domain %u) sends from MAC %s on %s, not the service MAC %s",
+		 a->name, a->domid, got, vif, want);
+	return -EADDRNOTAVAIL;
+}
+
+/* DEGRADED because of the network, with why; the audit tries again. */
+static void block(struct fo_pair *p, const char *why, bool after_switch)
+{
+	become(p, FO_PAIR_DEGRADED, "%s", why);
+	p->net_blocked = true;
+	p->net_resume_after_switch = after_switch;
+	p->net_retry_ns = now_ns(p) + NET_RETRY_NS;
+}
+
 bool service_enforce(struct fo_pair *p, bool after_switch)
 {
 	fo_domid_t domid[2] = { p->m[0].domid, p->m[1].domid };
@@ -69,6 +97,8 @@ bool service_enforce(struct fo_pair *p, bool after_switch)
 	r = check_member_macs(p, err, sizeof(err));
 	if (r == 0)
 		r = fo_svcnet_enforce(p->env->net, &p->net, &p->cfg.net, domid, p->active, err, sizeof(err));
+	if (r == 0)
+		r = check_foreign_mac(p, err, sizeof(err));
 	if (r == 0) {
 		if (p->net_blocked)
 			record(p, FO_EV_INFO, FO_RESULT_OK, "service network ready on %s's vif",
@@ -77,10 +107,7 @@ bool service_enforce(struct fo_pair *p, bool after_switch)
 		p->net_stale = false;
 		return true;
 	}
-	become(p, FO_PAIR_DEGRADED, "%s", err);
-	p->net_blocked = true;
-	p->net_resume_after_switch = after_switch;
-	p->net_retry_ns = now_ns(p) + NET_RETRY_NS;
+	block(p, err, after_switch);
 	return false;
 }
 
@@ -170,6 +197,17 @@ void service_audit(struct fo_pair *p)
 		else
 			become_armed(p, "service network ready");
 		return;
+	}
+	/* Once a second while armed: does the active still send from the
+	 * service MAC only? */
+	if (p->state == FO_PAIR_ARMED && now >= p->net_mac_check_ns) {
+		char err[256];
+
+		p->net_mac_check_ns = now + NET_RETRY_NS;
+		if (check_foreign_mac(p, err, sizeof(err)) < 0) {
+			block(p, err, false);
+			return;
+		}
 	}
 	/* Not while ARMING (who is active is not decided yet) nor DISARMED
 	 * (hands off), and never before the roles' state was set once. */
