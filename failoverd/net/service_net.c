@@ -9,7 +9,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fcntl.h>
 #include <libgen.h>
+#include <linux/if_bridge.h>
 #include <limits.h>
 #include <linux/if_packet.h>
 #include <linux/neighbour.h>
@@ -18,6 +20,7 @@
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -29,8 +32,8 @@
 const char *fo_svcnet_step_name(enum fo_svcnet_step s)
 {
 	switch (s) {
-	case FO_SVCNET_STEP_OLD_DOWN: return "cut the old active's vif";
-	case FO_SVCNET_STEP_NEW_UP: return "bring the new active's vif up";
+	case FO_SVCNET_STEP_OLD_DOWN: return "cut the old active off the bridge";
+	case FO_SVCNET_STEP_NEW_UP: return "let the new active's port forward";
 	case FO_SVCNET_STEP_FDB: return "move the service MAC's FDB entry";
 	case FO_SVCNET_STEP_ANNOUNCE: return "announce the service address";
 	case FO_SVCNET_STEP_SEND: return "send the netlink batch";
@@ -103,6 +106,32 @@ static size_t put_link_flags(uint8_t *buf, size_t off, int ifindex, bool up)
 	ifi->ifi_index = ifindex;
 	ifi->ifi_flags = up ? IFF_UP : 0;
 	ifi->ifi_change = IFF_UP;
+	return off + NLMSG_ALIGN(h->nlmsg_len);
+}
+
+/* A bridge port's STP state (BR_STATE_DISABLED, BR_STATE_FORWARDING), as
+ * `bridge link set dev PORT state N`: synchronous, unlike a link going up
+ * (whose port forwards only once linkwatch has seen it oper-up, up to a
+ * second later). */
+static size_t put_port_state(uint8_t *buf, size_t off, int port, uint8_t state)
+{
+	struct nlmsghdr *h = (struct nlmsghdr *)(buf + off);
+	struct ifinfomsg *ifi = NLMSG_DATA(h);
+	struct rtattr *nest = (struct rtattr *)((uint8_t *)h + NLMSG_SPACE(sizeof(*ifi)));
+	struct rtattr *st = (struct rtattr *)((uint8_t *)nest + RTA_LENGTH(0));
+	size_t len = NLMSG_SPACE(sizeof(*ifi)) + RTA_LENGTH(0) + RTA_SPACE(1);
+
+	memset(h, 0, len);
+	h->nlmsg_type = RTM_SETLINK;
+	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	ifi->ifi_family = AF_BRIDGE;
+	ifi->ifi_index = port;
+	st->rta_type = IFLA_BRPORT_STATE;
+	st->rta_len = RTA_LENGTH(1);
+	*(uint8_t *)RTA_DATA(st) = state;
+	nest->rta_type = IFLA_PROTINFO | NLA_F_NESTED;
+	nest->rta_len = (unsigned short)(RTA_LENGTH(0) + RTA_SPACE(1));
+	h->nlmsg_len = (uint32_t)len;
 	return off + NLMSG_ALIGN(h->nlmsg_len);
 }
 
@@ -278,8 +307,8 @@ static void build_batch(struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
 		return;
 	}
 	if (n->port[from])
-		off = put_link_flags(n->batch[from], off, n->port[from], false);
-	off = put_link_flags(n->batch[from], off, n->port[to], true);
+		off = put_port_state(n->batch[from], off, n->port[from], BR_STATE_DISABLED);
+	off = put_port_state(n->batch[from], off, n->port[to], BR_STATE_FORWARDING);
 	off = put_fdb(n->batch[from], off, n->port[to], cfg->mac);
 	n->batch_len[from] = off;
 }
@@ -315,12 +344,27 @@ static int announce(struct fo_svcnet_sockets *s, const struct fo_svcnet *n, cons
 	return r;
 }
 
-int fo_svcnet_enforce(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
-		      const fo_domid_t domid[2], int active, char *err, size_t errlen)
+/* Is the device up (IFF_UP)? 1, 0, or -errno. */
+static int link_admin_up(struct fo_svcnet_sockets *s, int ifindex)
 {
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	if (!if_indextoname((unsigned)ifindex, ifr.ifr_name))
+		return -errno;
+	if (ioctl(s->ioctl_fd, SIOCGIFFLAGS, &ifr) < 0)
+		return -errno;
+	return (ifr.ifr_flags & IFF_UP) ? 1 : 0;
+}
+
+int fo_svcnet_enforce(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
+		      const fo_domid_t domid[2], int active, bool other_failed, char *err, size_t errlen)
+{
+	uint8_t buf[256] __attribute__((aligned(4)));
 	enum fo_svcnet_step step;
-	uint8_t steps[3];
-	int r;
+	uint8_t steps[8];
+	size_t off = 0;
+	int k = 0, r;
 
 	r = fo_svcnet_sockets_open(s, err, errlen);
 	if (r < 0)
@@ -341,9 +385,34 @@ int fo_svcnet_enforce(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const st
 	fo_svcnet_build_na(n->na, cfg->mac, cfg->ipv6);
 	build_batch(n, cfg, 0);
 	build_batch(n, cfg, 1);
-	/* The bridge as the roles say: the batch of a move to `active`. */
-	batch_steps(n, !active, steps);
-	r = send_batch(s, n->batch[!active], n->batch_len[!active], steps, FO_SVCNET_STEP_NONE, &step);
+	/* The bridge as the roles say. The other member first: a failed one's
+	 * vif down (no carrier event can make its port forward again), a
+	 * standby's port disabled with its vif up, so that a switch to it is
+	 * one synchronous port-state change. */
+	n->raised_link = false;
+	if (n->port[!active]) {
+		if (other_failed) {
+			off = put_link_flags(buf, off, n->port[!active], false);
+			steps[k++] = FO_SVCNET_STEP_OLD_DOWN;
+		} else {
+			if (link_admin_up(s, n->port[!active]) == 0) {
+				off = put_link_flags(buf, off, n->port[!active], true);
+				steps[k++] = FO_SVCNET_STEP_OLD_DOWN;
+				n->raised_link = true;
+			}
+			off = put_port_state(buf, off, n->port[!active], BR_STATE_DISABLED);
+			steps[k++] = FO_SVCNET_STEP_OLD_DOWN;
+		}
+	}
+	if (link_admin_up(s, n->port[active]) == 0) {
+		off = put_link_flags(buf, off, n->port[active], true);
+		steps[k++] = FO_SVCNET_STEP_NEW_UP;
+	}
+	off = put_port_state(buf, off, n->port[active], BR_STATE_FORWARDING);
+	steps[k++] = FO_SVCNET_STEP_NEW_UP;
+	off = put_fdb(buf, off, n->port[active], cfg->mac);
+	steps[k++] = FO_SVCNET_STEP_FDB;
+	r = send_batch(s, buf, off, steps, FO_SVCNET_STEP_NONE, &step);
 	if (r < 0) {
 		snprintf(err, errlen, "network: could not %s: %s", fo_svcnet_step_name(step), strerror(-r));
 		return r;
@@ -372,8 +441,8 @@ int fo_svcnet_move(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struc
 	return r;
 }
 
-int fo_svcnet_cut(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cfg, fo_domid_t domid, char *err,
-		  size_t errlen)
+int fo_svcnet_cut(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cfg, fo_domid_t domid, bool failed,
+		  char *err, size_t errlen)
 {
 	char name[FO_IFNAME_MAX + 1];
 	uint8_t buf[64] __attribute__((aligned(4)));
@@ -388,23 +457,53 @@ int fo_svcnet_cut(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cf
 	ifindex = (int)if_nametoindex(name);
 	if (!ifindex)
 		return -ENODEV;
-	r = send_batch(s, buf, put_link_flags(buf, 0, ifindex, false), steps, FO_SVCNET_STEP_NONE, &step);
+	/* A failed member's vif down; a standby's port disabled (its vif
+	 * stays up, ready to forward at a switch). A vif that is down is cut
+	 * off already. */
+	if (failed)
+		r = send_batch(s, buf, put_link_flags(buf, 0, ifindex, false), steps, FO_SVCNET_STEP_NONE, &step);
+	else if (link_admin_up(s, ifindex) == 1)
+		r = send_batch(s, buf, put_port_state(buf, 0, ifindex, BR_STATE_DISABLED), steps, FO_SVCNET_STEP_NONE,
+			       &step);
+	else
+		r = 0;
 	if (r < 0)
 		snprintf(err, errlen, "network: could not cut %s off: %s", name, strerror(-r));
 	return r;
 }
 
-int fo_svcnet_port_up(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cfg, fo_domid_t domid)
+int fo_svcnet_port_state(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cfg, fo_domid_t domid,
+			 bool *ret_up, bool *ret_forwarding)
 {
-	struct ifreq ifr;
+	char name[FO_IFNAME_MAX + 1], path[96], text[8];
+	int ifindex, up, fd, st;
+	ssize_t n;
 
-	memset(&ifr, 0, sizeof(ifr));
-	fo_svcnet_vif_name(cfg, domid, ifr.ifr_name);
 	if (s->ioctl_fd <= 0)
 		return -EBADF;
-	if (ioctl(s->ioctl_fd, SIOCGIFFLAGS, &ifr) < 0)
-		return -errno;
-	return (ifr.ifr_flags & IFF_UP) ? 1 : 0;
+	fo_svcnet_vif_name(cfg, domid, name);
+	ifindex = (int)if_nametoindex(name);
+	if (!ifindex)
+		return -ENODEV;
+	up = link_admin_up(s, ifindex);
+	if (up < 0)
+		return up;
+	*ret_up = up;
+	*ret_forwarding = false;
+	if (!up)
+		return 0;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/brport/state", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* no longer a bridge port: nothing it sends reaches the bridge */
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	text[n] = '\0';
+	st = atoi(text);
+	*ret_forwarding = st == BR_STATE_FORWARDING || st == BR_STATE_LEARNING;
+	return 0;
 }
 
 /* Delete one learnt FDB entry (MAC on port). */
@@ -478,6 +577,28 @@ done:
 	if (found)
 		fdb_delete(s, port, ret_mac);
 	return found;
+}
+
+int64_t fo_svcnet_frames_from(const struct fo_svcnet_config *cfg, fo_domid_t domid)
+{
+	char name[FO_IFNAME_MAX + 1], path[96], text[32];
+	long long v;
+	ssize_t n;
+	int fd;
+
+	fo_svcnet_vif_name(cfg, domid, name);
+	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_packets", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	text[n] = '\0';
+	if (sscanf(text, "%lld", &v) != 1 || v < 0)
+		return -EIO;
+	return v;
 }
 
 int fo_svcnet_announce_due(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg,

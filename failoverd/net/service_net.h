@@ -4,16 +4,21 @@
  * for clients, always on the pair's active member's bridge port.
  *
  * Each member has a vif (`vif<domid>.<device>`) on a dom0 bridge, both with
- * the service MAC. The I/O fence is the vif's admin state: only the
- * active's vif is up. A vif that is down takes no frames from the bridge
- * (the bridge disables the port and flushes its learned entries,
- * br_stp_disable_port) and netback stops both directions, so a fenced
- * member that someone unpauses cannot reach the service network, and no
- * stale frames queue for a paused standby.
+ * the service MAC. The I/O fence is the bridge port: only the active's
+ * port forwards. The standby's port is disabled (its vif stays up, so that
+ * a switch is one synchronous port-state change: a link set up forwards
+ * only once linkwatch has seen it oper-up, up to a second later); the
+ * bridge forwards nothing to a disabled port and drops what arrives on
+ * it, so a fenced member that someone unpauses cannot reach the service
+ * network, and no stale frames queue for a paused standby. A failed
+ * member's vif is also set down, so that no carrier event (a netfront
+ * reconnecting) makes the kernel enable its port again; the audit puts
+ * back any port it finds forwarding.
  *
  * A switch moves the identity in one netlink batch, built when the roles
- * were set: old active's vif down, new active's vif up, the bridge's FDB
- * entry of the service MAC onto the new port; then a gratuitous ARP and an
+ * were set: the old active's port disabled, the new active's forwarding,
+ * the bridge's FDB entry of the service MAC onto the new port; then a
+ * gratuitous ARP and an
  * unsolicited neighbour advertisement from dom0 on the bridge (prebuilt
  * frames), so that any guest OS works. It runs right after the standby's
  * unpause, not before: the deadline is the standby running, and a netlink
@@ -50,6 +55,7 @@ struct fo_svcnet_config {
 	uint8_t ipv6[16];
 	unsigned announce_count;  /* announcements after a switch (first one at once); default 3 */
 	unsigned announce_interval_ms; /* between the later ones; default 100 */
+	unsigned flood_pps;       /* the active sending more frames a second floods the bridge; 0 = not checked */
 };
 
 /* The sockets all pairs share (one per daemon): a NETLINK_ROUTE socket for
@@ -85,6 +91,10 @@ struct fo_svcnet {
 	bool batch_ok[2];
 	uint8_t garp[42];
 	uint8_t na[86];
+	/* The last enforce set a vif up: the kernel enables its port once
+	 * linkwatch sees it oper-up (up to a second later), and a standby's
+	 * port must then be disabled again (the audit, without alarm). */
+	bool raised_link;
 	/* Announcements still to send after a move (fo_svcnet_announce_due). */
 	unsigned announce_left;
 	uint64_t announce_next_ns;
@@ -103,13 +113,14 @@ void fo_svcnet_vif_name(const struct fo_svcnet_config *cfg, fo_domid_t domid, ch
  * Off the real-time path. Resolve the bridge and both members' ports
  * (domid FO_DOMID_INVALID: that member has none, e.g. it is gone), check
  * each is a port of the bridge, build the announcement frames and both
- * move batches, and make the bridge say so: member `active`'s vif up and
- * the service MAC's FDB entry on it, the other's vif down. A member whose
+ * move batches, and make the bridge say so: member `active`'s port
+ * forwarding with the service MAC's FDB entry on it, the other cut off
+ * (its vif down when `other_failed`, else its port disabled). A member whose
  * domid is invalid is skipped. Returns 0, or -errno with a message naming
  * the configuration key (network.bridge, network.vif_device).
  */
 int fo_svcnet_enforce(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
-		      const fo_domid_t domid[2], int active, char *err, size_t errlen);
+		      const fo_domid_t domid[2], int active, bool other_failed, char *err, size_t errlen);
 
 /*
  * The real-time move from member `from` to the other: the prebuilt batch
@@ -119,13 +130,16 @@ int fo_svcnet_enforce(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const st
 int fo_svcnet_move(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg, int from,
 		   uint64_t now_ns, enum fo_svcnet_step *ret_step);
 
-/* Cut one member off (its vif down): a member whose port must not forward
- * (a failed one, a rebuilt standby). -ENODEV when it has no vif (gone). */
-int fo_svcnet_cut(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cfg, fo_domid_t domid,
+/* Cut one member off: a failed one's vif down, a standby's port disabled
+ * (its vif up, ready for a switch). -ENODEV when it has no vif (gone). */
+int fo_svcnet_cut(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cfg, fo_domid_t domid, bool failed,
 		  char *err, size_t errlen);
 
-/* The audit: is member `domid`'s vif up (1), down (0), or missing (-ENODEV)? */
-int fo_svcnet_port_up(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cfg, fo_domid_t domid);
+/* The audit: member `domid`'s vif is up (*ret_up) and its bridge port
+ * passes frames (*ret_forwarding: forwarding or learning). 0, or -ENODEV
+ * when it has no vif. */
+int fo_svcnet_port_state(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cfg, fo_domid_t domid,
+			 bool *ret_up, bool *ret_forwarding);
 
 /*
  * A MAC other than the service MAC that the bridge learnt on member i's
@@ -137,6 +151,10 @@ int fo_svcnet_port_up(struct fo_svcnet_sockets *s, const struct fo_svcnet_config
  */
 int fo_svcnet_foreign_mac(struct fo_svcnet_sockets *s, const struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
 			  int i, uint8_t ret_mac[6]);
+
+/* Frames the member's vif received from its guest so far (its rx_packets),
+ * or -errno. */
+int64_t fo_svcnet_frames_from(const struct fo_svcnet_config *cfg, fo_domid_t domid);
 
 /* Send the announcements due at `now_ns` (the later ones of a move).
  * Returns the number sent; *ret_next_ns the next due time (0: none left). */

@@ -96,6 +96,25 @@ static int link_up(const char *name)
 	return flags & 1;
 }
 
+/* Does the port pass frames: its vif up and its bridge port forwarding? */
+static int forwards(const char *name)
+{
+	char path[128];
+	int st = -1;
+	FILE *f;
+
+	if (link_up(name) != 1)
+		return link_up(name) < 0 ? -1 : 0;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/brport/state", name);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &st) != 1)
+		st = -1;
+	fclose(f);
+	return st == 3;
+}
+
 /* The port the bridge has the service MAC on ("" = none). */
 static const char *fdb_port(void)
 {
@@ -174,6 +193,7 @@ static void base_net(struct fo_svcnet_config *c)
 	inet_pton(AF_INET6, "fd99::10", c->ipv6);
 	c->announce_count = 3;
 	c->announce_interval_ms = 100;
+	c->flood_pps = 100000;
 }
 
 static void test_enforce_and_move(void)
@@ -190,10 +210,11 @@ static void test_enforce_and_move(void)
 
 	topology();
 	base_net(&c);
-	r = fo_svcnet_enforce(&s, &n, &c, d, 0, err, sizeof(err));
+	r = fo_svcnet_enforce(&s, &n, &c, d, 0, false, err, sizeof(err));
 	CHECK(r == 0, "enforce: %d %s", r, err);
-	CHECK(link_up("vif1.0") == 1 && link_up("vif2.0") == 0, "only the active's vif is up: %d %d",
-	      link_up("vif1.0"), link_up("vif2.0"));
+	CHECK(forwards("vif1.0") == 1 && forwards("vif2.0") == 0, "only the active's port forwards: %d %d",
+	      forwards("vif1.0"), forwards("vif2.0"));
+	CHECK(link_up("vif2.0") == 1, "the standby's vif stays up, ready for a switch");
 	CHECK(strcmp(fdb_port(), "vif1.0") == 0, "service MAC on the active's port: '%s'", fdb_port());
 
 	fd_c0 = listen_on("c0");
@@ -206,8 +227,8 @@ static void test_enforce_and_move(void)
 	CHECK(atomic_load(&n_alloc) == allocs && fo_log_calls() == logs, "the move allocates (%lu) and logs (%lu) nothing",
 	      atomic_load(&n_alloc) - allocs, fo_log_calls() - logs);
 	CHECK(r == 0, "move: %d step %s", r, fo_svcnet_step_name(step));
-	CHECK(link_up("vif1.0") == 0 && link_up("vif2.0") == 1, "moved: vif1.0 %d vif2.0 %d", link_up("vif1.0"),
-	      link_up("vif2.0"));
+	CHECK(forwards("vif1.0") == 0 && forwards("vif2.0") == 1, "moved: vif1.0 %d vif2.0 %d", forwards("vif1.0"),
+	      forwards("vif2.0"));
 	CHECK(strcmp(fdb_port(), "vif2.0") == 0, "service MAC on the new active's port: '%s'", fdb_port());
 	CHECK(count_frames(fd_c0, 0x0806, NULL) == 1, "the client saw one gratuitous ARP from the service MAC");
 	CHECK(n.announce_left == 2, "two more announcements due: %u", n.announce_left);
@@ -232,12 +253,16 @@ static void test_enforce_and_move(void)
 
 	/* The old active's vif gone with its domain: the move back still
 	 * runs (it is cut off already). */
-	r = fo_svcnet_enforce(&s, &n, &c, d, 1, err, sizeof(err));
+	r = fo_svcnet_enforce(&s, &n, &c, d, 1, false, err, sizeof(err));
 	CHECK(r == 0, "enforce with 2 active: %s", err);
 	sh("ip link del vif2.0");
 	r = fo_svcnet_move(&s, &n, &c, 1, 0, &step);
 	CHECK(r == 0, "move from a member whose vif is gone: %d (%s)", r, fo_svcnet_step_name(step));
-	CHECK(link_up("vif1.0") == 1 && strcmp(fdb_port(), "vif1.0") == 0, "back on vif1.0");
+	CHECK(forwards("vif1.0") == 1 && strcmp(fdb_port(), "vif1.0") == 0, "back on vif1.0");
+
+	/* A failed member: its vif down, not only its port. */
+	r = fo_svcnet_enforce(&s, &n, &c, (fo_domid_t[2]){ 1, FO_DOMID_INVALID }, 0, false, err, sizeof(err));
+	CHECK(r == 0, "enforce with one member: %s", err);
 	close(fd_c0);
 	close(fd_g1);
 	close(fd_g2);
@@ -250,7 +275,7 @@ static void expect_refused(struct fo_svcnet_config *c, fo_domid_t d0, fo_domid_t
 	struct fo_svcnet n = { 0 };
 	fo_domid_t d[2] = { d0, d1 };
 	char err[256] = "";
-	int r = fo_svcnet_enforce(&s, &n, c, d, 0, err, sizeof(err));
+	int r = fo_svcnet_enforce(&s, &n, c, d, 0, false, err, sizeof(err));
 
 	CHECK(r < 0 && strstr(err, want), "refused with \"%s\": %d \"%s\"", want, r, err);
 	fo_svcnet_sockets_close(&s);
@@ -296,8 +321,9 @@ static void test_pair_failover_moves_identity(void)
 	net_config(&cfg);
 	fx_armed_cfg(&f, &cfg, false);
 	CHECK(f.p->state == FO_PAIR_ARMED, "armed: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
-	CHECK(link_up("vif1.0") == 1 && link_up("vif2.0") == 0, "arming cut the standby off: %d %d",
-	      link_up("vif1.0"), link_up("vif2.0"));
+	CHECK(forwards("vif1.0") == 1 && forwards("vif2.0") == 0 && link_up("vif2.0") == 1,
+	      "arming cut the standby off (port disabled, vif up): %d %d %d", forwards("vif1.0"), forwards("vif2.0"),
+	      link_up("vif2.0"));
 	CHECK(strcmp(fdb_port(), "vif1.0") == 0, "service MAC on the active: '%s'", fdb_port());
 
 	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true);
@@ -305,17 +331,26 @@ static void test_pair_failover_moves_identity(void)
 	live(&f, 100);
 	e = last_switch(&f);
 	CHECK(e && e->result == FO_RESULT_OK, "switched: %s", e ? e->message : "no event");
-	CHECK(link_up("vif1.0") == 0 && link_up("vif2.0") == 1, "identity moved: %d %d", link_up("vif1.0"),
-	      link_up("vif2.0"));
+	CHECK(forwards("vif1.0") == 0 && forwards("vif2.0") == 1, "identity moved: %d %d", forwards("vif1.0"),
+	      forwards("vif2.0"));
+	CHECK(link_up("vif1.0") == 0, "the failed member's vif is down");
 	CHECK(strcmp(fdb_port(), "vif2.0") == 0, "service MAC on the new active: '%s'", fdb_port());
 	CHECK(e && e->phase_ns[FO_PHASE_SERVICE_MOVED] >= e->phase_ns[FO_PHASE_UNPAUSE_DONE] &&
 		      e->phase_ns[FO_PHASE_UNPAUSE_DONE] != 0,
 	      "service_moved after unpause_done");
 
-	/* Someone sets the failed member's vif up: the audit cuts it again. */
+	CHECK(f.p->net_recuts == 0, "no re-cut counted for the switch's own cut: %llu",
+	      (unsigned long long)f.p->net_recuts);
+	/* Someone sets the failed member's vif up and its port forwarding:
+	 * the audit cuts it again, and counts it. */
 	sh("ip link set vif1.0 up");
+	for (int i = 0; i < 30 && forwards("vif1.0") != 1; i++) { /* linkwatch enables the port */
+		usleep(100000);
+		(void)!system("bridge link set dev vif1.0 state 3 2>/dev/null");
+	}
+	CHECK(forwards("vif1.0") == 1, "set up by hand: forwarding");
 	live(&f, 30);
-	CHECK(link_up("vif1.0") == 0, "the audit cut the failed member's vif again");
+	CHECK(link_up("vif1.0") == 0 && forwards("vif1.0") == 0, "the audit cut the failed member's vif again");
 	CHECK(f.p->net_recuts == 1, "counted: %llu", (unsigned long long)f.p->net_recuts);
 	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
 	fx_free(&f);
@@ -356,7 +391,7 @@ static void test_pair_bridge_missing_then_there(void)
 	live(&f, 1200);
 	CHECK(f.p->state == FO_PAIR_ARMED, "armed once the bridge is there: %s (%s)", fo_pair_state_name(f.p->state),
 	      f.p->reason);
-	CHECK(link_up("vif2.0") == 0 && link_up("vif1.0") == 1, "and the standby cut off");
+	CHECK(forwards("vif2.0") == 0 && forwards("vif1.0") == 1, "and the standby cut off");
 	fx_free(&f);
 }
 
@@ -380,7 +415,7 @@ static void test_pair_move_fails_degraded(void)
 	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING, "the standby runs (the function is served)");
 	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "network"), "pair DEGRADED: %s (%s)",
 	      fo_pair_state_name(f.p->state), f.p->reason);
-	CHECK(link_up("vif1.0") == 0, "the failed member is cut off all the same");
+	CHECK(forwards("vif1.0") == 0, "the failed member is cut off all the same");
 	fx_free(&f);
 }
 
@@ -398,9 +433,9 @@ static void test_reload_adds_network(void)
 	base_net(&cfg.pairs[0].net);
 	fo_manager_reload(f.mgr, &cfg);
 	f.p = fo_manager_pair(f.mgr, 0);
-	CHECK(f.p->state == FO_PAIR_ARMED && link_up("vif2.0") == 0 && link_up("vif1.0") == 1,
-	      "after the reload: %s, vif1.0 %d vif2.0 %d", fo_pair_state_name(f.p->state), link_up("vif1.0"),
-	      link_up("vif2.0"));
+	CHECK(f.p->state == FO_PAIR_ARMED && forwards("vif2.0") == 0 && forwards("vif1.0") == 1,
+	      "after the reload: %s, vif1.0 %d vif2.0 %d", fo_pair_state_name(f.p->state), forwards("vif1.0"),
+	      forwards("vif2.0"));
 	fx_free(&f);
 }
 
@@ -428,21 +463,22 @@ static void test_rebuilt_member_starts_cut_off(void)
 	CHECK(f.p->state == FO_PAIR_REBUILDING && rebuilt == 3, "rebuilding as domain 3: %s, %u",
 	      fo_pair_state_name(f.p->state), rebuilt);
 	live(&f, 20);
-	CHECK(link_up("vif3.0") == 0, "the rebuilt member's new vif is cut off while it boots");
+	CHECK(forwards("vif3.0") == 0, "the rebuilt member's new vif is cut off while it boots");
 	CHECK(f.p->net_recuts == 0, "not counted as a re-cut: %llu", (unsigned long long)f.p->net_recuts);
 	prove(&f, rebuilt);
 	live(&f, 30);
 	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 1, "armed with the rebuilt standby: %s (%s)",
 	      fo_pair_state_name(f.p->state), f.p->reason);
-	CHECK(link_up("vif3.0") == 0 && link_up("vif2.0") == 1 && strcmp(fdb_port(), "vif2.0") == 0,
-	      "standby cut off, the service on the active: vif3.0 %d vif2.0 %d fdb %s", link_up("vif3.0"),
-	      link_up("vif2.0"), fdb_port());
+	CHECK(forwards("vif3.0") == 0 && forwards("vif2.0") == 1 && strcmp(fdb_port(), "vif2.0") == 0,
+	      "standby cut off, the service on the active: vif3.0 %d vif2.0 %d fdb %s", forwards("vif3.0"),
+	      forwards("vif2.0"), fdb_port());
 	fx_free(&f);
 	(void)!system("ip link del vif3.0");
 }
 
-/* One frame into the bridge from a guest's side, from MAC `src`. */
-static void guest_sends_from(const char *guest_if, const uint8_t src[6])
+/* `count` frames into the bridge from a guest's side, from MAC `src`
+ * (one socket: closing a packet socket waits for an RCU grace period). */
+static void guest_sends_from(const char *guest_if, const uint8_t src[6], int count)
 {
 	struct sockaddr_ll a = { .sll_family = AF_PACKET, .sll_halen = 6 };
 	uint8_t f[60] = { 0 };
@@ -454,8 +490,9 @@ static void guest_sends_from(const char *guest_if, const uint8_t src[6])
 	f[13] = 0xb5;
 	a.sll_ifindex = (int)if_nametoindex(guest_if);
 	memset(a.sll_addr, 0xff, 6);
-	if (fd < 0 || sendto(fd, f, sizeof(f), 0, (struct sockaddr *)&a, sizeof(a)) < 0)
-		perror("guest frame");
+	for (int i = 0; fd >= 0 && i < count; i++)
+		if (sendto(fd, f, sizeof(f), 0, (struct sockaddr *)&a, sizeof(a)) < 0)
+			perror("guest frame");
 	if (fd >= 0)
 		close(fd);
 }
@@ -475,7 +512,7 @@ static void test_active_changes_mac(void)
 	CHECK(f.p->state == FO_PAIR_ARMED, "armed");
 	/* The guest keeps sending from the new MAC (every 100 ms). */
 	for (int i = 0; i < 12; i++) {
-		guest_sends_from("g1", other);
+		guest_sends_from("g1", other, 1);
 		live(&f, 100);
 	}
 	CHECK(f.p->state == FO_PAIR_DEGRADED &&
@@ -486,6 +523,29 @@ static void test_active_changes_mac(void)
 	CHECK(f.p->state == FO_PAIR_ARMED, "armed again once the guest is back: %s (%s)",
 	      fo_pair_state_name(f.p->state), f.p->reason);
 	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* The active's guest floods the bridge (network.flood_pps 1000, 3000
+ * frames in one second): DEGRADED with the rate; quiet again, armed. */
+static void test_active_floods(void)
+{
+	struct fo_config cfg;
+	struct fx f;
+
+	topology();
+	net_config(&cfg);
+	cfg.pairs[0].net.flood_pps = 1000;
+	fx_armed_cfg(&f, &cfg, false);
+	live(&f, 1100); /* a first look, quiet */
+	CHECK(f.p->state == FO_PAIR_ARMED, "armed and quiet");
+	guest_sends_from("g1", SVC_MAC, 3000);
+	live(&f, 1000);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "network.flood_pps: brake-a (domain 1) floods the bridge"),
+	      "DEGRADED naming the flood: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	live(&f, 2200);
+	CHECK(f.p->state == FO_PAIR_ARMED, "armed again once quiet: %s (%s)", fo_pair_state_name(f.p->state),
+	      f.p->reason);
 	fx_free(&f);
 }
 
@@ -507,5 +567,6 @@ int main(void)
 	RUN(test_reload_adds_network);
 	RUN(test_rebuilt_member_starts_cut_off);
 	RUN(test_active_changes_mac);
+	RUN(test_active_floods);
 	return check_summary("test_service_net");
 }

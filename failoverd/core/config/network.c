@@ -83,7 +83,7 @@ static int read_addr(struct parser *p, const cJSON *obj, const char *kp, const c
 int parse_network(struct parser *p, const cJSON *obj, const char *kp, struct fo_svcnet_config *n)
 {
 	static const char *const keys[] = { "bridge", "vif_device", "mac", "ipv4", "ipv6", "announce_count",
-					    "announce_interval_ms", NULL };
+					    "announce_interval_ms", "flood_pps", NULL };
 	char mkp[KEYPATH_MAX];
 	const char *s = NULL;
 	long v;
@@ -138,6 +138,12 @@ int parse_network(struct parser *p, const cJSON *obj, const char *kp, struct fo_
 	if (rc < 0)
 		return rc;
 	n->announce_interval_ms = rc > 0 ? (unsigned)v : 100;
+	/* A control function's I/O is hundreds of frames a second, a busy
+	 * one thousands: 100000 is a runaway guest, not a workload. */
+	rc = read_int(p, obj, kp, "flood_pps", 0, 100000000, &v);
+	if (rc < 0)
+		return rc;
+	n->flood_pps = rc > 0 ? (unsigned)v : 100000;
 	n->enabled = true;
 	return 0;
 }

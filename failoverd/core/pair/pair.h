@@ -158,6 +158,9 @@ struct fo_pair {
 	uint64_t net_retry_ns;        /* the next attempt while blocked */
 	uint64_t net_recuts;          /* fenced vifs found up and cut again by the audit */
 	uint64_t net_mac_check_ns;    /* the next look for a foreign MAC on the active's port */
+	uint64_t net_settle_ns;       /* until then, a standby's port the kernel enabled is no alarm */
+	int64_t net_frames_seen;      /* the active's vif rx_packets at that look (-1: none yet) */
+	fo_domid_t net_frames_domid;  /* whose */
 };
 
 void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo_pair_env *env);

@@ -27,6 +27,13 @@ static void mac_text(const uint8_t m[6], char out[18])
 	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 }
 
+/* A member that must never serve again (a verdict, or the failed side of
+ * a fault switch): its vif goes down, not only its port. */
+static bool member_failed(struct fo_pair *p, const struct fo_member *m)
+{
+	return member_verdict(p, m) != NULL;
+}
+
 /* Both members' vifs carry the service MAC (as their backends were given
  * it): a member with another one would take the service's address with a
  * MAC the clients do not know. 0 or -EINVAL with the reason. */
@@ -86,6 +93,29 @@ static void block(struct fo_pair *p, const char *why, bool after_switch)
 	p->net_retry_ns = now_ns(p) + NET_RETRY_NS;
 }
 
+/* The active's frames into the bridge over the last look's interval
+ * (`since_ns`, 0 = first look): more than network.flood_pps a second is a
+ * flood (a runaway guest loading netback and the bridge in dom0). */
+static int check_flood(struct fo_pair *p, uint64_t since_ns, char *err, size_t errlen)
+{
+	const struct fo_member *a = fo_pair_active(p);
+	int64_t frames = fo_svcnet_frames_from(&p->cfg.net, a->domid), last = p->net_frames_seen;
+	uint64_t pps;
+
+	p->net_frames_seen = frames;
+	if (frames < 0 || !p->cfg.net.flood_pps || !since_ns || p->net_frames_domid != a->domid || last < 0 ||
+	    frames < last) {
+		p->net_frames_domid = a->domid;
+		return 0;
+	}
+	pps = (uint64_t)(frames - last) * 1000000000ull / since_ns;
+	if (pps <= p->cfg.net.flood_pps)
+		return 0;
+	snprintf(err, errlen, "network.flood_pps: %s (domain %u) floods the bridge: %llu frames/s from its vif, more than %u",
+		 a->name, a->domid, (unsigned long long)pps, p->cfg.net.flood_pps);
+	return -EMSGSIZE;
+}
+
 bool service_enforce(struct fo_pair *p, bool after_switch)
 {
 	fo_domid_t domid[2] = { p->m[0].domid, p->m[1].domid };
@@ -96,9 +126,12 @@ bool service_enforce(struct fo_pair *p, bool after_switch)
 		return true;
 	r = check_member_macs(p, err, sizeof(err));
 	if (r == 0)
-		r = fo_svcnet_enforce(p->env->net, &p->net, &p->cfg.net, domid, p->active, err, sizeof(err));
+		r = fo_svcnet_enforce(p->env->net, &p->net, &p->cfg.net, domid, p->active,
+				      member_failed(p, fo_pair_standby(p)), err, sizeof(err));
 	if (r == 0)
 		r = check_foreign_mac(p, err, sizeof(err));
+	if (r == 0 && p->net.raised_link)
+		p->net_settle_ns = now_ns(p) + 2 * NET_RETRY_NS;
 	if (r == 0) {
 		if (p->net_blocked)
 			record(p, FO_EV_INFO, FO_RESULT_OK, "service network ready on %s's vif",
@@ -138,36 +171,40 @@ bool service_move(struct fo_pair *p, struct fo_event *e, int from)
 	return false;
 }
 
-/* A vif that must be down (the standby's, a failed member's) found up:
- * someone set it up; cut it off again, as the fence audit pauses. A
- * member's new domain (rebuilt, or created behind our back) has its vif
- * brought up by the toolstack's hotplug script: cut off as soon as it
- * appears, and said once, not counted as a re-cut. */
+/* A member that must be cut off (the standby, a failed member) found with
+ * its port forwarding: someone set it so; cut it off again, as the fence
+ * audit pauses. A member's new domain (rebuilt, or created behind our
+ * back) has its vif put on the bridge by the toolstack's hotplug script:
+ * cut off as soon as it appears, logged once, not counted as a re-cut. So
+ * is a failed member's vif taken down after the switch disabled its port
+ * (the second half of its cut, off the real-time path). */
 static void audit_cut_off(struct fo_pair *p, struct fo_member *s)
 {
 	char err[160], name[FO_IFNAME_MAX + 1];
 	bool new_domain = p->net.port_domid[!p->active] != s->domid;
+	bool failed = member_failed(p, s), up, forwarding;
 	int r;
 
-	if (fo_svcnet_port_up(p->env->net, &p->cfg.net, s->domid) != 1)
+	if (fo_svcnet_port_state(p->env->net, &p->cfg.net, s->domid, &up, &forwarding) < 0 ||
+	    !(forwarding || (failed && up)))
 		return;
 	fo_svcnet_vif_name(&p->cfg.net, s->domid, name);
-	r = fo_svcnet_cut(p->env->net, &p->cfg.net, s->domid, err, sizeof(err));
-	if (new_domain) {
+	r = fo_svcnet_cut(p->env->net, &p->cfg.net, s->domid, failed, err, sizeof(err));
+	if (new_domain || !forwarding || now_ns(p) < p->net_settle_ns) {
 		if (r == 0)
-			fo_info("pair %s: %s's new vif %s cut off until it is the active", p->cfg.name, s->name, name);
+			fo_info("pair %s: %s's vif %s cut off (%s)", p->cfg.name, s->name, name,
+				new_domain ? "a new domain's" : !forwarding ? "set down, it failed" : "set up just now");
 		else
-			record(p, FO_EV_INFO, FO_RESULT_FAILED, "%s's new vif %s could not be cut off: %s", s->name,
-			       name, err);
+			record(p, FO_EV_INFO, FO_RESULT_FAILED, "%s's vif %s could not be cut off: %s", s->name, name, err);
 		return;
 	}
 	p->net_recuts++;
 	if (r == 0)
-		record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK, "%s's vif %s found up though it is cut off; cut off again",
-		       s->name, name);
+		record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
+		       "%s's vif %s found forwarding on the bridge though it is cut off; cut off again", s->name, name);
 	else
-		record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_FAILED, "%s's vif %s found up though it is cut off: %s",
-		       s->name, name, err);
+		record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_FAILED,
+		       "%s's vif %s found forwarding on the bridge though it is cut off: %s", s->name, name, err);
 }
 
 void service_audit(struct fo_pair *p)
@@ -199,12 +236,13 @@ void service_audit(struct fo_pair *p)
 		return;
 	}
 	/* Once a second while armed: does the active still send from the
-	 * service MAC only? */
+	 * service MAC only, and not flood the bridge? */
 	if (p->state == FO_PAIR_ARMED && now >= p->net_mac_check_ns) {
+		uint64_t since = p->net_mac_check_ns ? now - p->net_mac_check_ns + NET_RETRY_NS : 0;
 		char err[256];
 
 		p->net_mac_check_ns = now + NET_RETRY_NS;
-		if (check_foreign_mac(p, err, sizeof(err)) < 0) {
+		if (check_foreign_mac(p, err, sizeof(err)) < 0 || check_flood(p, since, err, sizeof(err)) < 0) {
 			block(p, err, false);
 			return;
 		}
