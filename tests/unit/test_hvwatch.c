@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "kernel_fixture.h"
@@ -22,6 +23,9 @@
 /* The daemon's loop with the watch: VIRQ_FAILOVER first (an rt fd), then
  * what is due. `frozen`: the daemon is stopped, only Xen moves. */
 static bool frozen;
+/* Where the daemon keeps its verdicts (daemon.state_file); "": in memory,
+ * lost at a restart. */
+static char state_path[128];
 
 static void hv_loop_once(struct fx *f)
 {
@@ -57,6 +61,8 @@ static void hv_start(struct fx *f)
 
 	if (fo_manager_new(&f->cfg, &f->mgr) < 0)
 		abort();
+	if (state_path[0])
+		fo_manager_set_state_file(f->mgr, state_path);
 	cb = fo_manager_hv_callbacks(f->mgr);
 	fo_sim_set_callbacks(f->hv, &cb);
 	if (fo_sim_enable_fowatch_owner(f->hv, 0) < 0)
@@ -690,6 +696,125 @@ static void test_failed_quiesce_released(void)
 	fx_free(&f);
 }
 
+/*
+ * A RELEASE by another tool while the daemon waits for the watch's outcome
+ * (the SPIN model's finding E, tests/model `watch_live`). The daemon comes
+ * to wait at one of these points while Xen quiesces the silent active:
+ */
+enum wait_point {
+	WAIT_DEADLINE,   /* its own deadline's look (kernel_backstop) found the watch QUIESCING */
+	WAIT_OWN_SWITCH, /* its own switch (an operator's switchover) was told EALREADY by DISARM */
+	WAIT_DISARM,     /* `failoverctl disarm`: leaving ARMED, DISARM said EALREADY */
+	WAIT_RESTART,    /* a daemon restarted meanwhile: arming found the watch QUIESCING */
+};
+
+static const char *const wait_point_name[] = { "deadline", "own switch", "disarm", "restart" };
+
+static bool said(struct fx *f, const char *text)
+{
+	const struct fo_event_ring *r = fo_manager_events(f->mgr);
+
+	for (size_t i = 0; i < fo_event_ring_count(r); i++)
+		if (strstr(fo_event_ring_get(r, i)->message, text))
+			return true;
+	return false;
+}
+
+/*
+ * The daemon waits at `at`; frozen, it misses the end of the watch (its
+ * vCPUs stop `stop_ms` after the fence: FIRED under the 20 ms quiesce,
+ * FAILED_QUIESCE above it) and another tool's RELEASE (`fowatch-ctl
+ * release`) before it reads the VIRQ, whose QUERY then says ENOENT: the
+ * outcome is gone with the watch. The pair must not wait for it for ever:
+ * it is the daemon's again (its own switch away from the fenced active,
+ * or left disarmed by the operator), never with both members running,
+ * never with the failed member started.
+ */
+static void release_while_waiting(enum wait_point at, uint64_t stop_ms)
+{
+	const char *how = wait_point_name[at];
+	struct fo_xen_failover_watch fw = { 0 }, rel = { .op = FO_FOWATCH_OP_RELEASE };
+	char err[256];
+	uint32_t end;
+	int i;
+
+	struct fx f;
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	fo_sim_fowatch_quiesce_delay(f.hv, stop_ms * MS);
+	hv_live(&f, f.a, 50);
+	/* a falls silent: Xen fires 50 ms after its last beat and quiesces */
+	frozen = at != WAIT_DEADLINE;
+	for (i = 0; i < 200 && !(query(&f, f.a, &fw) == 0 && fw.state == FO_FOWATCH_STATE_QUIESCING &&
+				  (frozen || f.p->kernel_firing)); i++)
+		hv_advance(&f, 1);
+	switch (at) {
+	case WAIT_DEADLINE:
+		break;
+	case WAIT_OWN_SWITCH:
+		CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) == -EALREADY, "%s: switchover refused: %s", how, err);
+		break;
+	case WAIT_DISARM:
+		fo_pair_disarm(f.p);
+		break;
+	case WAIT_RESTART:
+		hv_restart(&f);
+		break;
+	}
+	frozen = true;
+	CHECK(fw.state == FO_FOWATCH_STATE_QUIESCING && f.p->kernel_armed && f.p->kernel_firing,
+	      "%s: the daemon waits for the watch's outcome (%s, pair %s, firing %d)", how,
+	      fo_fowatch_state_name(fw.state), fo_pair_state_name(f.p->state), f.p->kernel_firing);
+	for (i = 0; i < 300 && query(&f, f.a, &fw) == 0 && fw.state == FO_FOWATCH_STATE_QUIESCING; i++)
+		hv_advance(&f, 1);
+	end = fw.state;
+	CHECK(end == (stop_ms < 20 ? FO_FOWATCH_STATE_FIRED : FO_FOWATCH_STATE_FAILED_QUIESCE), "%s: the watch ended %s",
+	      how, fo_fowatch_state_name(end));
+	CHECK(fo_sim_fowatch_domctl(f.hv, f.a, &rel) == 0 && query(&f, f.a, &fw) == -ENOENT,
+	      "%s: `fowatch-ctl release` before the daemon read the VIRQ", how);
+	CHECK(fo_sim_pause_count(f.hv, f.a) == 1, "%s: the fence is a toolstack pause now", how);
+	fo_sim_clear_calls(f.hv);
+	frozen = false;
+	/* The new active (if any runs) heartbeats; a's vCPUs stop meanwhile. */
+	hv_live(&f, f.b, 400);
+	CHECK(!f.p->kernel_armed && !f.p->kernel_firing && strcmp(owner_of(&f), "none") == 0,
+	      "%s, %s: not waiting for the watch any more (pair %s, owner %s, firing %d: %s)", how,
+	      fo_fowatch_state_name(end), fo_pair_state_name(f.p->state), owner_of(&f), f.p->kernel_firing, f.p->reason);
+	CHECK(f.p->state == (at == WAIT_DISARM ? FO_PAIR_DISARMED : FO_PAIR_DEGRADED),
+	      "%s, %s: a defined end: %s (%s)", how, fo_fowatch_state_name(end), fo_pair_state_name(f.p->state),
+	      f.p->reason);
+	CHECK(at == WAIT_RESTART || said(&f, "released outside failoverd"),
+	      "%s, %s: an event names the release", how, fo_fowatch_state_name(end));
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && count_calls(&f, FO_SIM_UNPAUSE, f.a) == 0,
+	      "%s, %s: the failed active stays paused, never unpaused", how, fo_fowatch_state_name(end));
+	CHECK(end != FO_FOWATCH_STATE_FIRED || (fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING &&
+						(at == WAIT_DISARM || f.p->active == 1)),
+	      "%s: Xen's switch stands: b runs (%s), active %s", how, fo_dom_state_name(fo_sim_state(f.hv, f.b)),
+	      fo_pair_active(f.p)->name);
+	CHECK(!both_running(&f) && fo_sim_violations(f.hv) == 0, "%s, %s: never both running", how,
+	      fo_fowatch_state_name(end));
+	fx_free(&f);
+}
+
+static void test_release_while_waiting(void)
+{
+	char dir[] = "/tmp/fo-test-hvwatch.XXXXXX";
+
+	/* As deployed: the verdicts survive a restart (a restart that found
+	 * Xen's switch done, released, presumes the old active failed). */
+	if (!mkdtemp(dir))
+		abort();
+	snprintf(state_path, sizeof(state_path), "%s/failed-members", dir);
+	for (int at = WAIT_DEADLINE; at <= WAIT_RESTART; at++) {
+		release_while_waiting(at, 15);  /* FIRED */
+		unlink(state_path);
+		release_while_waiting(at, 200); /* FAILED_QUIESCE, the vCPUs stop later */
+		unlink(state_path);
+	}
+	state_path[0] = 0;
+	rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(test_handed_to_xen);
@@ -710,6 +835,7 @@ int main(void)
 	RUN(test_release_by_another_tool_after_fired);
 	RUN(test_standby_paused_while_quiescing);
 	RUN(test_failed_quiesce_released);
+	RUN(test_release_while_waiting);
 	RUN(test_stock_xen);
 	return check_summary("test_hvwatch");
 }

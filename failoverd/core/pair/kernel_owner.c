@@ -202,6 +202,44 @@ int take_from_kernel(struct fo_pair *p)
 	return 0;
 }
 
+/*
+ * We wait for the owner's outcome (kernel_firing): has it gone without
+ * one? Another control-domain tool RELEASEd Xen's watch after it ended
+ * (`fowatch-ctl release`: Xen keeps the fenced active paused, as a
+ * toolstack pause) before we read the VIRQ, whose QUERY then finds nothing
+ * (hv/fowatch/owner.c frees the slot and reports a domain change); or a
+ * member's destruction tore the watch down. No event will ever come, and
+ * the deadline, the fence audit and our own switches all wait for one: the
+ * pair is ours again (the SPIN model's finding E, tests/model `watch_live`).
+ * A QUERY (PAIRINFO) only while firing; an outcome still there is adopted
+ * as usual. Returns true if the pair was given back.
+ */
+bool kernel_gone_while_firing(struct fo_pair *p)
+{
+	struct fo_hv *hv = p->env->hv;
+	struct fo_member *a = fo_pair_active(p), *s = fo_pair_standby(p);
+	uint64_t seen = p->kernel_switches;
+	struct fo_hv_karm k;
+	bool destroyed;
+
+	if (!p->kernel_armed || !p->kernel_firing || owner_adopt(p, &k) != -ENOENT)
+		return false;
+	/* Ended and not released: QUERY finished it and queued its event. */
+	hv->ops->kernel_poll_events(hv);
+	if (p->kernel_switches != seen || !p->kernel_armed)
+		return false; /* its outcome came after all, and was adopted */
+	p->kernel_armed = false;
+	p->kernel_firing = false;
+	refresh_state(p, a);
+	refresh_state(p, s);
+	destroyed = a->state == FO_DOM_DYING || a->state == FO_DOM_GONE || s->state == FO_DOM_DYING ||
+		    s->state == FO_DOM_GONE;
+	record(p, FO_EV_INFO, FO_RESULT_INFO, "%s was %s while switching %s -> %s: no outcome will come, the pair is failoverd's",
+	       owner_desc(p), destroyed ? "torn down (a member destroyed)" : "released outside failoverd (fowatch-ctl release?)",
+	       a->name, s->name);
+	return true;
+}
+
 /* The pair is the owner's and its standby runs: the owner must let go
  * before we pause anything, or a switch of its own could be undone (we
  * would pause the member it just started). True if the pair is ours now.

@@ -551,6 +551,15 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 
 	fo_pair_domains_fault(p);
 	now = now_ns(p);
+	/* An owner we wait for may be gone without its outcome (a RELEASE by
+	 * another tool): the pair is ours again. ARMED, the owner had found
+	 * the active failed and fenced it: its heartbeat deadline, long past,
+	 * is due now, and our own switch away from it runs first thing in the
+	 * next turn, before a fence audit could take a standby Xen started
+	 * for one running behind our back. Any other state goes on as it is
+	 * (ARMING decides again below; DEGRADED is audited again). */
+	if (kernel_gone_while_firing(p) && p->state == FO_PAIR_ARMED)
+		set_deadline(fo_pair_active(p), FO_DL_HEARTBEAT, now);
 	if (p->state == FO_PAIR_ARMING) {
 		arming_evaluate(p);
 		persist(p); /* a verdict on an instance that is gone, dropped */

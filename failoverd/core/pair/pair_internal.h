@@ -64,6 +64,7 @@ void kernel_try_arm(struct fo_pair *p);
 void kernel_release(struct fo_pair *p);
 int take_from_kernel(struct fo_pair *p);
 bool kernel_yield_for_fence(struct fo_pair *p);
+bool kernel_gone_while_firing(struct fo_pair *p);
 const char *owner_desc(const struct fo_pair *p);
 enum fo_fault kernel_backstop(struct fo_pair *p, uint64_t now, uint64_t due, uint64_t *fault_ns);
 void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int ai);
