@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 # name | owner (kmod, watch) | kind (safety, live) | FLAGS | more -D | expected
 # FLAGS (ownership.pml): 1 P5, 2 the proposed fixes, 4 strict RELEASE,
-# 8..1024 a bug put back, 2048 the watch before rt-patches 0011.
+# 8..1024 and 4096 a bug put back, 2048 the watch before rt-patches 0011.
 # Expected: verify, or refute:PROPERTY.
 RUNS=(
 	"kmod|kmod|safety|0||verify"
@@ -23,7 +23,6 @@ RUNS=(
 	"watch_live|watch|live|2|-DMAXTP=1|verify"
 	"finding_kmod_p5|kmod|safety|1||refute:P5"
 	"finding_watch_p5_before_0011|watch|safety|2049||refute:P5"
-	"finding_watch_live_release|watch|live|0|-DMAXTP=1|refute:LIVE"
 	"fixes_kmod_p5|kmod|safety|3||verify"
 	"fixes_watch_p5|watch|safety|3||verify"
 	"bug_start_first|kmod|safety|8||refute:P1"
@@ -34,6 +33,7 @@ RUNS=(
 	"bug_watch_release_unfences|watch|safety|256||refute:P1|P2"
 	"bug_watch_quiesce_split|watch|safety|512||refute:P7"
 	"bug_watch_paused_early|watch|safety|1024||refute:P6|P1"
+	"bug_watch_wait_released|watch|live|4096|-DMAXTP=1|refute:LIVE"
 )
 
 if [ "${1:-}" = --list ]; then

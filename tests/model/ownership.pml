@@ -92,6 +92,7 @@
 #define F_BUG_QUIESCE_SPLIT 512	/* BUG (#36 item 5): standby check, then its unpause */
 #define F_BUG_PAUSED_EARLY 1024	/* BUG (#36 item 6): "paused" from the no-wait pause on */
 #define F_NO_0011	2048	/* the watch before 0011: its fence reads as running */
+#define F_BUG_WAIT_RELEASED 4096 /* BUG (finding E): a watch gone while failoverd waits for it is waited for */
 #ifndef FLAGS
 #define FLAGS 0
 #endif
@@ -1136,10 +1137,15 @@ end_loop:
 			:: r == OK && ended -> watch_takeover();
 				if :: ds == DEGRADED -> degrade() :: else fi
 			:: r == OK && firing && karmed -> kfiring = 1
-			/* F_FIXES (finding E): the watch is gone (a third party
-			 * RELEASEd it) while failoverd waited for its outcome:
-			 * the pair is failoverd's again. The code keeps waiting. */
-			:: r == ENOENT && karmed && on(F_FIXES) -> karmed = 0; kfiring = 0; news();
+			/* Finding E: the watch is gone (a third party RELEASEd
+			 * it) while failoverd waited for its outcome: the pair
+			 * is failoverd's again (kernel_gone_while_firing(), from
+			 * fo_pair_on_domains_changed(), which the VIRQ's QUERY
+			 * reports). Not waiting, it finds the watch gone at its
+			 * deadline (kernel_backstop()). F_BUG_WAIT_RELEASED:
+			 * it waits for ever, as the code did. */
+			:: r == ENOENT && karmed && kfiring && !on(F_BUG_WAIT_RELEASED) ->
+				karmed = 0; kfiring = 0; news();
 				if :: ds == ARMING -> need_eval = 1 :: else fi
 			:: else
 			fi;
