@@ -793,6 +793,16 @@ static void release_while_waiting(enum wait_point at, uint64_t stop_ms)
 	      fo_pair_active(f.p)->name);
 	CHECK(!both_running(&f) && fo_sim_violations(f.hv) == 0, "%s, %s: never both running", how,
 	      fo_fowatch_state_name(end));
+	if (at == WAIT_DISARM) {
+		/* The operator arms again: the member Xen fenced failed, and
+		 * is no standby (as if its event had been read). */
+		fo_pair_arm(f.p);
+		hv_live(&f, f.b, 100);
+		CHECK(f.p->state == FO_PAIR_DEGRADED && !f.p->kernel_armed && fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED &&
+			      count_calls(&f, FO_SIM_UNPAUSE, f.a) == 0 && fo_sim_violations(f.hv) == 0,
+		      "disarm, %s: armed again, the fenced a is refused as a standby: %s (%s)",
+		      fo_fowatch_state_name(end), fo_pair_state_name(f.p->state), f.p->reason);
+	}
 	fx_free(&f);
 }
 

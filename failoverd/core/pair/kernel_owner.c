@@ -230,6 +230,11 @@ bool kernel_gone_while_firing(struct fo_pair *p)
 		return false; /* its outcome came after all, and was adopted */
 	p->kernel_armed = false;
 	p->kernel_firing = false;
+	/* The owner had found the active failed and fenced it (Xen keeps it
+	 * paused): as with its event, that instance is never a standby again
+	 * (an operator's `arm` after a disarm would adopt it as one). */
+	mark_failed(p, a, "fenced-by-owner");
+	persist(p);
 	refresh_state(p, a);
 	refresh_state(p, s);
 	destroyed = a->state == FO_DOM_DYING || a->state == FO_DOM_GONE || s->state == FO_DOM_DYING ||
