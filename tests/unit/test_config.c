@@ -406,6 +406,7 @@ static void test_good_network(void)
 	CHECK(n->has_ipv6 && n->ipv6[0] == 0xfd && n->ipv6[15] == 0x10, "ipv6");
 	CHECK(n->announce_count == 5 && n->announce_interval_ms == 200, "announce %u/%u", n->announce_count,
 	      n->announce_interval_ms);
+	CHECK(n->flood_pps == 5000, "flood_pps %u", n->flood_pps);
 	{
 		char line[1024];
 
