@@ -92,6 +92,8 @@ int fo_fenced_switch(const struct fo_fenced_ops *ops, void *ctx, uint32_t from, 
 	if (!from_gone && fo_fenced_fence(ops, ctx, from, &out->from_state, &out->paused_from) < 0)
 		return abort_switch(ops, ctx, to, out, FO_FENCED_WHY_NOT_FENCED);
 	out->pause_done_ns = ops->now_ns(ctx);
+	if (ops->fenced)
+		ops->fenced(ctx);
 
 	/* 2. Start the standby, only now that the active cannot run. */
 	out->unpause_issued_ns = ops->now_ns(ctx);

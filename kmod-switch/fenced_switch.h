@@ -41,6 +41,12 @@ struct fo_fenced_ops {
 	int (*get_state)(void *ctx, uint32_t domid, uint32_t *state);
 	/* CLOCK_MONOTONIC nanoseconds. */
 	uint64_t (*now_ns)(void *ctx);
+	/* Optional (NULL: none): called once in a switch, when the old active
+	 * is confirmed fenced and before the standby's unpause. failoverd
+	 * moves the service's network identity there (core/pair/service.c),
+	 * so that nothing reaches the fenced member and the standby's first
+	 * frames already flow; the module has nothing to do there. */
+	void (*fenced)(void *ctx);
 };
 
 /* Why a switch did not end plainly OK (the caller words it). */

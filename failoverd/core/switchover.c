@@ -8,18 +8,32 @@
 /* The sequence itself is kmod-switch/fenced_switch.c, the one the kernel
  * module runs and the simulator's model of the module: these adapt it to a
  * backend's operations (enum fo_dom_state has the uapi's values). */
-static int op_pause(void *hv, uint32_t domid) { return ((struct fo_hv *)hv)->ops->pause(hv, domid); }
-static int op_unpause(void *hv, uint32_t domid) { return ((struct fo_hv *)hv)->ops->unpause(hv, domid); }
-static uint64_t op_now_ns(void *hv) { return ((struct fo_hv *)hv)->ops->now_ns(hv); }
+struct seq_ctx {
+	struct fo_hv *hv;
+	const struct fo_switch_hook *hook; /* NULL: none */
+};
 
-static int op_get_state(void *hv, uint32_t domid, uint32_t *state)
+static struct fo_hv *hv_of(void *ctx) { return ((struct seq_ctx *)ctx)->hv; }
+static int op_pause(void *ctx, uint32_t domid) { return hv_of(ctx)->ops->pause(hv_of(ctx), domid); }
+static int op_unpause(void *ctx, uint32_t domid) { return hv_of(ctx)->ops->unpause(hv_of(ctx), domid); }
+static uint64_t op_now_ns(void *ctx) { return hv_of(ctx)->ops->now_ns(hv_of(ctx)); }
+
+static int op_get_state(void *ctx, uint32_t domid, uint32_t *state)
 {
 	enum fo_dom_state st;
-	int r = ((struct fo_hv *)hv)->ops->get_state(hv, domid, &st);
+	int r = hv_of(ctx)->ops->get_state(hv_of(ctx), domid, &st);
 
 	if (r == 0)
 		*state = (uint32_t)st;
 	return r;
+}
+
+static void op_fenced(void *ctx)
+{
+	const struct fo_switch_hook *h = ((struct seq_ctx *)ctx)->hook;
+
+	if (h && h->fenced)
+		h->fenced(h->arg);
 }
 
 static const struct fo_fenced_ops hv_fenced_ops = {
@@ -27,12 +41,14 @@ static const struct fo_fenced_ops hv_fenced_ops = {
 	.unpause = op_unpause,
 	.get_state = op_get_state,
 	.now_ns = op_now_ns,
+	.fenced = op_fenced,
 };
 
 int fo_fence_counted(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state, bool *ret_paused)
 {
+	struct seq_ctx ctx = { .hv = hv };
 	uint32_t st;
-	int r = fo_fenced_fence(&hv_fenced_ops, hv, domid, &st, ret_paused);
+	int r = fo_fenced_fence(&hv_fenced_ops, &ctx, domid, &st, ret_paused);
 
 	if (ret_state)
 		*ret_state = (enum fo_dom_state)st;
@@ -74,8 +90,9 @@ static void abort_switch(struct fo_hv *hv, fo_domid_t to, struct fo_switch_outco
 }
 
 void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uint64_t phase_ns[FO_PHASE_COUNT],
-			   struct fo_switch_outcome *out)
+			   const struct fo_switch_hook *hook, struct fo_switch_outcome *out)
 {
+	struct seq_ctx ctx = { .hv = hv, .hook = hook };
 	/* The pair forgets an active's domid once Xen no longer has the
 	 * domain (destroyed, and seen only after its teardown): nothing is
 	 * left that could run, so it is fenced already. Pausing or asking
@@ -100,7 +117,7 @@ void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uin
 	}
 	/* Anything else but 0: the fast path did nothing; do it here. */
 	if (r != 0)
-		fo_fenced_switch(&hv_fenced_ops, hv, from, from_gone, to, &o);
+		fo_fenced_switch(&hv_fenced_ops, &ctx, from, from_gone, to, &o);
 	out->result = result_of(o.result);
 	out->why = why_text(o.why);
 	out->from_state = from_gone ? FO_DOM_GONE : (enum fo_dom_state)o.from_state;

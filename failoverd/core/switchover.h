@@ -24,9 +24,18 @@ struct fo_switch_outcome {
 	bool paused_from;             /* our pause fenced `from` (it was running): ours to undo */
 };
 
-/* Fills phase_ns[PAUSE_ISSUED .. UNPAUSE_DONE]. */
+/* Called once `from` is confirmed fenced, before the unpause (the service
+ * network's move, core/pair/service.c): real-time rules apply. Not called
+ * when the backend's switch_fenced ran the whole sequence (the kernel
+ * module's fast path, one ioctl): the caller then does it afterwards. */
+struct fo_switch_hook {
+	void (*fenced)(void *arg);
+	void *arg;
+};
+
+/* Fills phase_ns[PAUSE_ISSUED .. UNPAUSE_DONE]; hook may be NULL. */
 void fo_switchover_execute(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, uint64_t phase_ns[FO_PHASE_COUNT],
-			   struct fo_switch_outcome *out);
+			   const struct fo_switch_hook *hook, struct fo_switch_outcome *out);
 
 /* Pause `domid` and confirm it cannot run (used for fencing outside a switch:
  * arming, a standby that was started behind our back). 0 or -errno. */

@@ -420,11 +420,9 @@ int fo_svcnet_enforce(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const st
 	return 0;
 }
 
-int fo_svcnet_move(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg, int from,
-		   uint64_t now_ns, enum fo_svcnet_step *ret_step)
+int fo_svcnet_move(struct fo_svcnet_sockets *s, struct fo_svcnet *n, int from, enum fo_svcnet_step *ret_step)
 {
 	uint8_t steps[3];
-	int r;
 
 	*ret_step = FO_SVCNET_STEP_NONE;
 	if (!n->batch_ok[from]) {
@@ -433,12 +431,15 @@ int fo_svcnet_move(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struc
 	}
 	batch_steps(n, from, steps);
 	/* The old active's vif gone with its domain is cut off already. */
-	r = send_batch(s, n->batch[from], n->batch_len[from], steps, FO_SVCNET_STEP_OLD_DOWN, ret_step);
-	if (r == 0 && (r = announce(s, n, cfg)) < 0)
-		*ret_step = FO_SVCNET_STEP_ANNOUNCE;
+	return send_batch(s, n->batch[from], n->batch_len[from], steps, FO_SVCNET_STEP_OLD_DOWN, ret_step);
+}
+
+int fo_svcnet_announce(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
+		       uint64_t now_ns)
+{
 	n->announce_left = cfg->announce_count > 1 ? cfg->announce_count - 1 : 0;
 	n->announce_next_ns = now_ns + cfg->announce_interval_ms * MS_NS;
-	return r;
+	return announce(s, n, cfg);
 }
 
 int fo_svcnet_cut(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cfg, fo_domid_t domid, bool failed,

@@ -17,19 +17,23 @@
  *
  * A switch moves the identity in one netlink batch, built when the roles
  * were set: the old active's port disabled, the new active's forwarding,
- * the bridge's FDB entry of the service MAC onto the new port; then a
- * gratuitous ARP and an
- * unsolicited neighbour advertisement from dom0 on the bridge (prebuilt
- * frames), so that any guest OS works. It runs right after the standby's
- * unpause, not before: the deadline is the standby running, and a netlink
- * request takes the kernel's rtnl lock, which any `ip` command or device
- * event in dom0 may hold. The fenced sequence (shared with the kernel
- * module and Xen's watch) has no place for it in between, and nothing is
- * lost by the order: the old active is already paused, and what the new
- * one transmits before its vif is up waits in its ring.
+ * the bridge's FDB entry of the service MAC onto the new port. It runs
+ * between the fence and the unpause (the fenced sequence's `fenced` hook,
+ * kmod-switch/fenced_switch.h): at the unpause nothing more reaches the
+ * fenced member and the new active's first frames already flow, so no
+ * stale frame ever waits for a paused member. It costs the deadline one
+ * sendmsg() and its acks (tens of microseconds natively), and the rtnl
+ * lock, which an `ip` command or a device event in dom0 may hold for that
+ * long. Then, after the unpause, a gratuitous ARP and an unsolicited
+ * neighbour advertisement from dom0 on the bridge (prebuilt frames), so
+ * that any guest OS works. When the kernel module's fast path runs the
+ * whole sequence in one ioctl, or the module or Xen switch without
+ * failoverd, the batch follows when failoverd learns of the switch (the
+ * event's service_moved phase says when).
  *
- * No allocation and no logging in fo_svcnet_move(): one sendmsg() of the
- * prebuilt batch, its acks read into a fixed buffer, two sendto()s.
+ * No allocation and no logging in fo_svcnet_move() and
+ * fo_svcnet_announce(): one sendmsg() of the prebuilt batch, its acks read
+ * into a fixed buffer, two sendto()s.
  * Everything else (opening, resolving the ports, checks) happens when the
  * roles are set, off the real-time path.
  */
@@ -123,12 +127,17 @@ int fo_svcnet_enforce(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const st
 		      const fo_domid_t domid[2], int active, bool other_failed, char *err, size_t errlen);
 
 /*
- * The real-time move from member `from` to the other: the prebuilt batch
- * and the first announcement. 0, or -errno with *ret_step the first step
- * that failed (the others were still tried). No allocation, no logging.
+ * The real-time move from member `from` to the other: the prebuilt batch.
+ * 0, or -errno with *ret_step the first step that failed (the others were
+ * still tried). No allocation, no logging.
  */
-int fo_svcnet_move(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg, int from,
-		   uint64_t now_ns, enum fo_svcnet_step *ret_step);
+int fo_svcnet_move(struct fo_svcnet_sockets *s, struct fo_svcnet *n, int from, enum fo_svcnet_step *ret_step);
+
+/* The first announcement now (gratuitous ARP, unsolicited NA: the
+ * prebuilt frames), the others scheduled (fo_svcnet_announce_due). 0 or
+ * -errno. No allocation, no logging. */
+int fo_svcnet_announce(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
+		       uint64_t now_ns);
 
 /* Cut one member off: a failed one's vif down, a standby's port disabled
  * (its vif up, ready for a switch). -ENODEV when it has no vif (gone). */

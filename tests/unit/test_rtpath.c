@@ -13,10 +13,16 @@
  * with fo_log_calls(); hypervisor calls from the simulator's call log. The
  * window closes when the first unpause is issued (an ops-table shim).
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "lib/log.h"
@@ -67,7 +73,25 @@ static struct {
 	bool taken;
 	unsigned long alloc, logs;
 	size_t calls;
+	int port_state[3]; /* test_deadline_with_network: vif1.0's and vif2.0's bridge port state then */
 } snap;
+static bool snap_ports; /* read the ports' states at the unpause */
+
+static int port_state(const char *vif)
+{
+	char path[96];
+	int st = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/brport/state", vif);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%d", &st) != 1)
+			st = -1;
+		fclose(f);
+	}
+	return st;
+}
 
 static struct fo_hv_ops shim_ops;
 static int (*real_unpause)(struct fo_hv *hv, fo_domid_t domid);
@@ -81,6 +105,10 @@ static int shim_unpause(struct fo_hv *hv, fo_domid_t domid)
 		snap.alloc = atomic_load(&n_alloc);
 		snap.logs = fo_log_calls();
 		snap.calls = fo_sim_calls(hv, &c);
+		if (snap_ports) {
+			snap.port_state[1] = port_state("vif1.0");
+			snap.port_state[2] = port_state("vif2.0");
+		}
 	}
 	return real_unpause(hv, domid);
 }
@@ -267,6 +295,84 @@ static void test_request_kernel(void)
 	run_request(true);
 }
 
+/*
+ * pairs[].network: the identity moves between the fence and the unpause
+ * (core/pair/service.c, service_fenced), so its netlink batch is inside the
+ * window: still no allocation, no log, no hypervisor call but the fence's.
+ * On a real bridge with veth "vifs" in a network namespace of its own, in
+ * a child process (root; test_service_net.c has the rest).
+ */
+static int deadline_with_network_child(void)
+{
+	struct fo_config cfg;
+	struct window w;
+	struct fx f;
+	int r;
+
+	if (unshare(CLONE_NEWNET | CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("sysfs", "/sys", "sysfs", 0, NULL) != 0) {
+		fprintf(stderr, "FATAL: a network namespace with its own sysfs: %s (run as root)\n", strerror(errno));
+		return 1;
+	}
+	r = system("ip link add br0 type bridge && ip link set br0 up && "
+		   "for d in 1 2; do ip link add vif$d.0 type veth peer name g$d && ip link set g$d address 00:16:3e:f0:00:01 && "
+		   "ip link set vif$d.0 master br0 && "
+		   "ip link set g$d up && ip link set vif$d.0 up || exit 1; done");
+	if (r != 0) {
+		fprintf(stderr, "FATAL: could not build the bridge (ip: %d)\n", r);
+		return 1;
+	}
+	sim_base_config(&cfg);
+	cfg.pairs[0].net.enabled = true;
+	snprintf(cfg.pairs[0].net.bridge, sizeof(cfg.pairs[0].net.bridge), "br0");
+	memcpy(cfg.pairs[0].net.mac, (uint8_t[6]){ 0x00, 0x16, 0x3e, 0xf0, 0x00, 0x01 }, 6);
+	cfg.pairs[0].net.has_ipv4 = true;
+	inet_pton(AF_INET, "10.99.0.10", cfg.pairs[0].net.ipv4);
+	cfg.pairs[0].net.announce_count = 3;
+	cfg.pairs[0].net.announce_interval_ms = 100;
+	fx_armed_cfg(&f, &cfg, false);
+	CHECK(f.p->state == FO_PAIR_ARMED, "armed with the network: %s (%s)", fo_pair_state_name(f.p->state),
+	      f.p->reason);
+	shim_install(&f);
+	live(&f, 50);
+	snap_ports = true;
+	for (int i = 0; i < 400; i++) {
+		fo_sim_advance(f.hv, MS);
+		window_open(&f, &w);
+		fx_loop_once(&f);
+		if (snap.taken)
+			break;
+	}
+	window_check(&f, &w, false, "heartbeat deadline, service network");
+	{
+		const struct fo_event *e = last_event_of(&f, FO_EV_SWITCHOVER);
+
+		CHECK(e && e->phase_ns[FO_PHASE_SERVICE_MOVED] && e->phase_ns[FO_PHASE_PAUSE_DONE] &&
+			      e->phase_ns[FO_PHASE_SERVICE_MOVED] >= e->phase_ns[FO_PHASE_PAUSE_DONE] &&
+			      e->phase_ns[FO_PHASE_SERVICE_MOVED] <= e->phase_ns[FO_PHASE_UNPAUSE_ISSUED],
+		      "the service moved between the fence and the unpause");
+	}
+	/* 0 disabled, 3 forwarding (linux/if_bridge.h BR_STATE_*). */
+	CHECK(snap.port_state[1] == 0 && snap.port_state[2] == 3,
+	      "at the unpause the fenced member's port was disabled (%d) and the new active's forwarding (%d)",
+	      snap.port_state[1], snap.port_state[2]);
+	fx_free(&f);
+	return check_failures ? 1 : 0;
+}
+
+static void test_deadline_with_network(void)
+{
+	int status = 0;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		_exit(deadline_with_network_child());
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the window with the service network (child's checks above)");
+}
+
 int main(void)
 {
 	RUN(test_deadline);
@@ -278,5 +384,6 @@ int main(void)
 	RUN(test_release_crashed_kernel);
 	RUN(test_request);
 	RUN(test_request_kernel);
+	RUN(test_deadline_with_network);
 	return check_summary("test_rtpath");
 }

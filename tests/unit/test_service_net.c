@@ -223,10 +223,13 @@ static void test_enforce_and_move(void)
 	count_frames(fd_c0, 0, NULL); /* drain */
 	allocs = atomic_load(&n_alloc);
 	logs = fo_log_calls();
-	r = fo_svcnet_move(&s, &n, &c, 0, 0, &step);
-	CHECK(atomic_load(&n_alloc) == allocs && fo_log_calls() == logs, "the move allocates (%lu) and logs (%lu) nothing",
-	      atomic_load(&n_alloc) - allocs, fo_log_calls() - logs);
+	r = fo_svcnet_move(&s, &n, 0, &step);
 	CHECK(r == 0, "move: %d step %s", r, fo_svcnet_step_name(step));
+	r = fo_svcnet_announce(&s, &n, &c, 0);
+	CHECK(atomic_load(&n_alloc) == allocs && fo_log_calls() == logs,
+	      "the move and the announcement allocate (%lu) and log (%lu) nothing", atomic_load(&n_alloc) - allocs,
+	      fo_log_calls() - logs);
+	CHECK(r == 0, "announce: %d", r);
 	CHECK(forwards("vif1.0") == 0 && forwards("vif2.0") == 1, "moved: vif1.0 %d vif2.0 %d", forwards("vif1.0"),
 	      forwards("vif2.0"));
 	CHECK(strcmp(fdb_port(), "vif2.0") == 0, "service MAC on the new active's port: '%s'", fdb_port());
@@ -256,7 +259,7 @@ static void test_enforce_and_move(void)
 	r = fo_svcnet_enforce(&s, &n, &c, d, 1, false, err, sizeof(err));
 	CHECK(r == 0, "enforce with 2 active: %s", err);
 	sh("ip link del vif2.0");
-	r = fo_svcnet_move(&s, &n, &c, 1, 0, &step);
+	r = fo_svcnet_move(&s, &n, 1, &step);
 	CHECK(r == 0, "move from a member whose vif is gone: %d (%s)", r, fo_svcnet_step_name(step));
 	CHECK(forwards("vif1.0") == 1 && strcmp(fdb_port(), "vif1.0") == 0, "back on vif1.0");
 
@@ -335,9 +338,10 @@ static void test_pair_failover_moves_identity(void)
 	      forwards("vif2.0"));
 	CHECK(link_up("vif1.0") == 0, "the failed member's vif is down");
 	CHECK(strcmp(fdb_port(), "vif2.0") == 0, "service MAC on the new active: '%s'", fdb_port());
-	CHECK(e && e->phase_ns[FO_PHASE_SERVICE_MOVED] >= e->phase_ns[FO_PHASE_UNPAUSE_DONE] &&
-		      e->phase_ns[FO_PHASE_UNPAUSE_DONE] != 0,
-	      "service_moved after unpause_done");
+	CHECK(e && e->phase_ns[FO_PHASE_SERVICE_MOVED] >= e->phase_ns[FO_PHASE_PAUSE_DONE] &&
+		      e->phase_ns[FO_PHASE_SERVICE_MOVED] <= e->phase_ns[FO_PHASE_UNPAUSE_ISSUED] &&
+		      e->phase_ns[FO_PHASE_PAUSE_DONE] != 0,
+	      "service_moved between the fence (pause_done) and the unpause");
 
 	CHECK(f.p->net_recuts == 0, "no re-cut counted for the switch's own cut: %llu",
 	      (unsigned long long)f.p->net_recuts);

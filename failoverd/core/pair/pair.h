@@ -155,6 +155,11 @@ struct fo_pair {
 	bool net_blocked;             /* DEGRADED because the network could not be set as the roles say */
 	bool net_resume_after_switch; /* ... and what then resumes: after_first_heartbeat (else become_armed) */
 	bool net_stale;               /* a switch's move did not complete: set the roles' state anew */
+	/* the move inside the current switch (service_fenced, between fence and unpause) */
+	bool net_move_tried;
+	int net_move_r;
+	int net_move_step;            /* enum fo_svcnet_step */
+	uint64_t net_moved_ns;
 	uint64_t net_retry_ns;        /* the next attempt while blocked */
 	uint64_t net_recuts;          /* fenced vifs found up and cut again by the audit */
 	uint64_t net_mac_check_ns;    /* the next look for a foreign MAC on the active's port */

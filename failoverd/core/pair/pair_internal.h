@@ -83,6 +83,8 @@ void after_first_heartbeat(struct fo_pair *p);
 /* service.c */
 bool service_enforce(struct fo_pair *p, bool after_switch);
 bool service_move(struct fo_pair *p, struct fo_event *e, int from);
+void service_fenced(void *arg);
+void service_switch_failed(struct fo_pair *p);
 void service_audit(struct fo_pair *p);
 
 /* policy.c */

@@ -144,31 +144,69 @@ bool service_enforce(struct fo_pair *p, bool after_switch)
 	return false;
 }
 
-bool service_move(struct fo_pair *p, struct fo_event *e, int from)
+/* The batch from member `from` to the other, now. Real-time rules. */
+static void move_now(struct fo_pair *p, int from)
 {
-	enum fo_svcnet_step step;
-	int r;
+	enum fo_svcnet_step step = FO_SVCNET_STEP_NONE;
 
-	if (!service_on(p))
-		return true;
+	p->net_move_tried = true;
 	/* Ports resolved for other domains (a member rebuilt since): not the
 	 * batch to send; the roles' enforce after the switch sets them. */
 	if (p->net.port_domid[0] != p->m[0].domid || p->net.port_domid[1] != p->m[1].domid) {
-		r = -ESTALE;
+		p->net_move_r = -ESTALE;
 		step = FO_SVCNET_STEP_NEW_UP;
 	} else {
-		r = fo_svcnet_move(p->env->net, &p->net, &p->cfg.net, from, now_ns(p), &step);
+		p->net_move_r = fo_svcnet_move(p->env->net, &p->net, from, &step);
 	}
-	if (r == 0) {
-		e->phase_ns[FO_PHASE_SERVICE_MOVED] = now_ns(p);
+	p->net_move_step = (int)step;
+	p->net_moved_ns = now_ns(p);
+}
+
+void service_fenced(void *arg)
+{
+	struct fo_pair *p = arg;
+
+	if (service_on(p))
+		move_now(p, p->active);
+}
+
+bool service_move(struct fo_pair *p, struct fo_event *e, int from)
+{
+	bool tried = p->net_move_tried;
+
+	p->net_move_tried = false;
+	if (!service_on(p))
 		return true;
+	/* Not moved between the fence and the unpause: the kernel module's
+	 * fast path ran the whole sequence, or the module or Xen switched
+	 * without us. */
+	if (!tried)
+		move_now(p, from);
+	p->net_move_tried = false;
+	if (p->net_move_r == 0) {
+		e->phase_ns[FO_PHASE_SERVICE_MOVED] = p->net_moved_ns;
+		if (fo_svcnet_announce(p->env->net, &p->net, &p->cfg.net, now_ns(p)) == 0)
+			return true;
+		p->net_move_r = -EIO;
+		p->net_move_step = FO_SVCNET_STEP_ANNOUNCE;
 	}
 	/* The standby runs: off the real-time path from here. */
 	p->net_stale = true;
 	snprintf(e->message + strlen(e->message), sizeof(e->message) - strlen(e->message),
 		 "%sservice network did not follow: could not %s: %s", e->message[0] ? "; " : "",
-		 fo_svcnet_step_name(step), strerror(-r));
+		 fo_svcnet_step_name((enum fo_svcnet_step)p->net_move_step), strerror(-p->net_move_r));
 	return false;
+}
+
+void service_switch_failed(struct fo_pair *p)
+{
+	bool moved = p->net_move_tried && p->net_move_r == 0;
+
+	p->net_move_tried = false;
+	/* The bridge was handed to a standby that did not start: back to the
+	 * roles as they are (or DEGRADED, which the failed switch is anyway). */
+	if (moved)
+		service_enforce(p, false);
 }
 
 /* A member that must be cut off (the standby, a failed member) found with

@@ -131,8 +131,10 @@ int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, 
 
 	/* An active found gone keeps its domid until refresh_identity() runs,
 	 * after this: to the switch it is what a forgotten one is. */
+	/* The service network moves between the fence and the unpause. */
+	p->net_move_tried = false;
 	fo_switchover_execute(p->env->hv, from->state == FO_DOM_GONE ? FO_DOMID_INVALID : from->domid, to->domid,
-			      e->phase_ns, &out);
+			      e->phase_ns, &(struct fo_switch_hook){ .fenced = service_fenced, .arg = p }, &out);
 
 	/* ---- the standby runs (or we stopped safely); the rest can take time ---- */
 	if (p->env->hv->ops->switch_path)
@@ -189,9 +191,12 @@ int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_o
 	uint64_t started;
 
 	/* First, still on the real-time path: the service's identity to the
-	 * new active (pairs[].network). */
+	 * new active (pairs[].network), if it did not move between the fence
+	 * and the unpause, and its announcement. */
 	if (out.result == FO_RESULT_OK)
 		service_followed = service_move(p, e, p->active);
+	else
+		service_switch_failed(p);
 	from->state = out.from_state;
 	to->state = out.to_state;
 	/*
