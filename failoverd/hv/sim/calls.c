@@ -40,6 +40,10 @@ int sim_enter(struct fo_hv_sim *s, enum fo_sim_op op, fo_domid_t domid)
 		r = -EINVAL;
 	if (s->n_log < FO_SIM_LOG_MAX)
 		s->log[s->n_log++] = (struct fo_sim_call){ .op = op, .domid = domid, .at_ns = s->clock_ns, .result = r };
+	if (s->on_call) {
+		struct fo_sim_call c = { .op = op, .domid = domid, .at_ns = s->clock_ns, .result = r };
+		s->on_call(s->on_call_ctx, &c);
+	}
 	return r;
 }
 
@@ -85,3 +89,9 @@ size_t fo_sim_calls(struct fo_hv *hv, const struct fo_sim_call **ret)
 }
 
 void fo_sim_clear_calls(struct fo_hv *hv) { sim_of(hv)->n_log = 0; }
+
+void fo_sim_on_call(struct fo_hv *hv, fo_sim_call_hook fn, void *ctx)
+{
+	sim_of(hv)->on_call = fn;
+	sim_of(hv)->on_call_ctx = ctx;
+}

@@ -265,6 +265,10 @@ bool fo_sim_fowatch_deliver(struct fo_hv *hv);
 /* What happened. */
 size_t fo_sim_calls(struct fo_hv *hv, const struct fo_sim_call **ret);
 void fo_sim_clear_calls(struct fo_hv *hv);
+/* `fn` runs as each call is issued (logged), before the call acts: a test
+ * looks at what the daemon has done by then (NULL: none). */
+typedef void (*fo_sim_call_hook)(void *ctx, const struct fo_sim_call *call);
+void fo_sim_on_call(struct fo_hv *hv, fo_sim_call_hook fn, void *ctx);
 const char *fo_sim_role(struct fo_hv *hv, fo_domid_t domid);
 const char *fo_sim_last_command(struct fo_hv *hv, fo_domid_t domid);
 bool fo_sim_watched(struct fo_hv *hv, fo_domid_t domid);

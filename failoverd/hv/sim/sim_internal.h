@@ -125,6 +125,8 @@ struct fo_hv_sim {
 	bool vanish_armed[FO_SIM_OP_COUNT];
 	struct fo_sim_call log[FO_SIM_LOG_MAX];
 	size_t n_log;
+	fo_sim_call_hook on_call; /* fo_sim_on_call */
+	void *on_call_ctx;
 	fo_domid_t guards[SIM_MAX_GUARDS][2];
 	size_t n_guards;
 	unsigned violations;
