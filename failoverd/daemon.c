@@ -453,7 +453,12 @@ int fo_daemon_run(const struct fo_daemon_options *opt)
 	fo_manager_start(d->mgr);
 	daemon_after_dispatch(d);
 	while (!d->quit) {
+		/* The turn's verdicts are written once, at its end: after every
+		 * pair whose fault is due in it has switched, and before its
+		 * events and status go out (fo_manager_turn_begin). */
+		fo_manager_turn_begin(d->mgr);
 		r = fo_loop_run_once(d->loop);
+		fo_manager_turn_end(d->mgr);
 		if (r < 0)
 			goto fail;
 		daemon_after_dispatch(d);

@@ -472,6 +472,19 @@ void fo_manager_start(struct fo_manager *m)
 	placement_timer_arm(m);
 }
 
+void fo_manager_turn_begin(struct fo_manager *m) { m->env.hold_saves = true; }
+
+void fo_manager_write_held_verdicts(struct fo_manager *m)
+{
+	fo_pairs_write_held_verdicts(&m->env, m->pairs, m->n_pairs);
+}
+
+void fo_manager_turn_end(struct fo_manager *m)
+{
+	m->env.hold_saves = false;
+	fo_manager_write_held_verdicts(m);
+}
+
 uint64_t fo_manager_next_deadline(struct fo_manager *m)
 {
 	uint64_t next = m->placement_next_ns;

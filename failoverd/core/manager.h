@@ -42,6 +42,18 @@ void fo_manager_check_placement(struct fo_manager *m);
  * configured; *ret_detail says what drifted. */
 bool fo_manager_host_placement(const struct fo_manager *m, const char **ret_detail);
 
+/*
+ * A turn of the daemon's loop: between these two, pairs hold the verdict
+ * file's write (core/pair/verdicts.c, persist), and turn_end writes it
+ * once, after every fault due in the turn was switched: the file's fsync
+ * never stands between one pair's switch and the next's.
+ */
+void fo_manager_turn_begin(struct fo_manager *m);
+void fo_manager_turn_end(struct fo_manager *m);
+/* Within a turn: write what is held now (before answering a request that
+ * changed something, so that the answer never precedes the file). */
+void fo_manager_write_held_verdicts(struct fo_manager *m);
+
 /* Earliest pending deadline (CLOCK_MONOTONIC ns), 0 if none. */
 uint64_t fo_manager_next_deadline(struct fo_manager *m);
 /* Run every deadline that is due now. */

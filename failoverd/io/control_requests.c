@@ -194,9 +194,7 @@ static cJSON *clear_failed_json(struct fo_control *c, const char *member)
 	return o;
 }
 
-/* Returns the reply, or NULL when the reply is deferred (a drill). A NULL
- * client is the daemon's own (tests): it has every right. */
-cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const char *line, size_t len)
+static cJSON *run_request(struct fo_control *c, struct fo_client *cl, const char *line, size_t len)
 {
 	struct fo_request req;
 	struct fo_pair *p = NULL;
@@ -282,6 +280,20 @@ cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const char *li
 		return clear_failed_json(c, req.member);
 	}
 	return error_reply("unknown cmd");
+}
+
+/* Returns the reply, or NULL when the reply is deferred (a drill). A NULL
+ * client is the daemon's own (tests): it has every right. */
+cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const char *line, size_t len)
+{
+	cJSON *reply = run_request(c, cl, line, len);
+
+	/* The loop holds the verdict file's write to the end of its turn
+	 * (fo_manager_turn_begin); a request that changed it (clear-failed,
+	 * a switchover, arm) is answered only once it is on file. Nothing
+	 * held: nothing written. */
+	fo_manager_write_held_verdicts(c->mgr);
+	return reply;
 }
 
 size_t fo_control_handle_line(struct fo_control *c, const char *line, char *buf, size_t len)

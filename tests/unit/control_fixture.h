@@ -31,7 +31,9 @@ struct fx {
 	char path[108];
 };
 
-static inline void setup_names(struct fx *f, bool kernel, const char *active, const char *standby)
+/* Verdicts kept in state_file (NULL: memory only). */
+static inline void setup_in(struct fx *f, bool kernel, const char *active, const char *standby,
+			    const char *state_file)
 {
 	struct fo_hv_callbacks cb;
 
@@ -42,6 +44,8 @@ static inline void setup_names(struct fx *f, bool kernel, const char *active, co
 	snprintf(f->path, sizeof(f->path), "/tmp/fo-test-control-%d/control.sock", (int)getpid());
 	if (fo_manager_new(&f->cfg, &f->mgr) < 0)
 		abort();
+	if (state_file)
+		fo_manager_set_state_file(f->mgr, state_file);
 	cb = fo_manager_hv_callbacks(f->mgr);
 	fo_hv_sim_new(&cb, &f->hv);
 	if (kernel)
@@ -53,6 +57,11 @@ static inline void setup_names(struct fx *f, bool kernel, const char *active, co
 	fo_loop_new(&f->loop);
 	int r = fo_control_new(f->loop, f->mgr, f->path, NULL, NULL, &f->ctl);
 	CHECK(r == 0, "control socket: %s", strerror(-r));
+}
+
+static inline void setup_names(struct fx *f, bool kernel, const char *active, const char *standby)
+{
+	setup_in(f, kernel, active, standby, NULL);
 }
 
 static inline void setup_kernel(struct fx *f, bool kernel)

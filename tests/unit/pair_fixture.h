@@ -67,12 +67,15 @@ static inline void fx_free(struct fx *f)
 }
 
 /* One turn of the daemon's loop: read the module's events (if the device
- * is "readable"), then run what is due, then the backend's deferred work. */
+ * is "readable"), then run what is due, then write the verdicts the turn
+ * held (daemon.c), then the backend's deferred work. */
 static inline void fx_loop_once(struct fx *f)
 {
+	fo_manager_turn_begin(f->mgr);
 	if (!f->hold_delivery)
 		fo_sim_kernel_deliver(f->hv);
 	fo_manager_run_due(f->mgr);
+	fo_manager_turn_end(f->mgr);
 	if (f->hv->ops->settle)
 		f->hv->ops->settle(f->hv);
 }

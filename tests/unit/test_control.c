@@ -130,6 +130,43 @@ static void test_clear_failed(void)
 	teardown(&f);
 }
 
+static bool file_has(const char *path, const char *text)
+{
+	char buf[8192];
+	FILE *fp = fopen(path, "r");
+	size_t n;
+
+	if (!fp)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	return strstr(buf, text) != NULL;
+}
+
+/* Within a turn of the loop, which holds the verdict file's write to its
+ * end: a request that changed the verdicts is answered only once the file
+ * says so. */
+static void test_answer_after_verdict_written(void)
+{
+	struct fx f;
+	char state[128], reply[65536];
+
+	snprintf(state, sizeof(state), "/tmp/fo-test-control-%d.verdicts", (int)getpid());
+	unlink(state);
+	setup_in(&f, false, "brake-a", "brake-b", state);
+	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true); /* fails over to b */
+	CHECK(file_has(state, "\nfailed brake brake-a "), "the verdict on file");
+	fo_manager_turn_begin(f.mgr);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"clear-failed\",\"member\":\"brake-a\"}", reply, sizeof(reply));
+	CHECK(strstr(reply, "\"cleared\":true"), "%s", reply);
+	CHECK(!file_has(state, "\nfailed brake brake-a ") && file_has(state, "\nactive brake brake-b "),
+	      "answered with the verdict gone from the file, before the turn's end");
+	fo_manager_turn_end(f.mgr);
+	teardown(&f);
+	unlink(state);
+}
+
 /* kernel: what the module has armed. No module: an error naming the
  * setting; a pair armed by someone else: listed with "pair": null; an old
  * module without LIST: an error saying so. */
@@ -319,6 +356,7 @@ int main(void)
 	RUN(test_good_requests);
 	RUN(test_kernel_command);
 	RUN(test_clear_failed);
+	RUN(test_answer_after_verdict_written);
 	RUN(test_hostile_requests);
 	RUN(test_parse_request);
 	RUN(test_arm_while_switching);

@@ -941,6 +941,148 @@ static void test_verdict_written_after_unpause(void)
 	snprintf(state_path, sizeof(state_path), "%s/failed-members", state_dir);
 }
 
+/* ------------------------------------------ two pairs faulting in one turn */
+
+/* brake (as sim_base_config) and pump (pump-a active, pump-b standby). */
+static void two_pair_config(struct fo_config *cfg)
+{
+	struct fo_pair_config *p = &cfg->pairs[1];
+
+	sim_base_config(cfg);
+	cfg->n_pairs = 2;
+	*p = cfg->pairs[0];
+	snprintf(p->name, sizeof(p->name), "pump");
+	snprintf(p->active, sizeof(p->active), "pump-a");
+	snprintf(p->standby, sizeof(p->standby), "pump-b");
+	snprintf(p->active_config, sizeof(p->active_config), "/etc/xen/pump-a.cfg");
+	snprintf(p->standby_config, sizeof(p->standby_config), "/etc/xen/pump-b.cfg");
+}
+
+/* First boot of both pairs, ARMED (brake-a and pump-a active), verdicts in
+ * state_path; *pa, *pb: pump's domains. */
+static void fx_two_armed(struct fx *f, fo_domid_t *pa, fo_domid_t *pb)
+{
+	struct fo_config cfg;
+	struct fo_pair *pump;
+
+	two_pair_config(&cfg);
+	fx_new_state(f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, false);
+	*pa = fo_sim_add_domain(f->hv, "pump-a", FO_DOM_RUNNING);
+	*pb = fo_sim_add_domain(f->hv, "pump-b", FO_DOM_RUNNING);
+	fo_sim_set_state(f->hv, *pb, FO_DOM_RUNNING, true); /* xenstore's event: pump finds them */
+	prove(f, f->a);
+	prove(f, f->b);
+	prove(f, *pa);
+	prove(f, *pb);
+	pump = fo_manager_find_pair(f->mgr, "pump");
+	CHECK(f->p->state == FO_PAIR_ARMED && pump && pump->state == FO_PAIR_ARMED, "both ARMED: %s, %s (%s)",
+	      fo_pair_state_name(f->p->state), pump ? fo_pair_state_name(pump->state) : "-", pump ? pump->reason : "");
+	fo_sim_guard(f->hv, f->a, f->b);
+	fo_sim_guard(f->hv, *pa, *pb);
+	fo_sim_clear_calls(f->hv);
+}
+
+/* A failure verdict's record (the file's header mentions failed members). */
+#define FAILED_RECORD "\nfailed "
+
+/* What the verdict file said as each standby's unpause was issued. */
+struct unpause_looks {
+	size_t n;
+	bool verdict_on_file[4];
+};
+
+static void look_at_file_on_unpause(void *ctx, const struct fo_sim_call *c)
+{
+	struct unpause_looks *l = ctx;
+
+	if (c->op == FO_SIM_UNPAUSE && l->n < 4)
+		l->verdict_on_file[l->n++] = file_has(state_path, FAILED_RECORD);
+}
+
+/* Both actives fall silent together, so that their deadlines come due in
+ * the same turn of the loop. */
+static void both_actives_silent(struct fx *f)
+{
+	fo_sim_advance(f->hv, 60 * MS);
+}
+
+/* Issue #37 (b, c): the verdict file's write (and fsync) after one pair's
+ * switch delayed the next pair's switch. Now the turn's switches all come
+ * first, and the file is written once, at the end of the turn. */
+static void test_turn_switches_all_before_writing(void)
+{
+	struct fx f;
+	struct unpause_looks look = { 0 };
+	fo_domid_t pa, pb;
+
+	state_reset();
+	fx_two_armed(&f, &pa, &pb);
+	CHECK(file_has(state_path, "active pump pump-a ") && !file_has(state_path, FAILED_RECORD),
+	      "on file: the actives, no verdict");
+	fo_sim_on_call(f.hv, look_at_file_on_unpause, &look);
+	both_actives_silent(&f);
+	fx_loop_once(&f);
+	fo_sim_on_call(f.hv, NULL, NULL);
+	CHECK(look.n == 2, "both standbys unpaused in one turn (%zu unpauses)", look.n);
+	CHECK(!look.verdict_on_file[0] && !look.verdict_on_file[1],
+	      "no verdict written between the first switch and the last (on file at the unpauses: %d, %d)",
+	      look.verdict_on_file[0], look.verdict_on_file[1]);
+	CHECK(file_has(state_path, "failed brake brake-a ") && file_has(state_path, "failed pump pump-a ") &&
+		      file_has(state_path, "active brake brake-b ") && file_has(state_path, "active pump pump-b "),
+	      "both pairs' verdicts and new actives written at the turn's end");
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_state(f.hv, pb) == FO_DOM_RUNNING &&
+		      fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, pa) == FO_DOM_PAUSED,
+	      "both switched");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Killed after both switches and before the turn's write: the file still
+ * names the old actives, which Xen shows paused beside the running
+ * standbys. The restart presumes them failed: neither is started again,
+ * neither pair runs both. */
+static void test_killed_before_the_turns_write(void)
+{
+	struct fx f;
+	struct fo_pair *pump;
+	fo_domid_t pa, pb;
+
+	state_reset();
+	fx_two_armed(&f, &pa, &pb);
+	both_actives_silent(&f);
+	fo_manager_turn_begin(f.mgr);
+	fo_manager_run_due(f.mgr);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_state(f.hv, pb) == FO_DOM_RUNNING,
+	      "both switched");
+	CHECK(!file_has(state_path, FAILED_RECORD) && file_has(state_path, "active brake brake-a ") &&
+		      file_has(state_path, "active pump pump-a "),
+	      "the turn has not ended: the file is as before it");
+	restart(&f); /* SIGKILL: fo_manager_turn_end never ran */
+	pump = fo_manager_find_pair(f.mgr, "pump");
+	CHECK(f.p->state == FO_PAIR_DEGRADED && f.p->active == 1 &&
+		      strstr(f.p->reason, "standby brake-a failed (unrecorded-switch at "),
+	      "brake: the old active presumed failed: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(pump && pump->state == FO_PAIR_DEGRADED && pump->active == 1 &&
+		      strstr(pump->reason, "standby pump-a failed (unrecorded-switch at "),
+	      "pump: the old active presumed failed: %s (%s)", pump ? fo_pair_state_name(pump->state) : "-",
+	      pump ? pump->reason : "");
+	CHECK(file_has(state_path, "failed brake brake-a ") && file_has(state_path, "failed pump pump-a "),
+	      "the presumption is on file (a second restart keeps it)");
+	/* The new actives live on; the failed ones stay paused. */
+	for (int t = 0; t < 20; t++) {
+		fo_sim_heartbeat(f.hv, f.b);
+		fo_sim_heartbeat(f.hv, pb);
+		advance(&f, 10);
+	}
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, pa) == FO_DOM_PAUSED &&
+		      count_calls(&f, FO_SIM_UNPAUSE, f.a) == 0 && count_calls(&f, FO_SIM_UNPAUSE, pa) == 0,
+	      "the failed members never started again");
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_state(f.hv, pb) == FO_DOM_RUNNING,
+	      "the new actives run");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 int main(void)
 {
 	fo_log_set_level(FO_LOG_ERR);
@@ -969,6 +1111,8 @@ int main(void)
 	RUN(test_other_boot_verdict_file_dropped);
 	RUN(test_unrecorded_switch_presumed_failed);
 	RUN(test_verdict_written_after_unpause);
+	RUN(test_turn_switches_all_before_writing);
+	RUN(test_killed_before_the_turns_write);
 	state_cleanup();
 	return check_summary("test_fence");
 }

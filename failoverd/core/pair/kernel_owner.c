@@ -82,6 +82,10 @@ void kernel_try_arm(struct fo_pair *p)
 		return;
 	if (a->domid == FO_DOMID_INVALID || s->domid == FO_DOMID_INVALID)
 		return;
+	/* Armed, the owner switches without us, and a restart learns of its
+	 * switch from the file as much as from its event: the file names this
+	 * active before it can switch away from it (persist). */
+	persist_now(p);
 	r = hv->ops->kernel_arm(hv, p->kernel_id, a->domid, s->domid, p->cfg.timeout_ms, p->cfg.period_ms);
 	if (r == 0) {
 		p->kernel_armed = true;

@@ -94,6 +94,13 @@ struct fo_pair_env {
 	struct fo_event_ring *ring;
 	bool placement_enforce;    /* placement.enforce: re-apply on drift */
 	struct fo_verdicts *verdicts; /* failed instances, last active per pair (verdict.h) */
+	/* Inside a turn of the daemon's loop (fo_manager_turn_begin): the
+	 * verdict file is written once at the turn's end, after every fault
+	 * due in it was switched (persist() in verdicts.c says why that is
+	 * safe). Outside a turn (start, reload, tests driving a pair by
+	 * hand): at once. */
+	bool hold_saves;
+	bool save_held;            /* a pair held one in this turn (and may since have been removed) */
 };
 
 struct fo_pair {
@@ -166,6 +173,7 @@ struct fo_pair {
 	uint64_t net_settle_ns;       /* until then, a standby's port the kernel enabled is no alarm */
 	int64_t net_frames_seen;      /* the active's vif rx_packets at that look (-1: none yet) */
 	fo_domid_t net_frames_domid;  /* whose */
+	bool save_held;            /* changed its verdicts in this turn: written at its end */
 };
 
 void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo_pair_env *env);
@@ -236,6 +244,10 @@ const struct fo_verdict *fo_pair_member_verdict(const struct fo_pair *p, int idx
 /* Operator: member `idx` was repaired; drop its verdict (persisted). The
  * pair is not re-armed: `arm` does that. Returns how many were dropped. */
 int fo_pair_clear_failed(struct fo_pair *p, int idx);
+/* The end of a loop turn, or an answer that must not precede the file:
+ * write the verdicts the pairs of `env` held back (one write and fsync for
+ * all of them); a failure is said on each of pairs[0..n) that held one. */
+void fo_pairs_write_held_verdicts(struct fo_pair_env *env, struct fo_pair *pairs, size_t n);
 
 /* Index of the member with this domid, or -1. */
 int fo_pair_member_by_domid(const struct fo_pair *p, fo_domid_t domid);

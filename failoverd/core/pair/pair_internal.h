@@ -47,6 +47,7 @@ const struct fo_verdict *member_verdict(const struct fo_pair *p, const struct fo
 void mark_failed(struct fo_pair *p, struct fo_member *m, const char *why);
 void mark_active(struct fo_pair *p);
 void persist(struct fo_pair *p);
+void persist_now(struct fo_pair *p);
 void refuse_standby(struct fo_pair *p, struct fo_member *m, const struct fo_verdict *v);
 
 /* members.c */

@@ -201,12 +201,14 @@ int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_o
 	to->state = out.to_state;
 	/*
 	 * The verdict, in memory: the standby already runs (or we stopped
-	 * safely), and writing it waits for the end of this function. A
-	 * daemon killed in between leaves no verdict on file, but the
-	 * recorded active is still `from`: a restarted daemon finding `from`
-	 * paused and `to` running presumes `from` failed
-	 * (presume_switched_away). A manual switch killed there is presumed
-	 * failed too: the safe side, cleared by the operator.
+	 * safely), and writing it waits for persist() below, which in the
+	 * daemon's loop holds it to the end of the turn, so that other pairs
+	 * whose faults are due in this turn switch first. A daemon killed in
+	 * between leaves no verdict on file, but the recorded active is still
+	 * `from`: a restarted daemon finding `from` paused and `to` running
+	 * presumes `from` failed (presume_switched_away). A manual switch
+	 * killed there is presumed failed too: the safe side, cleared by the
+	 * operator.
 	 */
 	if (fault != FO_FAULT_MANUAL)
 		mark_failed(p, from, fo_fault_name(fault));

@@ -55,18 +55,83 @@ void mark_active(struct fo_pair *p)
 	fo_verdicts_set_active(p->env->verdicts, p->cfg.name, &in);
 }
 
-/* Write what changed. Never between a fault and the standby's unpause:
- * callers run after the switch (or outside one). */
-void persist(struct fo_pair *p)
+static void write_failed(struct fo_pair *p, const char *err)
+{
+	fo_err("pair %s: %s; a restarted failoverd would not know it", p->cfg.name, err);
+	record(p, FO_EV_INFO, FO_RESULT_FAILED, "%s", err);
+}
+
+/* Write what changed, now. Never between a fault and the standby's
+ * unpause. */
+void persist_now(struct fo_pair *p)
 {
 	char err[FO_PATH_MAX + 128];
 
 	if (!p->env->verdicts || !p->env->verdicts->dirty)
 		return;
-	if (fo_verdicts_save(p->env->verdicts, err, sizeof(err)) < 0) {
-		fo_err("pair %s: %s; a restarted failoverd would not know it", p->cfg.name, err);
-		record(p, FO_EV_INFO, FO_RESULT_FAILED, "%s", err);
+	if (fo_verdicts_save(p->env->verdicts, err, sizeof(err)) < 0)
+		write_failed(p, err);
+}
+
+/*
+ * Write what changed: at once outside a loop turn, else at the turn's end
+ * (fo_pairs_write_held_verdicts), after every pair whose fault was due in
+ * the same turn has switched. The file's write, fsync, rename and fsync of
+ * the directory take a millisecond or more; done here after each switch,
+ * they delayed the next pair's switch by that much, per pair.
+ *
+ * Why holding the write to the turn's end is safe: a daemon killed before
+ * it is written restarts from the file as it was before the turn, and
+ * every change a turn can make is safe to lose that way:
+ * - a switch's verdict and new active (after_switch): the file still names
+ *   the old active, which Xen shows paused beside the running standby, so
+ *   the restart presumes it failed (presume_switched_away in arming.c),
+ *   and never starts it or runs both; a switch that stopped safely left
+ *   both paused, which a restart leaves to the operator;
+ * - a verdict dropped (clear-failed, an instance gone or rebuilt): the
+ *   restart keeps a verdict it could have dropped, the safe side, and a
+ *   re-created instance has another domid, to which the old verdict never
+ *   applied anyway;
+ * - a verdict on an active that failed with no standby to take over
+ *   (fail_over): nothing was switched, and a restart watches that active
+ *   afresh (a dead one is found dead, a silent one times out again).
+ * What leaves the daemon comes after the write: events and status are
+ * published after the turn (daemon.c), a control request that changes
+ * something is answered after fo_pairs_write_held_verdicts (io/), and a
+ * pair is handed to an owner that switches without us (the module, Xen's
+ * watch) only with its file written (kernel_try_arm: persist_now).
+ */
+void persist(struct fo_pair *p)
+{
+	if (!p->env->verdicts || !p->env->verdicts->dirty)
+		return;
+	if (p->env->hold_saves) {
+		p->save_held = p->env->save_held = true;
+		return;
 	}
+	persist_now(p);
+}
+
+void fo_pairs_write_held_verdicts(struct fo_pair_env *env, struct fo_pair *pairs, size_t n)
+{
+	char err[FO_PATH_MAX + 128];
+	bool said = false;
+	int r = 0;
+
+	if (!env->save_held)
+		return;
+	env->save_held = false;
+	if (env->verdicts && env->verdicts->dirty)
+		r = fo_verdicts_save(env->verdicts, err, sizeof(err));
+	for (size_t i = 0; i < n; i++) {
+		if (r < 0 && pairs[i].save_held) {
+			write_failed(&pairs[i], err);
+			said = true;
+		}
+		pairs[i].save_held = false;
+	}
+	if (r < 0 && !said) /* held by a pair a reload removed since */
+		fo_err("%s; a restarted failoverd would not know it", err);
 }
 
 /* Member m must not be the standby: DEGRADED, saying why and how to clear
