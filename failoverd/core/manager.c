@@ -508,13 +508,24 @@ void fo_manager_run_due(struct fo_manager *m)
 	uint64_t now = m->env.hv->ops->now_ns(m->env.hv);
 
 	/* Heartbeat deadlines first: a switch that is due never waits for a
-	 * placement check. */
-	for (size_t i = 0; i < m->n_pairs; i++)
-		for (int j = 0; j < 2; j++) {
-			uint64_t d = m->pairs[i].m[j].deadline_ns;
-			if (d && d <= now)
-				fo_pair_on_deadline(&m->pairs[i], j);
-		}
+	 * placement check. One that came due while another was handled (a
+	 * switch and its after-work take time) is handled now as well, in a
+	 * pass of its own if its pair came earlier: it would otherwise wait
+	 * for the next turn, behind this one's verdict write (turn_end).
+	 * Handlers set their next deadlines ahead of now; the passes are
+	 * bounded all the same. */
+	for (int pass = 0, handled = 1; handled && pass < 4; pass++) {
+		handled = 0;
+		for (size_t i = 0; i < m->n_pairs; i++)
+			for (int j = 0; j < 2; j++) {
+				uint64_t d = m->pairs[i].m[j].deadline_ns;
+				if (d && d <= now) {
+					fo_pair_on_deadline(&m->pairs[i], j);
+					handled = 1;
+					now = m->env.hv->ops->now_ns(m->env.hv);
+				}
+			}
+	}
 	/* The fence audit, once a heartbeat period per pair: two domain
 	 * info reads. After the deadlines, for the same reason. */
 	for (size_t i = 0; i < m->n_pairs; i++) {

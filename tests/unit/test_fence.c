@@ -1083,6 +1083,39 @@ static void test_killed_before_the_turns_write(void)
 	fx_free(&f);
 }
 
+/* pump's deadline comes due while brake switches (its unpause takes 5 ms):
+ * pump switches in the same turn, not in the next one, which would come
+ * after this turn's verdict write. */
+static void test_deadline_due_during_a_switch_joins_the_turn(void)
+{
+	struct fx f;
+	struct unpause_looks look = { 0 };
+	struct fo_pair *pump;
+	fo_domid_t pa, pb;
+
+	state_reset();
+	fx_two_armed(&f, &pa, &pb);
+	pump = fo_manager_find_pair(f.mgr, "pump");
+	/* pump's active beats 1 ms after brake's: its deadline is 1 ms later. */
+	fo_sim_advance(f.hv, 1 * MS);
+	fo_sim_heartbeat(f.hv, pa);
+	fo_sim_delay(f.hv, FO_SIM_UNPAUSE, 5 * MS);
+	fo_sim_on_call(f.hv, look_at_file_on_unpause, &look);
+	fo_sim_advance(f.hv, 49 * MS + MS / 2); /* brake's deadline (50 ms after its beat) is due, pump's not yet */
+	CHECK(pump->state == FO_PAIR_ARMED, "pump not due before the turn");
+	fx_loop_once(&f);
+	fo_sim_on_call(f.hv, NULL, NULL);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_state(f.hv, pb) == FO_DOM_RUNNING,
+	      "both switched in one turn: brake-b %s, pump-b %s", fo_dom_state_name(fo_sim_state(f.hv, f.b)),
+	      fo_dom_state_name(fo_sim_state(f.hv, pb)));
+	CHECK(look.n == 2 && !look.verdict_on_file[1], "no verdict written before pump's unpause (%zu unpauses)",
+	      look.n);
+	CHECK(file_has(state_path, "failed brake brake-a ") && file_has(state_path, "failed pump pump-a "),
+	      "both written at the turn's end");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 int main(void)
 {
 	fo_log_set_level(FO_LOG_ERR);
@@ -1113,6 +1146,7 @@ int main(void)
 	RUN(test_verdict_written_after_unpause);
 	RUN(test_turn_switches_all_before_writing);
 	RUN(test_killed_before_the_turns_write);
+	RUN(test_deadline_due_during_a_switch_joins_the_turn);
 	state_cleanup();
 	return check_summary("test_fence");
 }
