@@ -268,6 +268,8 @@ void fo_metrics_publish(struct fo_metrics *m, struct fo_manager *mgr)
 		ST(ps->switches, v.switches);
 		ST(ps->deadline_ms, v.deadline_ms);
 		ST(ps->failed_switches, v.failed_switches);
+		ST(ps->net_blocked, v.net_enabled && v.net_blocked);
+		ST(ps->net_recuts, v.net_recuts);
 		for (int j = 0; j < 2; j++) {
 			store_str(ps->member[j], NAME_WORDS, v.m[j].name);
 			ST(ps->beats[j], v.m[j].beats);

@@ -38,6 +38,8 @@ struct pair_snap {
 	uint64_t switches, failed_switches;
 	uint64_t beats[2], invalid[2], misses[2];
 	uint64_t external_unpauses[2]; /* per member: found running by the fence audit */
+	uint64_t net_blocked;    /* pairs[].network: the bridge could not be set as the roles say */
+	uint64_t net_recuts;     /* pairs[].network: cut-off ports found forwarding, cut off again */
 	uint64_t over_deadline;  /* switches that missed deadline_ms or the fault budget */
 	uint64_t deadline_ms;
 	uint64_t by_fault[FAULTS];

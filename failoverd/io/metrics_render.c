@@ -209,6 +209,13 @@ int fo_metrics_render(struct fo_metrics *m, FILE *out)
 	per_member(out, sn, "failoverd_external_unpause_total", "counter",
 		   "Times the fence audit found a member running that should be paused (unpaused outside failoverd).",
 		   offsetof(struct pair_snap, external_unpauses));
+	per_pair(out, sn, "failoverd_network_blocked", "gauge",
+		 "1 when the pair's service network (pairs[].network) could not be set as its roles say (the pair's "
+		 "reason says why).",
+		 offsetof(struct pair_snap, net_blocked));
+	per_pair(out, sn, "failoverd_network_recuts_total", "counter",
+		 "Cut-off members (standby, failed) whose bridge port was found forwarding and cut off again.",
+		 offsetof(struct pair_snap, net_recuts));
 	for (int h = 0; h < H_COUNT; h++)
 		render_hist(out, sn, h);
 	return 0;

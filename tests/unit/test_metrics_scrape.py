@@ -200,6 +200,9 @@ def main():
               "invalid counter")
         check(value(s, "failoverd_external_unpause_total", pair="brake-ctl", member="brake-a") == 0,
               "external unpauses")
+        # No network section in this config: nothing blocked, nothing cut.
+        check(value(s, "failoverd_network_blocked", pair="brake-ctl") == 0, "network blocked gauge")
+        check(value(s, "failoverd_network_recuts_total", pair="brake-ctl") == 0, "network recuts counter")
 
         # The same numbers as the control socket's text.
         rc, out, _ = ctl(sock, "metrics")

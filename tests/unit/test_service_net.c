@@ -391,10 +391,23 @@ static void test_pair_bridge_missing_then_there(void)
 	fx_armed_cfg(&f, &cfg, false);
 	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "network.bridge: no network device \"br0\""),
 	      "DEGRADED without the bridge: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	{
+		struct fo_pair_view v;
+
+		fo_pair_view(f.p, &v);
+		CHECK(v.net_enabled && v.net_blocked, "the view (status, metrics) says blocked");
+	}
 	sh("ip link add br0 type bridge && ip link set br0 up && ip link set vif1.0 master br0 && ip link set vif2.0 master br0");
 	live(&f, 1200);
 	CHECK(f.p->state == FO_PAIR_ARMED, "armed once the bridge is there: %s (%s)", fo_pair_state_name(f.p->state),
 	      f.p->reason);
+	{
+		struct fo_pair_view v;
+
+		fo_pair_view(f.p, &v);
+		CHECK(!v.net_blocked && v.net_active_port == (int)if_nametoindex("vif1.0"),
+		      "the view: not blocked, on vif1.0 (%d)", v.net_active_port);
+	}
 	CHECK(forwards("vif2.0") == 0 && forwards("vif1.0") == 1, "and the standby cut off");
 	fx_free(&f);
 }
