@@ -181,6 +181,26 @@ static unsigned set_seqs(struct fo_svcnet_sockets *s, uint8_t *buf, size_t len, 
 	return n;
 }
 
+/* One buffer of netlink messages to the kernel: 0, or -1 with errno. */
+static int nl_send(struct fo_svcnet_sockets *s, const void *buf, size_t len)
+{
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+
+	return sendto(s->nl_fd, buf, len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) == (ssize_t)len ? 0 : -1;
+}
+
+/* One read of replies (EINTR retried): its length, or -errno. The socket's
+ * receive timeout bounds a reply that never comes. */
+static ssize_t nl_recv(struct fo_svcnet_sockets *s, uint8_t *buf, size_t len)
+{
+	for (;;) {
+		ssize_t r = recv(s->nl_fd, buf, len, 0);
+
+		if (r >= 0 || errno != EINTR)
+			return r < 0 ? -errno : r;
+	}
+}
+
 /*
  * Send a batch in one sendmsg() and read one ack per message. rtnetlink
  * handles the messages in order inside the send, each on its own (a
@@ -191,27 +211,24 @@ static unsigned set_seqs(struct fo_svcnet_sockets *s, uint8_t *buf, size_t len, 
 static int send_batch(struct fo_svcnet_sockets *s, uint8_t *buf, size_t len, const uint8_t *steps,
 		      enum fo_svcnet_step ignore_enodev, enum fo_svcnet_step *ret_step)
 {
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	uint8_t reply[512] __attribute__((aligned(4)));
 	unsigned want = set_seqs(s, buf, len, steps), got = 0;
 	uint32_t batch = s->seq & 0xffff;
 	int first_err = 0;
 
 	*ret_step = FO_SVCNET_STEP_NONE;
-	if (sendto(s->nl_fd, buf, len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) != (ssize_t)len) {
+	if (nl_send(s, buf, len) < 0) {
 		*ret_step = FO_SVCNET_STEP_SEND;
 		return errno ? -errno : -EIO;
 	}
 	while (got < want) {
-		ssize_t r = recv(s->nl_fd, reply, sizeof(reply), 0);
+		ssize_t r = nl_recv(s, reply, sizeof(reply));
 		struct nlmsghdr *h;
 		size_t left;
 
 		if (r < 0) {
-			if (errno == EINTR)
-				continue;
 			*ret_step = FO_SVCNET_STEP_SEND;
-			return -errno;
+			return (int)r;
 		}
 		left = (size_t)r;
 		for (h = (struct nlmsghdr *)reply; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
@@ -531,23 +548,19 @@ int fo_svcnet_foreign_mac(struct fo_svcnet_sockets *s, const struct fo_svcnet *n
 	} req = { .h = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETNEIGH,
 			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
 		  .nd = { .ndm_family = AF_BRIDGE } };
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	int port = n->port[i], found = 0;
 
 	if (!port || s->nl_fd <= 0)
 		return 0;
 	req.h.nlmsg_seq = (++s->seq & 0xffff) << 16;
-	if (sendto(s->nl_fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+	if (nl_send(s, &req, sizeof(req)) < 0)
 		return -errno;
 	for (;;) {
-		ssize_t r = recv(s->nl_fd, reply, sizeof(reply), 0);
+		ssize_t r = nl_recv(s, reply, sizeof(reply));
 		size_t left;
 
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
+		if (r < 0)
+			return (int)r;
 		left = (size_t)r;
 		for (struct nlmsghdr *h = (struct nlmsghdr *)reply; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
 			const struct ndmsg *nd = NLMSG_DATA(h);

@@ -130,20 +130,6 @@ static void test_clear_failed(void)
 	teardown(&f);
 }
 
-static bool file_has(const char *path, const char *text)
-{
-	char buf[8192];
-	FILE *fp = fopen(path, "r");
-	size_t n;
-
-	if (!fp)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	return strstr(buf, text) != NULL;
-}
-
 /* Within a turn of the loop, which holds the verdict file's write to its
  * end: a request that changed the verdicts is answered only once the file
  * says so. */

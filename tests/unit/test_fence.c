@@ -509,20 +509,6 @@ static void restart(struct fx *f)
 	f->p = fo_manager_pair(f->mgr, 0);
 }
 
-static bool file_has(const char *path, const char *text)
-{
-	char buf[8192];
-	FILE *fp = fopen(path, "r");
-	size_t n;
-
-	if (!fp)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	return strstr(buf, text) != NULL;
-}
-
 /* Heartbeat loss, keep-paused: a failed; b active and heartbeating. */
 static void fail_a(struct fx *f)
 {

@@ -173,6 +173,19 @@ static void window_check(struct fx *f, const struct window *w, bool kernel, cons
 	}
 }
 
+/* The loop, 1 ms at a time, until a deadline's switch unpauses the
+ * standby (at most 400 ms); w is the window of the turn that did. */
+static void run_until_unpause(struct fx *f, struct window *w)
+{
+	for (int i = 0; i < 400; i++) {
+		fo_sim_advance(f->hv, MS);
+		window_open(f, w);
+		fx_loop_once(f);
+		if (snap.taken)
+			break;
+	}
+}
+
 static void fx_rt(struct fx *f, bool kernel)
 {
 	struct fo_config cfg;
@@ -194,13 +207,7 @@ static void run_deadline(bool kernel)
 	fx_rt(&f, kernel);
 	if (kernel)
 		fo_sim_kernel_stall(f.hv, true); /* the module does not act: failoverd's backstop does */
-	for (int i = 0; i < 400; i++) {
-		fo_sim_advance(f.hv, MS);
-		window_open(&f, &w);
-		fx_loop_once(&f);
-		if (snap.taken)
-			break;
-	}
+	run_until_unpause(&f, &w);
 	window_check(&f, &w, kernel, what);
 	CHECK(f.p->active == 1, "%s: switched", what);
 	fx_free(&f);
@@ -336,13 +343,7 @@ static int deadline_with_network_child(void)
 	shim_install(&f);
 	live(&f, 50);
 	snap_ports = true;
-	for (int i = 0; i < 400; i++) {
-		fo_sim_advance(f.hv, MS);
-		window_open(&f, &w);
-		fx_loop_once(&f);
-		if (snap.taken)
-			break;
-	}
+	run_until_unpause(&f, &w);
 	window_check(&f, &w, false, "heartbeat deadline, service network");
 	{
 		const struct fo_event *e = last_event_of(&f, FO_EV_SWITCHOVER);

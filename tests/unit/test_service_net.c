@@ -309,6 +309,14 @@ static void net_config(struct fo_config *cfg)
 	base_net(&cfg->pairs[0].net);
 }
 
+/* A fresh bridge, and the pair armed on it with the base network section. */
+static void armed_with_network(struct fx *f, struct fo_config *cfg)
+{
+	topology();
+	net_config(cfg);
+	fx_armed_cfg(f, cfg, false);
+}
+
 static const struct fo_event *last_switch(struct fx *f)
 {
 	return last_event_of(f, FO_EV_SWITCHOVER);
@@ -320,9 +328,7 @@ static void test_pair_failover_moves_identity(void)
 	const struct fo_event *e;
 	struct fx f;
 
-	topology();
-	net_config(&cfg);
-	fx_armed_cfg(&f, &cfg, false);
+	armed_with_network(&f, &cfg);
 	CHECK(f.p->state == FO_PAIR_ARMED, "armed: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
 	CHECK(forwards("vif1.0") == 1 && forwards("vif2.0") == 0 && link_up("vif2.0") == 1,
 	      "arming cut the standby off (port disabled, vif up): %d %d %d", forwards("vif1.0"), forwards("vif2.0"),
@@ -418,9 +424,7 @@ static void test_pair_move_fails_degraded(void)
 	const struct fo_event *e;
 	struct fx f;
 
-	topology();
-	net_config(&cfg);
-	fx_armed_cfg(&f, &cfg, false);
+	armed_with_network(&f, &cfg);
 	CHECK(f.p->state == FO_PAIR_ARMED, "armed");
 	sh("ip link del vif2.0"); /* the standby's vif disappears */
 	fo_sim_set_state(f.hv, f.a, FO_DOM_CRASHED, true);
@@ -523,9 +527,7 @@ static void test_active_changes_mac(void)
 	struct fo_config cfg;
 	struct fx f;
 
-	topology();
-	net_config(&cfg);
-	fx_armed_cfg(&f, &cfg, false);
+	armed_with_network(&f, &cfg);
 	CHECK(f.p->state == FO_PAIR_ARMED, "armed");
 	/* The guest keeps sending from the new MAC (every 100 ms). */
 	for (int i = 0; i < 12; i++) {
