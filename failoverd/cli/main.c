@@ -79,6 +79,8 @@ static void print_help(void)
 	       "  switchover PAIR            switch PAIR to its standby now\n"
 	       "  arm PAIR                   let PAIR fail over automatically\n"
 	       "  disarm PAIR                stop PAIR from failing over\n"
+	       "  stand-down PAIR            disarm PAIR and pause what runs of it: nothing\n"
+	       "                             of it runs here (served from another host)\n"
 	       "  clear-failed MEMBER        after repairing a member that failed: trust it\n"
 	       "                             again (then `arm PAIR` adopts it as standby)\n"
 	       "  events [--follow] [--json] recent events with phase timings (us)\n"

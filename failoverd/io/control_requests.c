@@ -97,8 +97,8 @@ static int parse_request_object(const cJSON *o, struct fo_request *req, char *er
 	cmd = jcmd->valuestring;
 	if (fo_request_cmd_parse(cmd, &parsed) < 0)
 		return req_fail(err, errlen,
-				"unknown cmd \"%s\" (status, switchover, arm, disarm, events, metrics, kernel, drill, "
-				"clear-failed)",
+				"unknown cmd \"%s\" (status, switchover, arm, disarm, stand-down, events, metrics, kernel, "
+				"drill, clear-failed)",
 				fo_text_shown(cmd, shown));
 	memset(req, 0, sizeof(*req));
 	req->cmd = parsed;
@@ -236,6 +236,22 @@ static cJSON *run_request(struct fo_control *c, struct fo_client *cl, const char
 									     : ok_reply();
 		fo_debug("control: switchover %s handled in %llu us", fo_pair_name(p),
 			 (unsigned long long)((hv->ops->now_ns(hv) - t0) / 1000));
+		return reply;
+	}
+	case FO_REQ_STAND_DOWN: {
+		struct fo_pair_view v;
+
+		/* Refused while SWITCHING, as arm and disarm are (below): the
+		 * switch ends within grace_ms, then the caller retries. */
+		fo_pair_view(p, &v);
+		if (v.state == FO_PAIR_SWITCHING)
+			return error_reply("%s: pair is switching, retry (a switch ends within grace_ms)", cmd);
+		if (fo_pair_stand_down(p, err, sizeof(err)) < 0)
+			return error_reply("%s: %s", cmd, err);
+		fo_pair_view(p, &v);
+		reply = ok_reply();
+		cJSON_AddStringToObject(reply, "state", fo_pair_state_name(v.state));
+		cJSON_AddStringToObject(reply, "reason", v.reason);
 		return reply;
 	}
 	case FO_REQ_ARM:

@@ -25,6 +25,7 @@ static const struct fo_command {
 	{ "disarm", FO_REQ_DISARM, FO_REQ_ARG_PAIR, true },
 	{ "drill", FO_REQ_DRILL, FO_REQ_ARG_PAIR, true },
 	{ "clear-failed", FO_REQ_CLEAR_FAILED, FO_REQ_ARG_MEMBER, true },
+	{ "stand-down", FO_REQ_STAND_DOWN, FO_REQ_ARG_PAIR, true },
 };
 
 const char *const fo_proto_drill_faults[] = {

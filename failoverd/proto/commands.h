@@ -21,6 +21,7 @@ enum fo_request_cmd {
 	FO_REQ_DISARM,
 	FO_REQ_DRILL,
 	FO_REQ_CLEAR_FAILED,
+	FO_REQ_STAND_DOWN,
 };
 
 /* The object a command acts on, and its request key. */

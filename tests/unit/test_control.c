@@ -292,6 +292,9 @@ static void test_arm_while_switching(void)
 	fo_control_handle_line(f.ctl, "{\"cmd\":\"disarm\",\"pair\":\"brake\"}", reply, sizeof(reply));
 	CHECK(strstr(reply_error(reply, &o), "disarm: pair is switching, retry"), "disarm: %s", reply);
 	cJSON_Delete(o);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"stand-down\",\"pair\":\"brake\"}", reply, sizeof(reply));
+	CHECK(strstr(reply_error(reply, &o), "stand-down: pair is switching, retry"), "stand-down: %s", reply);
+	cJSON_Delete(o);
 	/* The switch completes as if nothing was asked. */
 	fo_sim_advance(f.hv, 10000000);
 	fo_sim_heartbeat(f.hv, f.b);
@@ -302,6 +305,31 @@ static void test_arm_while_switching(void)
 	r = fo_manager_events(f.mgr);
 	for (size_t i = 0; i < fo_event_ring_count(r); i++)
 		CHECK(!fo_event_ring_get(r, i)->pending, "event %zu published", i);
+	teardown(&f);
+}
+
+/* stand-down: DISARMED with nothing running, said in the reply; a second
+ * one changes nothing; `switchover` resumes the pair on the standby. */
+static void test_stand_down(void)
+{
+	struct fx f;
+	char reply[65536];
+
+	setup(&f);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"stand-down\",\"pair\":\"brake\"}", reply, sizeof(reply));
+	CHECK(strstr(reply, "\"ok\":true") && strstr(reply, "\"state\":\"DISARMED\"") &&
+	      strstr(reply, "stood down"), "%s", reply);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "both paused");
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"stand-down\",\"pair\":\"brake\"}", reply, sizeof(reply));
+	CHECK(strstr(reply, "\"ok\":true") != NULL, "again: %s", reply);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"stand-down\",\"pair\":\"brake\",\"now\":1}", reply,
+			       sizeof(reply));
+	CHECK(strstr(reply, "stand-down: unknown key") != NULL, "%s", reply);
+	fo_control_handle_line(f.ctl, "{\"cmd\":\"switchover\",\"pair\":\"brake\"}", reply, sizeof(reply));
+	CHECK(strcmp(reply, "{\"ok\":true}") == 0, "switchover resumes it: %s", reply);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED,
+	      "b runs, a stays paused");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
 	teardown(&f);
 }
 
@@ -347,5 +375,6 @@ int main(void)
 	RUN(test_parse_request);
 	RUN(test_arm_while_switching);
 	RUN(test_integers_and_labels);
+	RUN(test_stand_down);
 	return check_summary("test_control");
 }

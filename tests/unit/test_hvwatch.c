@@ -806,6 +806,67 @@ static void release_while_waiting(enum wait_point at, uint64_t stop_ms)
 	fx_free(&f);
 }
 
+/* `stand-down` (the cluster agent's demote and stop) of a pair Xen's watch
+ * has: DISARMed in Xen before the active is paused, so the watch never
+ * takes that pause for a failure; nothing of the pair runs afterwards,
+ * however long; `switchover` resumes it on the standby. */
+static void test_stand_down_disarms_xen_first(void)
+{
+	struct fx f;
+	struct fo_xen_failover_watch fw;
+	char err[256] = "";
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	hv_live(&f, f.a, 100);
+	fo_sim_clear_calls(f.hv);
+	CHECK(fo_pair_stand_down(f.p, err, sizeof(err)) == 0, "stand-down: %s", err);
+	CHECK(f.p->state == FO_PAIR_DISARMED && !f.p->kernel_armed && query(&f, f.a, &fw) == -ENOENT,
+	      "DISARMED, and DISARMed in Xen (%s)", f.p->reason);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED,
+	      "both paused: a %s, b %s", fo_dom_state_name(fo_sim_state(f.hv, f.a)),
+	      fo_dom_state_name(fo_sim_state(f.hv, f.b)));
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0, "nothing unpaused");
+	hv_live(&f, FO_DOMID_INVALID, 1000);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED &&
+	      count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0 && count_events(&f, FO_EV_SWITCHOVER) == 0,
+	      "a second later still both paused, no switch");
+	CHECK(fo_pair_stand_down(f.p, err, sizeof(err)) == 0, "stand-down again (idempotent): %s", err);
+	CHECK(fo_pair_request_switchover(f.p, err, sizeof(err)) == 0, "switchover resumes it: %s", err);
+	hv_live(&f, f.b, 200);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED &&
+	      f.p->state == FO_PAIR_ARMED, "b serves, a its standby: %s", f.p->reason);
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* Xen switched and the VIRQ is unread when the stand-down comes: its switch
+ * is adopted first and the stand-down refused (retry), never a pause that
+ * races Xen's; the retry, once the switch is over, pauses the new active. */
+static void test_stand_down_after_xen_fired(void)
+{
+	struct fx f;
+	char err[256] = "";
+
+	hv_armed(&f, FO_ON_FAILOVER_KEEP_PAUSED);
+	hv_live(&f, f.a, 50);
+	frozen = true;
+	hv_live(&f, FO_DOMID_INVALID, 200);
+	frozen = false;
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && f.p->active == 0, "Xen switched, VIRQ unread");
+	CHECK(fo_pair_stand_down(f.p, err, sizeof(err)) == -EAGAIN && strstr(err, "switched it first"),
+	      "refused: %s", err);
+	CHECK(f.p->active == 1 && count_events(&f, FO_EV_SWITCHOVER) == 1, "Xen's switch adopted");
+	hv_live(&f, f.b, 300);
+	CHECK(f.p->state != FO_PAIR_SWITCHING, "the switch is over: %s", fo_pair_state_name(f.p->state));
+	CHECK(fo_pair_stand_down(f.p, err, sizeof(err)) == 0, "stand-down: %s", err);
+	hv_live(&f, FO_DOMID_INVALID, 500);
+	CHECK(fo_sim_state(f.hv, f.a) != FO_DOM_RUNNING && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED,
+	      "nothing runs: a %s, b %s", fo_dom_state_name(fo_sim_state(f.hv, f.a)),
+	      fo_dom_state_name(fo_sim_state(f.hv, f.b)));
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 static void test_release_while_waiting(void)
 {
 	char dir[] = "/tmp/fo-test-hvwatch.XXXXXX";
@@ -846,6 +907,8 @@ int main(void)
 	RUN(test_standby_paused_while_quiescing);
 	RUN(test_failed_quiesce_released);
 	RUN(test_release_while_waiting);
+	RUN(test_stand_down_disarms_xen_first);
+	RUN(test_stand_down_after_xen_fired);
 	RUN(test_stock_xen);
 	return check_summary("test_hvwatch");
 }

@@ -251,6 +251,58 @@ void fo_pair_disarm(struct fo_pair *p)
 	become(p, FO_PAIR_DISARMED, "disarmed by operator: no automatic switchover");
 }
 
+/*
+ * `stand-down`: the pair stops serving on this host, because it is served
+ * from another one (the cluster resource agent cluster/ocf/pair demotes or
+ * stops it). Disarmed first: an armed owner (the kernel module, Xen's
+ * watch) would take the active's pause for a failure and start the
+ * standby. Then every member that runs is paused and confirmed, the fence
+ * of a switch without the unpause: both members stay as they were, warm,
+ * and nothing of the pair runs here. Nothing is ever unpaused; `switchover`
+ * resumes the pair (the standby unpaused once the other is confirmed
+ * paused), `arm` alone finds both paused and stays DEGRADED.
+ */
+int fo_pair_stand_down(struct fo_pair *p, char *err, size_t errlen)
+{
+	uint64_t seen = p->kernel_switches;
+
+	/* The owner may have switched and its event not been read yet (Xen's
+	 * standby already runs): that switch is adopted first, as for a
+	 * `switchover`, and the caller retries once it is over. */
+	if (p->kernel_armed && !p->kernel_firing) {
+		p->env->hv->ops->kernel_poll_events(p->env->hv);
+		if (p->kernel_switches != seen) {
+			snprintf(err, errlen, "pair %s: %s switched it first; retry once the switch is over",
+				 p->cfg.name, owner_desc(p));
+			return -EAGAIN;
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		set_deadline(&p->m[i], FO_DL_NONE, 0);
+	become(p, FO_PAIR_DISARMED, "stood down: no member runs on this host");
+	if (p->kernel_armed) {
+		/* Its DISARM said EALREADY: it is switching, its event follows. */
+		snprintf(err, errlen, "pair %s: %s is switching it; retry once its switch is in `events`",
+			 p->cfg.name, owner_desc(p));
+		return -EAGAIN;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct fo_member *m = &p->m[i];
+
+		if (m->domid == FO_DOMID_INVALID)
+			refresh_member(p, m);
+		if (m->domid == FO_DOMID_INVALID)
+			continue; /* no domain: nothing of it runs */
+		if (!fence_member(p, m)) {
+			become(p, FO_PAIR_DISARMED, "stand-down failed: %s could not be paused, it is %s", m->name,
+			       fo_dom_state_name(m->state));
+			snprintf(err, errlen, "pair %s: %s", p->cfg.name, p->reason);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
 static enum fo_fault fault_of_state(enum fo_dom_state s)
 {
 	switch (s) {

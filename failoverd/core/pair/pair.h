@@ -181,6 +181,11 @@ void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo
 /* Start (or restart) arming: adopt what the hypervisor says. Never unpauses. */
 void fo_pair_arm(struct fo_pair *p);
 void fo_pair_disarm(struct fo_pair *p);
+/* `stand-down`: disarm, then pause (confirmed) every member that runs, so
+ * that nothing of the pair runs on this host; never unpauses. -EAGAIN: an
+ * armed owner is switching it (retry); -EIO: a member could not be
+ * paused (err says which and what Xen says it is). */
+int fo_pair_stand_down(struct fo_pair *p, char *err, size_t errlen);
 
 void fo_pair_on_heartbeat(struct fo_pair *p, int member, const struct fo_hb_page *page);
 void fo_pair_on_agent(struct fo_pair *p, int member, int err, const char *reason);
