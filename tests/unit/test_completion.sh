@@ -21,9 +21,9 @@ FAILOVERCTL=${2:?usage: $0 FAILOVERD FAILOVERCTL COMPLETION}
 COMPLETION=${3:?usage: $0 FAILOVERD FAILOVERCTL COMPLETION}
 TMP=$(mktemp -d /tmp/fo-completion.XXXXXX)
 SOCK=$TMP/control.sock
-DAEMON_PID=
 FAILED=0
-trap '[ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID"; rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/sim_daemon.sh"
+trap 'sim_daemon_stop; rm -rf "$TMP"' EXIT
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -100,10 +100,7 @@ cat >"$TMP/failoverd.json" <<JSON
   {"name":"steer","active":"steer-a","standby":"steer-b",
    "heartbeat":{"period_ms":10,"timeout_ms":500},"deadline_ms":100}]}
 JSON
-"$FAILOVERD" -c "$TMP/failoverd.json" --backend sim >"$TMP/daemon.log" 2>&1 &
-DAEMON_PID=$!
-for _ in $(seq 200); do [ -S "$SOCK" ] && break; sleep 0.05; done
-[ -S "$SOCK" ] || { cat "$TMP/daemon.log"; echo "FAIL: no socket"; exit 1; }
+sim_daemon_start "$FAILOVERD" "$TMP/failoverd.json" "$SOCK" "$TMP/daemon.log" || exit 1
 "$FAILOVERCTL" -s "$SOCK" disarm steer >/dev/null || fail "disarm steer"
 "$FAILOVERCTL" -s "$SOCK" status >/dev/null
 rc=$?

@@ -13,13 +13,12 @@ FAILOVERD=${1:?usage: $0 FAILOVERD FAILOVERCTL}
 FAILOVERCTL=${2:?usage: $0 FAILOVERD FAILOVERCTL}
 TMP=$(mktemp -d /tmp/fo-ctl-refusal.XXXXXX)
 SOCK=$TMP/control.sock
-DAEMON_PID=
 HOLDER_PID=
+. "$(dirname "$0")/sim_daemon.sh"
 
 cleanup() {
-	for pid in $HOLDER_PID $DAEMON_PID; do
-		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	done
+	[ -n "$HOLDER_PID" ] && kill "$HOLDER_PID" 2>/dev/null && wait "$HOLDER_PID" 2>/dev/null
+	sim_daemon_stop
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -29,10 +28,7 @@ cat >"$TMP/failoverd.json" <<JSON
  "pairs":[{"name":"brake-ctl","active":"brake-a","standby":"brake-b",
    "heartbeat":{"period_ms":10,"timeout_ms":50},"deadline_ms":100}]}
 JSON
-"$FAILOVERD" -c "$TMP/failoverd.json" --backend sim >"$TMP/daemon.log" 2>&1 &
-DAEMON_PID=$!
-for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
-[ -S "$SOCK" ] || { echo "FAIL: no socket"; cat "$TMP/daemon.log"; exit 1; }
+sim_daemon_start "$FAILOVERD" "$TMP/failoverd.json" "$SOCK" "$TMP/daemon.log" || exit 1
 
 python3 - "$SOCK" "$TMP/held" <<'PY' &
 import socket, sys, time
