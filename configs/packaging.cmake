@@ -1,7 +1,9 @@
 # Debian packages with CPack (`cpack -G DEB` in the build tree), one per
 # install component:
 #   failoverd     the daemon, failoverctl, the systemd unit (/lib/systemd/system),
-#                 /etc/failoverd/failoverd.json (a conffile), fo-drill-report.py
+#                 /etc/failoverd/failoverd.json (a conffile), fo-drill-report.py,
+#                 the Pacemaker resource agent ocf:failoverd:pair
+#                 (/usr/lib/ocf/resource.d/failoverd/pair, cluster/)
 #   fo-heartbeat  the static in-guest agent: no Xen package needed in the guest
 # The install() rules themselves live beside their targets.
 
@@ -33,14 +35,17 @@ crashed, destroyed, unhealthy) it pauses it, confirms it is paused, and
 only then unpauses the standby, by libxenctrl from a SCHED_FIFO thread.
 
 This package has the daemon, failoverctl, the systemd unit, the man
-pages, and example Prometheus alert rules and a Grafana dashboard.")
+pages, example Prometheus alert rules and a Grafana dashboard, and the
+Pacemaker resource agent ocf:failoverd:pair for a pair across two hosts.")
 # What failoverd links (readelf -d NEEDED), by owning package (dpkg -S):
 # libxenctrl/libxenlight/libxlutil.so.4.17 are libxenmisc4.17; xen-utils-4.17
 # brings xenstored and the xen.service the unit requires; procps is the
 # unit's /bin/kill (ExecReload).
 set(CPACK_DEBIAN_FAILOVERD_PACKAGE_DEPENDS
   "libc6 (>= 2.34), libcjson1 (>= 1.7.15), libsystemd0, libxenmisc4.17, libxenstore4, libxengnttab1, libxenevtchn1, libxencall1, xen-utils-4.17, procps")
-set(CPACK_DEBIAN_FAILOVERD_PACKAGE_SUGGESTS "python3, python3-matplotlib")
+# The resource agent runs under Pacemaker with resource-agents' shell
+# functions (which bring python3, its JSON reader).
+set(CPACK_DEBIAN_FAILOVERD_PACKAGE_SUGGESTS "python3, python3-matplotlib, pacemaker, resource-agents")
 # Maintainer scripts: systemd learns about the unit (daemon-reload) but the
 # package never enables or starts it; removal stops it first (stopping leaves
 # every domain as it is, KillMode=process); purge drops `systemctl enable`'s link.

@@ -11,7 +11,8 @@
 # (gzip -9n, its version the package's), the conffile, the man pages, the
 # bash completion, and
 # maintainer scripts that go through deb-systemd-helper/deb-systemd-invoke
-# and parse with sh -n. Needs lintian and dpkg-dev (tests/deps.sh); no QEMU.
+# and parse with sh -n, the OCF resource agent (mode 755, its meta-data).
+# Needs lintian and dpkg-dev (tests/deps.sh); no QEMU.
 set -u
 
 BUILD=${1:?usage: $0 BUILD_DIR SOURCE_DIR}
@@ -81,6 +82,20 @@ if [ -d "$x" ]; then
 	else
 		fail "failoverd: no /usr/share/bash-completion/completions/failoverctl"
 	fi
+	# The Pacemaker resource agent ocf:failoverd:pair (cluster/), where
+	# Pacemaker looks for provider "failoverd", runnable by every user
+	# (ocf-tester checks meta-data as nobody).
+	ra=$x/usr/lib/ocf/resource.d/failoverd/pair
+	if [ -f "$ra" ]; then
+		[ "$(stat -c %a "$ra")" = 755 ] || fail "failoverd: $ra is mode $(stat -c %a "$ra"), want 755"
+		sh -n "$ra" || fail "failoverd: $ra does not parse"
+		if [ -r /usr/lib/ocf/lib/heartbeat/ocf-shellfuncs ]; then
+			OCF_ROOT=/usr/lib/ocf "$ra" meta-data | grep -q '<resource-agent name="pair"' ||
+				fail "failoverd: $ra meta-data does not describe the agent pair"
+		fi
+	else
+		fail "failoverd: no /usr/lib/ocf/resource.d/failoverd/pair"
+	fi
 	for s in postinst prerm postrm; do
 		[ -x "$x/DEBIAN/$s" ] || { fail "failoverd: no executable $s"; continue; }
 		sh -n "$x/DEBIAN/$s" || fail "failoverd: $s does not parse"
@@ -98,6 +113,6 @@ fi
 [ -f "$TMP/x-fo-heartbeat/usr/share/man/man8/fo-heartbeat.8.gz" ] || fail "fo-heartbeat: no man page"
 
 if [ "$FAILED" = 0 ]; then
-	echo "test_package: ok: both .debs lintian-clean (no E:/W:), copyright, changelog, conffile, scripts, completion"
+	echo "test_package: ok: both .debs lintian-clean (no E:/W:), copyright, changelog, conffile, scripts, completion, OCF agent"
 fi
 exit $FAILED
