@@ -10,7 +10,8 @@
 #                                  list (tests/deps.sh, lab.sh deps, sd-lab.sh
 #                                  deps, rt-patches/build-xen.sh) on this
 #                                  machine: fails if it would install a boot
-#                                  package, naming it
+#                                  package or a cluster daemon (corosync,
+#                                  pacemaker, sbd...), naming it
 #   check-host.sh snapshot FILE    record the host's boot state: installed boot
 #                                  packages and the listing of /boot
 #   (CHECK_HOST_EXTRA=PKGS adds packages to the lists: the test that the
@@ -24,6 +25,9 @@ REPO=$(cd "$HERE/../.." && pwd)
 
 # What changes how a Debian machine boots, by package name.
 BOOT_PACKAGES_RE='^(linux-image-|xen-hypervisor-|xen-system-|xen-utils-|grub|initramfs-tools|dracut|systemd-boot|shim-)'
+# A cluster stack that would start at boot and join (or form) a cluster:
+# the cluster agent's tests need its command-line tools only (tests/deps.sh).
+CLUSTER_DAEMONS_RE='^(corosync|pacemaker|sbd|corosync-qdevice|corosync-qnetd|pcs|crmsh)$'
 
 die() {
 	echo "check-host: $*" >&2
@@ -45,13 +49,18 @@ cmd_plan() {
 	[ -n "$pkgs" ] || die "no package lists found"
 	named=$(echo "$pkgs" | grep -E "$BOOT_PACKAGES_RE" || true)
 	[ -z "$named" ] || die "boot packages named in a host install list: $(echo $named)"
+	named=$(echo "$pkgs" | grep -E "$CLUSTER_DAEMONS_RE" || true)
+	[ -z "$named" ] || die "cluster daemons named in a host install list: $(echo $named)"
 	# shellcheck disable=SC2086
 	sim=$(apt-get -s install --no-install-recommends $pkgs 2>&1) ||
 		die "apt-get -s install failed (apt-get update first?): $(echo "$sim" | tail -3)"
 	bad=$(echo "$sim" | sed -n 's/^Inst \([^ ]*\).*/\1/p' | grep -E "$BOOT_PACKAGES_RE" || true)
 	[ -z "$bad" ] || die "installing the host lists would pull in boot packages: $(echo $bad)"
+	bad=$(echo "$sim" | sed -n 's/^Inst \([^ ]*\).*/\1/p' | grep -E "$CLUSTER_DAEMONS_RE" || true)
+	[ -z "$bad" ] || die "installing the host lists would pull in cluster daemons: $(echo $bad)"
 	echo "check-host: $(echo "$pkgs" | wc -l) host packages; installing them installs" \
-		"$(echo "$sim" | grep -c '^Inst ' || true) more packages here, none of them a boot package"
+		"$(echo "$sim" | grep -c '^Inst ' || true) more packages here, none of them a boot package" \
+		"or a cluster daemon"
 }
 
 boot_state() {
@@ -80,5 +89,5 @@ compare)
 	fi
 	echo "check-host: the host's boot state is unchanged (installed boot packages, /boot, /vmlinuz)"
 	;;
-*) sed -n '4,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '4,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
