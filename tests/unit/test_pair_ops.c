@@ -188,6 +188,37 @@ static void test_policies(void)
 	fx_free(&f);
 }
 
+/* stand-down while a failed member is rebuilt is refused (the new domain
+ * would appear, running, after the pauses); once the rebuild is over it
+ * pauses the active and leaves the rebuilt standby paused. */
+static void test_stand_down_waits_for_rebuild(void)
+{
+	struct fx f;
+	struct fo_config cfg;
+	char err[256] = "";
+	fo_domid_t rebuilt;
+
+	sim_base_config(&cfg);
+	cfg.pairs[0].on_failover = FO_ON_FAILOVER_REBUILD;
+	fx_setup_cfg(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING);
+	prove(&f, f.b);
+	advance(&f, 60);
+	fo_sim_heartbeat(f.hv, f.b);
+	CHECK(f.p->state == FO_PAIR_REBUILDING, "rebuilding: %s", f.p->reason);
+	CHECK(fo_pair_stand_down(f.p, err, sizeof(err)) == -EAGAIN && strstr(err, "rebuilding"), "refused: %s", err);
+	CHECK(f.p->state == FO_PAIR_REBUILDING && fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING,
+	      "the rebuild goes on, the active still serves");
+	rebuilt = f.p->m[0].domid;
+	fo_sim_heartbeat(f.hv, rebuilt);
+	fo_sim_heartbeat(f.hv, rebuilt);
+	CHECK(f.p->state == FO_PAIR_ARMED, "rebuilt: %s", f.p->reason);
+	CHECK(fo_pair_stand_down(f.p, err, sizeof(err)) == 0, "stand-down: %s", err);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED && fo_sim_state(f.hv, rebuilt) == FO_DOM_PAUSED &&
+	      f.p->state == FO_PAIR_DISARMED, "both paused, DISARMED: %s", f.p->reason);
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 /* A reload that would remove or replace a pair in flight waits (issue #16:
  * a removed SWITCHING pair's event was never published; a replaced
  * REBUILDING pair's new domain was started beside an active nobody
@@ -415,6 +446,7 @@ int main(void)
 	RUN(test_late_first_heartbeat_resumes);
 	RUN(test_restart_resumes_rebuild);
 	RUN(test_reload_waits_for_in_flight);
+	RUN(test_stand_down_waits_for_rebuild);
 	RUN(test_invariant_random);
 	return check_summary("test_pair_ops");
 }

@@ -266,10 +266,22 @@ int fo_pair_stand_down(struct fo_pair *p, char *err, size_t errlen)
 {
 	uint64_t seen = p->kernel_switches;
 
+	/* A rebuilt member may still be on its way (its create is in the
+	 * builder's hands): it would appear, running, after the pauses. */
+	if (p->state == FO_PAIR_REBUILDING) {
+		snprintf(err, errlen, "pair %s is rebuilding %s; retry once it is over", p->cfg.name,
+			 p->rebuild_member >= 0 ? p->m[p->rebuild_member].name : "a member");
+		return -EAGAIN;
+	}
+	if (p->kernel_armed && p->kernel_firing) {
+		snprintf(err, errlen, "pair %s: %s is switching it; retry once its switch is in `events`",
+			 p->cfg.name, owner_desc(p));
+		return -EAGAIN;
+	}
 	/* The owner may have switched and its event not been read yet (Xen's
 	 * standby already runs): that switch is adopted first, as for a
 	 * `switchover`, and the caller retries once it is over. */
-	if (p->kernel_armed && !p->kernel_firing) {
+	if (p->kernel_armed) {
 		p->env->hv->ops->kernel_poll_events(p->env->hv);
 		if (p->kernel_switches != seen) {
 			snprintf(err, errlen, "pair %s: %s switched it first; retry once the switch is over",

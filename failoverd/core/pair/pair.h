@@ -183,7 +183,7 @@ void fo_pair_arm(struct fo_pair *p);
 void fo_pair_disarm(struct fo_pair *p);
 /* `stand-down`: disarm, then pause (confirmed) every member that runs, so
  * that nothing of the pair runs on this host; never unpauses. -EAGAIN: an
- * armed owner is switching it (retry); -EIO: a member could not be
+ * armed owner is switching it, or a member is being rebuilt (retry); -EIO: a member could not be
  * paused (err says which and what Xen says it is). */
 int fo_pair_stand_down(struct fo_pair *p, char *err, size_t errlen);
 
