@@ -51,7 +51,8 @@ export OCF_RESOURCE_INSTANCE=svc:0 OCF_RESKEY_crm_feature_set=3.16.2
 export OCF_RESKEY_pair=svc OCF_RESKEY_socket=$SOCK OCF_RESKEY_failoverctl=$FAILOVERCTL
 export OCF_RESKEY_CRM_meta_timeout=20000 OCF_RESKEY_CRM_meta_promotable=true
 
-# run ACTION [INTERVAL_MS]: the agent's exit code in RC, its output in OUT.
+# run ACTION [INTERVAL_MS]: the agent's exit code in RC, its output in OUT
+# (TIMING=1 in the environment: each action's duration on stderr).
 run() {
 	local t0=$(date +%s%N)
 	OUT=$(OCF_RESKEY_CRM_meta_interval=${2:-0} "$AGENT" "$1" 2>&1)
