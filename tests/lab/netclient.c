@@ -21,6 +21,9 @@
 // - an outage is a run of unanswered requests: from the send time of the
 //   first unanswered one to that of the first answered one after it (ms
 //   and cycles); a run still open at the end is listed with "open": true;
+//   requests answered late shorten it, so the longest silence (the longest
+//   time between two answers arriving, whatever they answered) is given
+//   too;
 // - a cycle has two answerers when its request got replies from two
 //   different ids, or replies from two ids arrived between its request and
 //   the next one;
@@ -98,6 +101,9 @@ static struct {
 	uint64_t n_recs, cap_recs;
 	unsigned window_mask;
 	unsigned long udp_garbage, udp_dups, missed_ticks, unknown_ids;
+	// The longest time without any answer arriving (late ones count):
+	// the outage as the client lives it.
+	uint64_t t_last_reply_us, silence_us, silence_start_us;
 	struct change *changes;
 	size_t n_changes, cap_changes;
 	int last_id;
@@ -209,6 +215,11 @@ static void udp_receive(int ufd)
 		k = id_index(id);
 		if (k < 0)
 			continue;
+		if (c.t_last_reply_us && t - c.t_last_reply_us > c.silence_us) {
+			c.silence_us = t - c.t_last_reply_us;
+			c.silence_start_us = c.t_last_reply_us;
+		}
+		c.t_last_reply_us = t;
 		struct rec *r = &c.recs[seq];
 		c.udp_by_id[k]++;
 		c.window_mask |= 1u << k;
@@ -494,6 +505,8 @@ static void summary(FILE *f, int final, char *line, size_t line_size)
 		else
 			fprintf(f, "\"rtt_p50_ms\":null,\"rtt_p99_ms\":null,\"rtt_max_ms\":null,");
 	}
+	fprintf(f, "\"longest_silence_ms\":%.1f,\"longest_silence_start_us\":%llu,", c.silence_us / 1000.0,
+		(unsigned long long)c.silence_start_us);
 	fprintf(f, "\"by_id\":");
 	json_ids(f, c.udp_by_id);
 	fprintf(f, ",\"late_replies\":[");

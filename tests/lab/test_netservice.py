@@ -151,6 +151,8 @@ def main():
     check(ids == ["g1", "g2"], f"switch: responders {ids}")
     check(u["n_outages"] == 1 and 20 <= u["longest_outage_cycles"] <= 60 and 200 <= u["longest_outage_ms"] <= 600,
           f"switch: one outage, {u['longest_outage_cycles']} cycles, {u['longest_outage_ms']} ms")
+    check(300 <= u["longest_silence_ms"] <= 700 and u["longest_silence_ms"] >= u["longest_outage_ms"] - 20,
+          f"switch: longest silence {u['longest_silence_ms']} ms")
     o = u["outages"][0]
     check(o["answered_seq"] - o["first_seq"] == o["cycles"] and not o["open"], "switch: the outage's bounds")
     rc = [r for r in s["tcp"]["reconnects"] if not r["initial"]]
