@@ -118,6 +118,21 @@ debroot_xen() {
 	XEN_ROOT=$DEBROOT XEN_VERSION=$v
 }
 
+# debroot_iproute2: sets IPROUTE_ROOT, Debian's iproute2 unpacked: `ip`
+# with netns, veth and bridge support and `bridge` (busybox's `ip` has
+# neither network namespaces nor veth, and busybox has no `bridge`), for
+# the lab's network (README.md, "The lab's network"). At the host's
+# installed version (its libraries, which the image copies with ldd, are
+# the host's), else the archive's.
+debroot_iproute2() {
+	local v
+	v=$(installed_version iproute2)
+	[ -n "$v" ] || v=$(candidate_version iproute2)
+	[ -n "$v" ] || debroot_die "apt knows no iproute2 (apt-get update)"
+	debroot_unpack iproute2 "iproute2=$v"
+	IPROUTE_ROOT=$DEBROOT
+}
+
 # debroot_kernel FLAVOUR (stock|rt): sets KVER (e.g. 6.1.0-56-amd64), KPKG,
 # KPKG_VERSION and KROOT (the unpacked image with its modules).
 debroot_kernel() {

@@ -168,7 +168,7 @@ base_key() {
 	{
 		echo "kernel=$KVER $KPKG=$KPKG_VERSION flavour=$DOM0_KERNEL domu=$DOMU_KVER xen=$XEN_VERSION"
 		dpkg-query -W -f '${Package}=${Version}\n' 2>/dev/null |
-			grep -E '^(libxen|busybox-static|jq|libjq|libonig|stress-ng|iperf3|libiperf|libsctp|libssl3|libc6|libgcc-s1|libyajl|libuuid|zlib1g|liblzma|libzstd)' |
+			grep -E '^(libxen|busybox-static|jq|libjq|libonig|stress-ng|iperf3|libiperf|libsctp|libssl3|libc6|libgcc-s1|libyajl|libuuid|zlib1g|liblzma|libzstd|iproute2|libbpf|libelf|libmnl|libcap2|libselinux)' |
 			LC_ALL=C sort
 		sha256sum "$LAB_SRC/mkimage.sh" | cut -d' ' -f1
 	} | sha256sum | cut -c1-16
@@ -232,6 +232,15 @@ find_project_bins() {
 	EVB=${FO_EVB:-$BUILD_DIR/rt-patches/fo-evtchn-send-bench}
 	OBSERVER=$(lab_tool fo-observer observer.c "-lxenctrl -lxenstore")
 	LABTIME=$(lab_tool fo-labtime labtime.c "")
+	# The lab's network (README.md, "The lab's network"): the client and
+	# dom0's probe into /lab/bin, the service into every domU. Optional on
+	# arm64, where the base image has no network yet.
+	NETCLIENT="" NETPROBE="" NETECHO=""
+	if [ "$ARCH" = amd64 ] || [ -x "$BUILD_DIR/tests/lab/fo-netclient" ]; then
+		NETCLIENT=$(lab_tool fo-netclient netclient.c "")
+		NETPROBE=$(lab_tool fo-netprobe netprobe.c "")
+		NETECHO=$(lab_tool fo-netecho netecho.c "")
+	fi
 	# kmod-switch/ (built when the kernel headers are installed); for the
 	# rt kernel, tests/lab builds it again against linux-headers-rt-amd64.
 	if [ "$DOM0_KERNEL" = rt ]; then
@@ -338,6 +347,12 @@ build_project_image() {
 	install -m 0755 "$LAB_SRC"/scenarios/*.sh "$root/lab/scenarios/"
 	img_copy_exe "$root" "$OBSERVER" /lab/bin/fo-observer
 	img_copy_exe "$root" "$LABTIME" /lab/bin/fo-labtime
+	if [ -n "$NETCLIENT" ]; then
+		img_copy_exe "$root" "$NETCLIENT" /lab/bin/fo-netclient
+		img_copy_exe "$root" "$NETPROBE" /lab/bin/fo-netprobe
+	fi
+	# libxl runs it for every vif a scenario gives a domU (common.sh, NET_VIF).
+	install -m 0755 "$LAB_SRC/dom0/vif-lab" "$root/lab/bin/vif-lab"
 	local have_fod=0 have_ctl=0 have_agent=0
 	if [ -x "$FAILOVERD" ]; then img_copy_exe "$root" "$FAILOVERD" /lab/bin/failoverd; have_fod=1; fi
 	if [ -x "$FAILOVERCTL" ]; then img_copy_exe "$root" "$FAILOVERCTL" /lab/bin/failoverctl; have_ctl=1; fi
@@ -366,7 +381,7 @@ build_project_image() {
 	for b in "$REPO"/configs/*.json; do
 		[ -f "$b" ] && cp "$b" "$root/lab/configs/"
 	done
-	img_domu "$root/boot/domu.cpio.gz" "$DOMU_KVER" "$agent"
+	img_domu "$root/boot/domu.cpio.gz" "$DOMU_KVER" "$agent" "$NETECHO"
 	# Scenario extras: dom0 modules (e.g. xen-pciback) into this archive;
 	# domU modules and the domU hooks (domu/hooks/NAME.sh, run by fo.hook=NAME)
 	# as a second archive appended to the domU's (Linux unpacks both).

@@ -6,10 +6,12 @@
 #
 #   mkimage.sh base OUT.cpio.gz KVER     dom0 base: busybox, Xen tools and libs,
 #                                        jq, stress-ng, iperf3 (when installed),
+#                                        iproute2's ip and bridge,
 #                                        dom0 kernel modules and the kernel the
 #                                        domUs boot
-#   mkimage.sh domu OUT.cpio.gz KVER [FO_HEARTBEAT]
-#                                        domU: busybox, guest modules, /init, agent
+#   mkimage.sh domu OUT.cpio.gz KVER [FO_HEARTBEAT [FO_NETECHO]]
+#                                        domU: busybox, guest modules, /init, agent,
+#                                        the network service
 #
 # The base archive is cached by lab.sh under a key that includes this file's
 # hash, so any change here rebuilds it.
@@ -31,6 +33,13 @@ LAB_SRC=${LAB_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
 # only shares a page and an event channel with dom0.
 DOM0_MODULES="xen-evtchn xen-privcmd xen-gntdev xen-gntalloc xenfs"
 DOMU_MODULES="xen-evtchn xen-gntalloc xen-gntdev"
+# The lab's network (README.md, "The lab's network"): dom0 bridges the
+# members' vifs (xen-netback) and a veth to the client's namespace; a domU
+# with a vif has xen-netfront. In dependency order (insmod, no modprobe):
+# common.sh's net_setup and domu/init load them only when a scenario uses
+# the network, so other scenarios boot as before.
+DOM0_NET_MODULES="llc stp bridge veth xen-netback"
+DOMU_NET_MODULES="xen-netfront"
 
 img_skeleton() {
 	local root=$1
@@ -159,7 +168,7 @@ img_copy_unpacked() {
 img_base() {
 	local out=$1 kver=$2 domu_kver=${3:-$2} root
 	[ -n "${XEN_ROOT:-}" ] || debroot_xen
-	local xbin=/usr/lib/xen-4.17/bin kimg
+	local xbin=/usr/lib/xen-4.17/bin kimg f
 	kimg=$(debroot_kernel_root "$domu_kver")/boot/vmlinuz-$domu_kver
 	[ -f "$kimg" ] || { echo "mkimage: no unpacked vmlinuz-$domu_kver ($kimg)" >&2; return 1; }
 	root=$(mktemp -d "${TMPDIR:-/tmp}/fo-lab-base.XXXXXX")
@@ -199,7 +208,16 @@ img_base() {
 		img_copy_bin "$root" /usr/bin/iperf3
 	fi
 
-	img_copy_modules "$root" "$kver" $DOM0_MODULES
+	img_copy_modules "$root" "$kver" $DOM0_MODULES $DOM0_NET_MODULES
+	# iproute2's ip (netns, veth, bridge fdb) and bridge, in /usr/bin,
+	# ahead of busybox's /bin/ip on dom0's PATH (a superset of it).
+	[ -n "${IPROUTE_ROOT:-}" ] || debroot_iproute2
+	local t
+	for t in ip bridge; do
+		f=$(ls "$IPROUTE_ROOT"/{bin,sbin,usr/bin,usr/sbin}/$t 2>/dev/null | head -1 || true)
+		[ -n "$f" ] || { echo "mkimage: iproute2 in $IPROUTE_ROOT has no $t" >&2; return 1; }
+		img_copy_exe "$root" "$f" /usr/bin/$t
+	done
 	# The domUs' kernel (dom0's, or the stock one when dom0 runs rt), as
 	# the plain ELF inside the bzImage: libxenguest would otherwise un-xz
 	# ~65 MB on the emulated CPU at every `xl create` (about 6 s of the
@@ -212,13 +230,17 @@ img_base() {
 }
 
 img_domu() {
-	local out=$1 kver=$2 agent=${3:-} root
+	local out=$1 kver=$2 agent=${3:-} netecho=${4:-} root
 	root=$(mktemp -d "${TMPDIR:-/tmp}/fo-lab-domu.XXXXXX")
 	img_skeleton "$root"
-	img_copy_modules "$root" "$kver" $DOMU_MODULES
+	img_copy_modules "$root" "$kver" $DOMU_MODULES $DOMU_NET_MODULES
 	install -m 0755 "$LAB_SRC/domu/init" "$root/init"
 	if [ -n "$agent" ] && [ -x "$agent" ]; then
 		img_copy_exe "$root" "$agent" /usr/bin/fo-heartbeat
+	fi
+	# The service a member with a vif offers (domu/init starts it on fo.net=).
+	if [ -n "$netecho" ] && [ -x "$netecho" ]; then
+		img_copy_exe "$root" "$netecho" /usr/bin/fo-netecho
 	fi
 	img_pack "$root" "$out"
 	rm -rf "$root"
@@ -227,7 +249,7 @@ img_domu() {
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	case ${1:-} in
 	base) [ $# -ge 3 ] || { echo "usage: $0 base OUT KVER [DOMU_KVER]" >&2; exit 2; }; img_base "$2" "$3" "${4:-}" ;;
-	domu) [ $# -ge 3 ] || { echo "usage: $0 domu OUT KVER [FO_HEARTBEAT]" >&2; exit 2; }; img_domu "$2" "$3" "${4:-}" ;;
+	domu) [ $# -ge 3 ] || { echo "usage: $0 domu OUT KVER [FO_HEARTBEAT [FO_NETECHO]]" >&2; exit 2; }; img_domu "$2" "$3" "${4:-}" "${5:-}" ;;
 	*) echo "usage: $0 base|domu ..." >&2; exit 2 ;;
 	esac
 fi
