@@ -1377,7 +1377,7 @@ net_client_stop() {
 		fail "net client $1 left no summary: $(tail -5 $NET_DIR/client-$1.log)"
 	cat $NET_DIR/client-$1.out
 	# The summary without its lists, for the serial log.
-	jq -c '{name, udp: (.udp | del(.outages, .late_replies, .two_answerer_seqs, .responders)),
+	jq -M -c '{name, udp: (.udp | del(.outages, .late_replies, .two_answerer_seqs, .responders)),
 		tcp: (.tcp | del(.reconnects))}' $NET_DIR/client-$1.json
 }
 
