@@ -108,9 +108,13 @@ static int ifindex_of(const char *dev)
 	return ix;
 }
 
+// A packet socket made with protocol 0 receives nothing until bind() gives
+// it the protocol and the device: made with ETH_P_ALL it would take every
+// device's frames in between (seen: a sniffer on a vif counting the
+// client's frames from another port).
 static int packet_socket(const char *dev, int proto, struct sockaddr_ll *sll)
 {
-	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(proto));
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 
 	if (fd < 0) {
 		perror("fo-netprobe: AF_PACKET socket");
