@@ -282,6 +282,32 @@ debroot_arm64_sysroot() {
 		sed -i "s|^include /usr/src/|include $ARM64_SYSROOT/usr/src/|" "$mk"
 }
 
+# debroot_arm64_iproute2: sets ARM64_IPROUTE_ROOT, iproute2:arm64 and the
+# libraries its ip and bridge need beyond the sysroot's (the arm64 lab's
+# network, as debroot_iproute2 on x86). Apart from the sysroot, whose key
+# (and with it every cross-build) would change for programs only the lab's
+# dom0 runs. iproute2 at the host's version (same source), the libraries
+# at the archive's.
+DEBROOT_ARM64_IPROUTE_LIBS="libbpf1 libbsd0 libelf1 libmnl0 libmd0"
+debroot_arm64_iproute2() {
+	local v p kv cands specs
+	debroot_arm64_arch
+	v=$(installed_version iproute2)
+	[ -n "$v" ] || v=$(candidate_version iproute2:arm64)
+	[ -n "$v" ] || debroot_die "apt knows no iproute2:arm64 (apt-get update)"
+	specs="iproute2:arm64=$v"
+	# shellcheck disable=SC2046
+	cands=$(apt-cache policy $(printf '%s:arm64 ' $DEBROOT_ARM64_IPROUTE_LIBS) 2>/dev/null |
+		awk '/^[^ ].*:$/ { p = $1; sub(/:$/, "", p) } /^ *Candidate:/ { print p, $2 }')
+	for p in $DEBROOT_ARM64_IPROUTE_LIBS; do
+		kv=$(echo "$cands" | awk -v p="$p:arm64" '$1 == p && $2 != "(none)" { print $2 }')
+		[ -n "$kv" ] || debroot_die "apt knows no $p:arm64 (apt-get update)"
+		specs="$specs $p:arm64=$kv"
+	done
+	debroot_unpack arm64-iproute2 "$specs"
+	ARM64_IPROUTE_ROOT=$DEBROOT
+}
+
 # debroot_arm64_boot: the arm64 hypervisor and kernel image. Sets
 # ARM64_XEN_IMAGE (an arm64 Image with header, loaded by QEMU's -kernel),
 # ARM64_KROOT (the unpacked linux-image with its modules), ARM64_KVER.

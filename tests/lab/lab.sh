@@ -160,7 +160,7 @@ base_key() {
 	if [ "$ARCH" = arm64 ]; then
 		{
 			echo "arch=arm64 kernel=$KVER $KPKG=$KPKG_VERSION"
-			cat "$ARM64_SYSROOT/.packages"
+			cat "$ARM64_SYSROOT/.packages" "$ARM64_IPROUTE_ROOT/.packages"
 			sha256sum "$LAB_SRC/mkimage.sh" "$LAB_SRC/arm64/image.sh" | cut -d' ' -f1
 		} | sha256sum | cut -c1-16
 		return
@@ -233,8 +233,8 @@ find_project_bins() {
 	OBSERVER=$(lab_tool fo-observer observer.c "-lxenctrl -lxenstore")
 	LABTIME=$(lab_tool fo-labtime labtime.c "")
 	# The lab's network (README.md, "The lab's network"): the client and
-	# dom0's probe into /lab/bin, the service into every domU. Optional on
-	# arm64, where the base image has no network yet.
+	# dom0's probe into /lab/bin, the service into every domU. On arm64
+	# from the cross-built tree, when it has them.
 	NETCLIENT="" NETPROBE="" NETECHO=""
 	if [ "$ARCH" = amd64 ] || [ -x "$BUILD_DIR/tests/lab/fo-netclient" ]; then
 		NETCLIENT=$(lab_tool fo-netclient netclient.c "")
@@ -547,6 +547,7 @@ prepare_arm64_parts() {
 	command -v qemu-system-aarch64 >/dev/null || die "qemu-system-aarch64 missing (tests/deps.sh: qemu-system-arm)"
 	debroot_arm64_sysroot
 	debroot_arm64_boot
+	debroot_arm64_iproute2
 	KVER=$ARM64_KVER KPKG=linux-image-$ARM64_KVER KPKG_VERSION=$ARM64_KPKG_VERSION KROOT=$ARM64_KROOT
 	DOMU_KVER=$KVER
 	XEN_ROOT=$ARM64_SYSROOT

@@ -42,8 +42,10 @@ grep -E 'fo-trace not built|kmod-switch:' "$OUT/cross-configure.log" || true
 # bench-ctl: the benchmark's drivers (tests/bench/bench.sh --arch arm64).
 # fo-plant: libfoguest's example application (scenarios saying
 # "# domu-bins: fo-plant": bumpless, demo).
+# fo-netecho, fo-netclient, fo-netprobe: the lab's network (tests/lab/README.md).
 cmake --build "$OUT" -j "$jobs" --target failoverd failoverctl fo-heartbeat fo-observer fo-labtime \
-	fo-switch-test fo_switch_ko fowatch-ctl bench-bare bench-ctl fo-plant > "$OUT/cross-build.log" 2>&1 ||
+	fo-switch-test fo_switch_ko fowatch-ctl bench-bare bench-ctl fo-plant \
+	fo-netecho fo-netclient fo-netprobe > "$OUT/cross-build.log" 2>&1 ||
 	{ grep -E 'error|Error' "$OUT/cross-build.log" | head -30; echo "FAIL: build"; exit 1; }
 echo "built in $((SECONDS - t0)) s"
 
@@ -80,6 +82,9 @@ check rt-patches/fowatch-ctl
 check tests/bench/bench-bare
 check tests/bench/bench-ctl
 check guest-heartbeat/fo-plant static
+check tests/lab/fo-netecho
+check tests/lab/fo-netclient
+check tests/lab/fo-netprobe
 # The module's vermagic names the arm64 kernel the lab boots.
 vm=$(PATH=$PATH:/usr/sbin:/sbin modinfo -F vermagic "$OUT/kmod-switch/fo_switch.ko" 2>/dev/null || true)
 case $vm in

@@ -39,10 +39,13 @@ img_skeleton() {
 }
 
 # img_arm64_lib NAME: the path of library NAME in the sysroot.
+# (Then in iproute2's own tree, ARM64_IPROUTE_ROOT, when it is set.)
 img_arm64_lib() {
-	local d
-	for d in lib/$IMG_ARCH_TRIPLET usr/lib/$IMG_ARCH_TRIPLET lib usr/lib; do
-		[ -e "$ARM64_SYSROOT/$d/$1" ] && { echo "$ARM64_SYSROOT/$d/$1"; return 0; }
+	local d r
+	for r in "$ARM64_SYSROOT" ${ARM64_IPROUTE_ROOT:+"$ARM64_IPROUTE_ROOT"}; do
+		for d in lib/$IMG_ARCH_TRIPLET usr/lib/$IMG_ARCH_TRIPLET lib usr/lib; do
+			[ -e "$r/$d/$1" ] && { echo "$r/$d/$1"; return 0; }
+		done
 	done
 	return 1
 }
@@ -98,7 +101,11 @@ img_base() {
 	img_copy_exe "$root" "$ARM64_SYSROOT/usr/bin/jq" /usr/bin/jq
 	# The benchmark's network load (loopback pair), as on x86.
 	img_copy_exe "$root" "$ARM64_SYSROOT/usr/bin/iperf3" /usr/bin/iperf3
-	img_copy_modules "$root" "$kver" $DOM0_MODULES
+	img_copy_modules "$root" "$kver" $DOM0_MODULES $DOM0_NET_MODULES
+	# The lab's network: iproute2's ip and bridge, as on x86 (mkimage.sh).
+	[ -n "${ARM64_IPROUTE_ROOT:-}" ] || debroot_arm64_iproute2
+	img_copy_exe "$root" "$ARM64_IPROUTE_ROOT/bin/ip" /usr/bin/ip
+	img_copy_exe "$root" "$ARM64_IPROUTE_ROOT/sbin/bridge" /usr/bin/bridge
 	gzip -c "$kimg" > "$root/boot/Image.gz"
 	echo "$kver" > "$root/etc/fo-lab-kernel"
 	img_pack "$root" "$out"
