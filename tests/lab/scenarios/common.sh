@@ -403,7 +403,8 @@ fctl() {
 
 # gen_config FILE PAIR...: a failoverd config with one pair per PAIR
 # (members PAIR-a active, PAIR-b standby), the FO_* timings and, when
-# FO_ON_FAILOVER is set, that policy.
+# FO_ON_FAILOVER is set, that policy; FO_NETWORK_PAIR=PAIR gives that pair
+# the lab's service network (NET_* below, "the lab's network").
 gen_config() {
 	local file=$1 p sep=""
 	shift
@@ -416,6 +417,11 @@ gen_config() {
 			printf '     "heartbeat": {"period_ms": %s, "timeout_ms": %s},\n' "$FO_PERIOD_MS" "$FO_TIMEOUT_MS"
 			printf '     "deadline_ms": %s,\n' "$FO_DEADLINE_MS"
 			[ -z "${FO_ON_FAILOVER:-}" ] || printf '     "on_failover": "%s",\n' "$FO_ON_FAILOVER"
+			# FO_NETWORK_PAIR=PAIR: that pair's service network on the
+			# lab's bridge (one pair: the MAC is the lab's one).
+			[ "${FO_NETWORK_PAIR:-}" != "$p" ] ||
+				printf '     "network": {"bridge": "%s", "mac": "%s", "ipv4": "%s", "ipv6": "%s"},\n' \
+					"$NET_BRIDGE" "$NET_MAC" "${NET_IP4%/*}" "${NET_IP6%/*}"
 			printf '     "domain_config": {"active": "%s/%s-a.cfg", "standby": "%s/%s-b.cfg"}}' "$LAB" "$p" "$LAB" "$p"
 			sep=","
 		done
@@ -1309,7 +1315,17 @@ net_client_start() {
 	/usr/bin/ip netns exec $NET_NS fo-netclient --name "$name" --out $NET_DIR/client-$name.json "$@" \
 		> $NET_DIR/client-$name.out 2> $NET_DIR/client-$name.log &
 	echo $! > $NET_DIR/client-$name.pid
-	log "net client $name started (pid $!): $*"
+	# Started once it says so: its first line comes after it blocked
+	# SIGUSR1, which a peek sends (the signal's default would kill it).
+	local end=$(($(date +%s) + 10))
+	while ! grep -q ": t=[0-9]* us to " $NET_DIR/client-$name.log 2>/dev/null && [ "$(date +%s)" -le $end ]; do
+		kill -0 $(cat $NET_DIR/client-$name.pid) 2>/dev/null ||
+			fail "net client $name exited at start: $(tail -n 5 $NET_DIR/client-$name.log)"
+		usleep 20000
+	done
+	grep -q ": t=[0-9]* us to " $NET_DIR/client-$name.log ||
+		fail "net client $name did not start within 10 s: $(tail -n 5 $NET_DIR/client-$name.log)"
+	log "net client $name started (pid $(cat $NET_DIR/client-$name.pid)): $*"
 }
 
 net_client_json() {
