@@ -568,6 +568,38 @@ static void test_active_floods(void)
 	fx_free(&f);
 }
 
+/* failoverd restarts (killed, started again) on a bridge someone changed
+ * meanwhile (the standby's port forwarding, the service MAC's entry on its
+ * port): the restarted daemon adopts the roles from Xen and sets the bridge
+ * as they say before it reports the pair ARMED. */
+static void test_restart_adopts_and_sets_the_bridge(void)
+{
+	struct fo_hv_callbacks cb;
+	struct fo_config cfg;
+	struct fx f;
+
+	armed_with_network(&f, &cfg);
+	CHECK(f.p->state == FO_PAIR_ARMED && forwards("vif2.0") == 0, "armed, standby cut off");
+	sh("bridge link set dev vif2.0 state 3 && bridge fdb replace %s dev vif2.0 master dynamic", SVC_MAC_TEXT);
+	CHECK(forwards("vif2.0") == 1 && strcmp(fdb_port(), "vif2.0") == 0, "changed by hand while no daemon ran");
+	fo_manager_free(f.mgr);
+	if (fo_manager_new(&f.cfg, &f.mgr) < 0)
+		abort();
+	cb = fo_manager_hv_callbacks(f.mgr);
+	fo_sim_set_callbacks(f.hv, &cb);
+	fo_manager_attach_hv(f.mgr, f.hv);
+	fo_manager_start(f.mgr);
+	f.p = fo_manager_pair(f.mgr, 0);
+	live(&f, 50);
+	CHECK(f.p->state == FO_PAIR_ARMED && f.p->active == 0, "adopted: %s, active %d (%s)",
+	      fo_pair_state_name(f.p->state), f.p->active, f.p->reason);
+	CHECK(forwards("vif1.0") == 1 && forwards("vif2.0") == 0 && strcmp(fdb_port(), "vif1.0") == 0,
+	      "the restarted daemon set the bridge as the roles say: vif1.0 %d vif2.0 %d fdb %s", forwards("vif1.0"),
+	      forwards("vif2.0"), fdb_port());
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 int main(void)
 {
 	/* Its own network namespace, and a sysfs that shows it (failoverd
@@ -587,5 +619,6 @@ int main(void)
 	RUN(test_rebuilt_member_starts_cut_off);
 	RUN(test_active_changes_mac);
 	RUN(test_active_floods);
+	RUN(test_restart_adopts_and_sets_the_bridge);
 	return check_summary("test_service_net");
 }
