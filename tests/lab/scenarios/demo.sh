@@ -11,9 +11,17 @@
 # cycle counter before and after, and fails unless the state was continuous.
 # An image without fo-plant (a build tree without it) runs
 # fo-heartbeat as before and says there is no state handover to show.
-# needs: failoverd failoverctl
+# The pair has the service network (pairs[].network, issue #39): both
+# members carry the service MAC and address on the lab's bridge, and a
+# client in its own namespace asks the service every 10 ms (UDP) and over
+# TCP through the drill; the demo prints the client's view of the switch
+# and fails if a cycle had two answerers.
+# needs: failoverd failoverctl fo-netclient
 # domu-bins: fo-plant
 . /lab/scenarios/common.sh
+
+export NET_VIF=up
+export FO_NETWORK_PAIR=p1
 
 # bumpless's guest hook runs fo-plant with these (plant.KEY=VALUE -> --KEY VALUE)
 PLANT_ARGS="fo.noagent fo.hook=bumpless plant.period-ms=$FO_PERIOD_MS plant.state-bytes=4096 plant.max-age-cycles=100"
@@ -53,7 +61,9 @@ else
 	arm_pairs p1
 fi
 start_observer p1
-sleep 1
+net_client_start demo
+net_client_wait demo "$(pair_field p1 active)" 30 60 ||
+	fail "the client heard the active answer fewer than 30 times in 60 s: $(tail -n 5 $NET_DIR/client-demo.log)"
 echo "@@DEMO-BEGIN"
 echo "### failoverctl status (before)"
 fctl status
@@ -73,6 +83,7 @@ if [ $PLANT = 1 ]; then
 	RESTORED=$(last_takeover | jq -r '.restored_cycle // 0')
 	wait_json 10 status_json ".pairs[] | select(.name == \"p1\") | .active == \"$TO\" and .app_cycle > $RESTORED"
 fi
+net_client_wait demo "$TO" 30 30 || echo "(the client heard $TO answer fewer than 30 times in 30 s)"
 echo "### failoverctl status (after)"
 fctl status
 echo
@@ -115,9 +126,23 @@ else
 	echo
 	echo "### takeover: the domUs run fo-heartbeat (no fo-plant in this image): no state handover to show"
 fi
+net_client_stop demo > /dev/null
+CJ=$(net_client_json demo)
+echo
+echo "### the service's client (UDP every 10 ms to ${NET_IP4%/*}, TCP beside it)"
+jq -r --arg from "$FROM" --arg to "$TO" '
+	"answers:             \(.udp.by_id[$from] // 0) from \($from), then \(.udp.by_id[$to] // 0) from \($to) (\(.udp.sent) requests)",
+	"longest outage:      \(.udp.longest_outage_ms) ms (\(.udp.longest_outage_cycles) cycles without an answer)",
+	"longest silence:     \(.udp.longest_silence_ms // "-") ms between two answers",
+	"two answerers:       \(.udp.two_answerers) cycles",
+	"TCP:                 \([.tcp.reconnects[] | select(.initial | not)] | length) reconnect(s)\([.tcp.reconnects[] | select(.initial | not) | .error_to_answer_ms] | if length > 0 then ", answered again \(.[0]) ms after the reset" else "" end)"' $CJ
 echo "@@DEMO-END"
-sleep 1
 stop_observer
+TWO=$(jq .udp.two_answerers $CJ)
+metric client_longest_outage_ms "$(jq .udp.longest_outage_ms $CJ)" ms
+metric client_two_answerers "$TWO"
+[ "$TWO" = 0 ] || fail "the client got answers from two members in $TWO cycles"
+[ "$(jq -r --arg to "$TO" '.udp.by_id[$to] // 0' $CJ)" -gt 0 ] || fail "the client never heard $TO after the switch"
 [ $drill_rc = 0 ] || fail "the drill did not PASS (exit $drill_rc)"
 grep -q "unpause done" $LAB/drill.txt || fail "no timeline in the drill output"
 exactly_one_running p1
