@@ -127,12 +127,7 @@ grep -q "not reachable\|cannot connect" <<<"$OUT" || fail "start, no daemon: no 
 expect "stop, no daemon ever" 0 stop
 
 # ---- the daemon --------------------------------------------------------------
-cat >"$TMP/failoverd.json" <<JSON
-{"daemon":{"control_socket":"$SOCK"},
- "pairs":[{"name":"svc","active":"svc-a","standby":"svc-b",
-   "heartbeat":{"period_ms":10,"timeout_ms":500},"deadline_ms":100}]}
-JSON
-sim_daemon_start "$FAILOVERD" "$TMP/failoverd.json" "$SOCK" "$TMP/daemon.log" || exit 1
+sim_daemon_start_svc "$FAILOVERD" "$TMP" "$SOCK" || exit 1
 for _ in $(seq 100); do [ "$(pair_says)" = "ARMED running paused" ] && break; sleep 0.05; done
 expect_pair "ARMED running paused" "failoverd armed the pair"
 

@@ -26,12 +26,7 @@ for tool in /usr/sbin/ocf-tester xmllint; do
 		{ echo "FAIL: $tool is missing (resource-agents, libxml2-utils: tests/deps.sh)"; exit 1; }
 done
 
-cat >"$TMP/failoverd.json" <<JSON
-{"daemon":{"control_socket":"$SOCK"},
- "pairs":[{"name":"svc","active":"svc-a","standby":"svc-b",
-   "heartbeat":{"period_ms":10,"timeout_ms":500},"deadline_ms":100}]}
-JSON
-sim_daemon_start "$FAILOVERD" "$TMP/failoverd.json" "$SOCK" "$TMP/daemon.log" || exit 1
+sim_daemon_start_svc "$FAILOVERD" "$TMP" "$SOCK" || exit 1
 
 mkdir "$TMP/rsctmp"
 out=$(HA_RSCTMP=$TMP/rsctmp OCF_ROOT=/usr/lib/ocf /usr/sbin/ocf-tester -n svc -o pair=svc -o socket="$SOCK" \

@@ -50,12 +50,7 @@ sed -e "s|@AGENT_ROOT@|$AGENT_DIR|" -e "s|@SOCKET@|$SOCK|" -e "s|@FAILOVERCTL@|$
 	-e "s|@TMP@|$TMP|" "$HERE/ocft/pair" >"$TMP/configs/pair"
 ! grep -n '@[A-Z_]*@' "$TMP/configs/pair" || { echo "FAIL: a placeholder left"; exit 1; }
 
-cat >"$TMP/failoverd.json" <<JSON
-{"daemon":{"control_socket":"$SOCK"},
- "pairs":[{"name":"svc","active":"svc-a","standby":"svc-b",
-   "heartbeat":{"period_ms":10,"timeout_ms":500},"deadline_ms":100}]}
-JSON
-sim_daemon_start "$FAILOVERD" "$TMP/failoverd.json" "$SOCK" "$TMP/daemon.log" || exit 1
+sim_daemon_start_svc "$FAILOVERD" "$TMP" "$SOCK" || exit 1
 
 export HA_RSCTMP=$TMP/rsctmp
 "$TMP/ocft/ocft" make -d "$TMP/configs" pair >"$TMP/make.log" 2>&1 ||

@@ -8,6 +8,10 @@
 #       starts `FAILOVERD -c CONFIG --backend sim` (output appended to LOG)
 #       and waits up to 10 s for SOCKET; SIM_DAEMON_PID is its pid. Fails,
 #       printing LOG, if the daemon exits or the socket does not appear.
+#   sim_daemon_start_svc FAILOVERD DIR SOCKET
+#       the same with DIR/failoverd.json holding one pair "svc" (svc-a
+#       active, svc-b standby; 10 ms period, 500 ms timeout) and the log
+#       in DIR/daemon.log: the cluster agent's tests.
 #   sim_daemon_stop
 #       SIGTERM and wait (failoverd leaves the pairs as they are); nothing
 #       when none runs. Call it from the test's EXIT trap too.
@@ -28,6 +32,17 @@ sim_daemon_start() {
 	cat "$log" >&2
 	sim_daemon_stop
 	return 1
+}
+
+sim_daemon_start_svc() {
+	local failoverd=$1 dir=$2 socket=$3
+
+	cat >"$dir/failoverd.json" <<JSON
+{"daemon":{"control_socket":"$socket"},
+ "pairs":[{"name":"svc","active":"svc-a","standby":"svc-b",
+   "heartbeat":{"period_ms":10,"timeout_ms":500},"deadline_ms":100}]}
+JSON
+	sim_daemon_start "$failoverd" "$dir/failoverd.json" "$socket" "$dir/daemon.log"
 }
 
 sim_daemon_stop() {
