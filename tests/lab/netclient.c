@@ -622,16 +622,7 @@ static void usage(void)
 
 static long num_arg(const char *opt, const char *s, long lo, long hi)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno || v < lo || v > hi) {
-		fprintf(stderr, "fo-netclient: %s '%s': a number from %ld to %ld\n", opt, s, lo, hi);
-		exit(2);
-	}
-	return v;
+	return net_num_arg("fo-netclient", opt, s, lo, hi);
 }
 
 static void set_addr(void)

@@ -46,6 +46,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "netproto.h"
+
 #define ETH_P_LOCAL_EXP 0x88b5
 #define MAX_LISTED 200
 
@@ -87,16 +89,7 @@ static void fmt_mac(const uint8_t *m, char *out)
 
 static long num_arg(const char *opt, const char *s, long lo, long hi)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno || v < lo || v > hi) {
-		fprintf(stderr, "fo-netprobe: %s '%s': a number from %ld to %ld\n", opt, s, lo, hi);
-		exit(2);
-	}
-	return v;
+	return net_num_arg("fo-netprobe", opt, s, lo, hi);
 }
 
 static int ifindex_of(const char *dev)

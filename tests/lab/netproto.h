@@ -11,7 +11,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define NETPROTO_UDP_PORT 7070
 #define NETPROTO_TCP_PORT 7071
@@ -97,6 +99,22 @@ static inline int netproto_format_reply(char *out, size_t size, uint64_t seq, co
 	int n = snprintf(out, size, "FOR %llu %s\n", (unsigned long long)seq, id);
 
 	return n > 0 && (size_t)n < size ? n : -1;
+}
+
+/* A command-line number for the lab's network tools: the whole of `s`, in
+ * [lo, hi], or a line naming `prog` and the option, and exit 2. */
+static inline long net_num_arg(const char *prog, const char *opt, const char *s, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno || v < lo || v > hi) {
+		fprintf(stderr, "%s: %s '%s': a number from %ld to %ld\n", prog, opt, s, lo, hi);
+		exit(2);
+	}
+	return v;
 }
 
 #endif
