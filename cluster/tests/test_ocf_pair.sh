@@ -21,7 +21,10 @@
 #     promoted (8), score 60; demote pauses it; the failed member is never
 #     started: promote fails (1), nothing runs, no score;
 #   - failoverd killed: a started instance's monitor fails (1), a stopped
-#     one's says 7; failoverd back: monitor and stop work again.
+#     one's says 7; failoverd back: monitor and stop work again;
+#   - a heartbeat-loss drill keeps the failed member paused: demoted, both
+#     are paused but the standby failed (status standby_failed): no score,
+#     and its promote fails.
 set -u
 
 FAILOVERD=${1:?usage: $0 FAILOVERD FAILOVERCTL AGENT}
@@ -190,6 +193,22 @@ for _ in $(seq 100); do [ "$(pair_says)" = "ARMED running paused" ] && break; sl
 expect "monitor, daemon back" 8 monitor 10000
 expect "stop, daemon back" 0 stop
 expect_pair "DISARMED paused paused" "stopped with the daemon back"
+
+# A heartbeat-loss drill: the failed member is kept paused (with its
+# verdict). Demoted, both members are paused, but the one a promote would
+# start failed: no score (status says standby_failed), and the promote fails.
+expect "start again" 0 start
+expect "promote again" 0 promote
+"$FAILOVERCTL" -s "$SOCK" drill svc --fault heartbeat-loss >/dev/null || fail "drill svc --fault heartbeat-loss"
+for _ in $(seq 100); do case $(pair_says) in DEGRADED*running*paused) break ;; esac; sleep 0.05; done
+expect_pair "DEGRADED running paused" "after the heartbeat-loss drill"
+expect "demote after the drill" 0 demote
+expect_pair "DISARMED paused paused" "demoted: both paused"
+"$FAILOVERCTL" -s "$SOCK" status --json | grep -q '"standby_failed":true' ||
+	fail "status does not say the paused standby failed: $("$FAILOVERCTL" -s "$SOCK" status --json)"
+expect_score -D "a paused but failed standby scores nothing"
+expect "promote onto the paused failed member" 1 promote
+expect "stop after the drill" 0 stop
 sim_daemon_stop
 OCF_RESKEY_CRM_meta_timeout=3000 expect "probe, stopped, daemon gone" 7 monitor
 

@@ -148,6 +148,10 @@ cJSON *status_json(struct fo_control *c)
 		cJSON_AddStringToObject(po, "standby", s->name);
 		cJSON_AddNumberToObject(po, "standby_domid", s->domid == FO_DOMID_INVALID ? -1 : (double)s->domid);
 		cJSON_AddStringToObject(po, "standby_state", fo_dom_state_name(s->state));
+		/* A failure verdict: that member is never started until an
+		 * operator clears it (a cluster agent must not count on it). */
+		cJSON_AddBoolToObject(po, "active_failed", a->failed);
+		cJSON_AddBoolToObject(po, "standby_failed", s->failed);
 		cJSON_AddNumberToObject(po, "switches", (double)v.switches);
 		if (path)
 			cJSON_AddStringToObject(po, "switch_path", path);

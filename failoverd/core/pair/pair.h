@@ -273,6 +273,7 @@ struct fo_member_view {
 	fo_domid_t domid;            /* FO_DOMID_INVALID until found */
 	enum fo_dom_state state;     /* last seen */
 	bool usable;                 /* verified: can take over */
+	bool failed;                 /* has a failure verdict: never started again until cleared */
 	/* heartbeats */
 	bool progressed;             /* its sequence moved since the channel attached */
 	uint64_t last_progress_ns;   /* backend clock (hv now_ns) */

@@ -32,8 +32,10 @@ void fo_pair_view(const struct fo_pair *p, struct fo_pair_view *v)
 	v->name = p->cfg.name;
 	v->state = p->state;
 	v->reason = p->reason;
-	for (int j = 0; j < 2; j++)
+	for (int j = 0; j < 2; j++) {
 		member_view(&p->m[j], &v->m[j]);
+		v->m[j].failed = fo_pair_member_verdict(p, j) != NULL;
+	}
 	v->active = p->active;
 	v->deadline_ms = p->cfg.deadline_ms;
 	v->switches = p->stats.switches;
