@@ -20,7 +20,6 @@
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -361,17 +360,46 @@ static int announce(struct fo_svcnet_sockets *s, const struct fo_svcnet *n, cons
 	return r;
 }
 
-/* Is the device up (IFF_UP)? 1, 0, or -errno. */
-static int link_admin_up(struct fo_svcnet_sockets *s, int ifindex)
+/* Is the device `name` up (IFF_UP)? 1, 0, or -errno (-ENODEV: none). */
+static int link_up_by_name(struct fo_svcnet_sockets *s, const char *name)
 {
 	struct ifreq ifr;
 
 	memset(&ifr, 0, sizeof(ifr));
-	if (!if_indextoname((unsigned)ifindex, ifr.ifr_name))
-		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
 	if (ioctl(s->ioctl_fd, SIOCGIFFLAGS, &ifr) < 0)
 		return -errno;
 	return (ifr.ifr_flags & IFF_UP) ? 1 : 0;
+}
+
+/* The same for a device known by its index. */
+static int link_admin_up(struct fo_svcnet_sockets *s, int ifindex)
+{
+	char name[IF_NAMESIZE];
+
+	if (!if_indextoname((unsigned)ifindex, name))
+		return -errno;
+	return link_up_by_name(s, name);
+}
+
+/* A number from /sys/class/net/DEV/LEAF (a counter, a port state): 0 and
+ * *ret, or -errno. */
+static int sysfs_net_number(const char *dev, const char *leaf, long long *ret)
+{
+	char path[96], text[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", dev, leaf);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	text[n] = '\0';
+	return sscanf(text, "%lld", ret) == 1 ? 0 : -EIO;
 }
 
 int fo_svcnet_enforce(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
@@ -480,7 +508,7 @@ int fo_svcnet_cut(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cf
 	 * off already. */
 	if (failed)
 		r = send_batch(s, buf, put_link_flags(buf, 0, ifindex, false), steps, FO_SVCNET_STEP_NONE, &step);
-	else if (link_admin_up(s, ifindex) == 1)
+	else if (link_up_by_name(s, name) == 1)
 		r = send_batch(s, buf, put_port_state(buf, 0, ifindex, BR_STATE_DISABLED), steps, FO_SVCNET_STEP_NONE,
 			       &step);
 	else
@@ -493,33 +521,25 @@ int fo_svcnet_cut(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cf
 int fo_svcnet_port_state(struct fo_svcnet_sockets *s, const struct fo_svcnet_config *cfg, fo_domid_t domid,
 			 bool *ret_up, bool *ret_forwarding)
 {
-	char name[FO_IFNAME_MAX + 1], path[96], text[8];
-	int ifindex, up, fd, st;
-	ssize_t n;
+	char name[FO_IFNAME_MAX + 1];
+	long long st;
+	int up, r;
 
 	if (s->ioctl_fd <= 0)
 		return -EBADF;
 	fo_svcnet_vif_name(cfg, domid, name);
-	ifindex = (int)if_nametoindex(name);
-	if (!ifindex)
-		return -ENODEV;
-	up = link_admin_up(s, ifindex);
+	up = link_up_by_name(s, name);
 	if (up < 0)
 		return up;
 	*ret_up = up;
 	*ret_forwarding = false;
 	if (!up)
 		return 0;
-	snprintf(path, sizeof(path), "/sys/class/net/%s/brport/state", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	r = sysfs_net_number(name, "brport/state", &st);
+	if (r == -ENOENT)
 		return 0; /* no longer a bridge port: nothing it sends reaches the bridge */
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	text[n] = '\0';
-	st = atoi(text);
+	if (r < 0)
+		return r;
 	*ret_forwarding = st == BR_STATE_FORWARDING || st == BR_STATE_LEARNING;
 	return 0;
 }
@@ -595,24 +615,15 @@ done:
 
 int64_t fo_svcnet_frames_from(const struct fo_svcnet_config *cfg, fo_domid_t domid)
 {
-	char name[FO_IFNAME_MAX + 1], path[96], text[32];
+	char name[FO_IFNAME_MAX + 1];
 	long long v;
-	ssize_t n;
-	int fd;
+	int r;
 
 	fo_svcnet_vif_name(cfg, domid, name);
-	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_packets", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	text[n] = '\0';
-	if (sscanf(text, "%lld", &v) != 1 || v < 0)
-		return -EIO;
-	return v;
+	r = sysfs_net_number(name, "statistics/rx_packets", &v);
+	if (r < 0)
+		return r;
+	return v < 0 ? -EIO : v;
 }
 
 int fo_svcnet_announce_due(struct fo_svcnet_sockets *s, struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
