@@ -27,8 +27,8 @@ static void mac_text(const uint8_t m[6], char out[18])
 	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 }
 
-/* A member that must never serve again (a verdict, or the failed side of
- * a fault switch): its vif goes down, not only its port. */
+/* A member that must never serve again (it has a failure verdict): its vif
+ * goes down, not only its port. */
 static bool member_failed(struct fo_pair *p, const struct fo_member *m)
 {
 	return member_verdict(p, m) != NULL;
@@ -61,10 +61,6 @@ static int check_member_macs(struct fo_pair *p, char *err, size_t errlen)
 	return 0;
 }
 
-/* Set the bridge as the roles say. On failure the pair is DEGRADED with
- * the reason, and the audit tries again every second; once it succeeds,
- * what was interrupted resumes: arming (become_armed), or the end of a
- * switch (after_first_heartbeat, which decides about the standby). */
 /* The active sends from a MAC other than the service MAC (the bridge learnt
  * it on its port): the guest changed its address, and the clients' frames
  * to the service MAC no longer reach it. 0 or -EADDRNOTAVAIL with why. */
@@ -116,6 +112,10 @@ static int check_flood(struct fo_pair *p, uint64_t since_ns, char *err, size_t e
 	return -EMSGSIZE;
 }
 
+/* Set the bridge as the roles say. On failure the pair is DEGRADED with
+ * the reason, and the audit tries again every second; once it succeeds,
+ * what was interrupted resumes: arming (become_armed), or the end of a
+ * switch (after_first_heartbeat, which decides about the standby). */
 bool service_enforce(struct fo_pair *p, bool after_switch)
 {
 	fo_domid_t domid[2] = { p->m[0].domid, p->m[1].domid };
@@ -172,15 +172,12 @@ void service_fenced(void *arg)
 
 bool service_move(struct fo_pair *p, struct fo_event *e, int from)
 {
-	bool tried = p->net_move_tried;
-
-	p->net_move_tried = false;
 	if (!service_on(p))
 		return true;
 	/* Not moved between the fence and the unpause: the kernel module's
 	 * fast path ran the whole sequence, or the module or Xen switched
 	 * without us. */
-	if (!tried)
+	if (!p->net_move_tried)
 		move_now(p, from);
 	p->net_move_tried = false;
 	if (p->net_move_r == 0) {

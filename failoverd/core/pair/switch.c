@@ -129,10 +129,10 @@ int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, 
 	e->phase_ns[FO_PHASE_DECIDED] = now_ns(p);
 	p->state = FO_PAIR_SWITCHING;
 
-	/* An active found gone keeps its domid until refresh_identity() runs,
-	 * after this: to the switch it is what a forgotten one is. */
 	/* The service network moves between the fence and the unpause. */
 	p->net_move_tried = false;
+	/* An active found gone keeps its domid until refresh_identity() runs,
+	 * after this: to the switch it is what a forgotten one is. */
 	fo_switchover_execute(p->env->hv, from->state == FO_DOM_GONE ? FO_DOMID_INVALID : from->domid, to->domid,
 			      e->phase_ns, &(struct fo_switch_hook){ .fenced = service_fenced, .arg = p }, &out);
 
