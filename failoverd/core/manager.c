@@ -503,6 +503,27 @@ uint64_t fo_manager_next_deadline(struct fo_manager *m)
 	return next;
 }
 
+static void on_fdb_learnt(void *ctx, int port, const uint8_t mac[6])
+{
+	struct fo_manager *m = ctx;
+
+	for (size_t i = 0; i < m->n_pairs; i++)
+		fo_pair_net_learnt(&m->pairs[i], port, mac);
+}
+
+/* What the bridges learnt since the last turn (fo_svcnet_learned): a few
+ * reads without waiting, one when nothing changed. News lost to a burst
+ * (ENOBUFS), or more than those reads take, makes every pair with a
+ * network look at its port: a dump of that port's entries, bounded,
+ * where draining a guest's burst of news would not be. */
+static void read_fdb_news(struct fo_manager *m)
+{
+	static const uint8_t none[6];
+
+	if (fo_svcnet_learned(&m->net, 16, on_fdb_learnt, m) == -ENOBUFS)
+		on_fdb_learnt(m, 0, none);
+}
+
 void fo_manager_run_due(struct fo_manager *m)
 {
 	uint64_t now = m->env.hv->ops->now_ns(m->env.hv);
@@ -527,12 +548,15 @@ void fo_manager_run_due(struct fo_manager *m)
 			}
 	}
 	/* The fence audit, once a heartbeat period per pair: two domain
-	 * info reads. After the deadlines, for the same reason. */
-	for (size_t i = 0; i < m->n_pairs; i++) {
+	 * info reads. After the deadlines, for the same reason. The bridges'
+	 * news first, once for all the audits of this turn. */
+	for (size_t i = 0, news_read = 0; i < m->n_pairs; i++) {
 		struct fo_pair *p = &m->pairs[i];
 
 		if (!p->audit_next_ns || p->audit_next_ns > now)
 			continue;
+		if (!news_read++)
+			read_fdb_news(m);
 		fo_pair_audit(p);
 		p->audit_next_ns = now + (uint64_t)p->cfg.period_ms * 1000000ull;
 	}

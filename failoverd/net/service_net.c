@@ -9,7 +9,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <linux/if_bridge.h>
 #include <limits.h>
@@ -49,10 +48,27 @@ int fo_svcnet_sockets_open(struct fo_svcnet_sockets *s, char *err, size_t errlen
 
 	if (s->nl_fd > 0)
 		return 0;
-	s->nl_fd = s->pkt_fd = s->ioctl_fd = -1;
+	s->nl_fd = s->pkt_fd = s->ioctl_fd = s->fdb_fd = -1;
 	s->nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (s->nl_fd < 0 || bind(s->nl_fd, (struct sockaddr *)&local, sizeof(local)) < 0)
 		goto fail;
+	/* The bridges' FDB changes as they happen (RTNLGRP_NEIGH), read
+	 * without waiting: a guest that sends from a MAC other than the
+	 * service's is seen when the bridge learns it, with no periodic dump
+	 * of a whole FDB on the real-time thread. A small buffer: a guest
+	 * spraying MACs overflows it, and the overflow is noticed
+	 * (fo_svcnet_learned says -ENOBUFS). */
+	s->fdb_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+	if (s->fdb_fd < 0)
+		goto fail;
+	{
+		struct sockaddr_nl groups = { .nl_family = AF_NETLINK, .nl_groups = RTMGRP_NEIGH };
+		int rcvbuf = 64 * 1024;
+
+		setsockopt(s->fdb_fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+		if (bind(s->fdb_fd, (struct sockaddr *)&groups, sizeof(groups)) < 0)
+			goto fail;
+	}
 	/* Acks without the request copied back: they fit a small buffer. */
 	setsockopt(s->nl_fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
 	setsockopt(s->nl_fd, SOL_SOCKET, SO_RCVTIMEO, &rcv_timeout, sizeof(rcv_timeout));
@@ -82,7 +98,9 @@ void fo_svcnet_sockets_close(struct fo_svcnet_sockets *s)
 		close(s->pkt_fd);
 	if (s->ioctl_fd > 0)
 		close(s->ioctl_fd);
-	s->nl_fd = s->pkt_fd = s->ioctl_fd = 0;
+	if (s->fdb_fd > 0)
+		close(s->fdb_fd);
+	s->nl_fd = s->pkt_fd = s->ioctl_fd = s->fdb_fd = 0;
 }
 
 void fo_svcnet_vif_name(const struct fo_svcnet_config *cfg, fo_domid_t domid, char out[FO_IFNAME_MAX + 1])
@@ -557,21 +575,52 @@ static int fdb_delete(struct fo_svcnet_sockets *s, int port, const uint8_t mac[6
 	return send_batch(s, buf, len, steps, FO_SVCNET_STEP_NONE, &step);
 }
 
+/* A learnt (not permanent, not static) bridge FDB entry in `h` on some
+ * port: 1 with its port and MAC, else 0. */
+static int learnt_entry(const struct nlmsghdr *h, int *ret_port, uint8_t ret_mac[6])
+{
+	const struct ndmsg *nd = NLMSG_DATA(h);
+	const struct rtattr *a;
+	int alen;
+
+	if (h->nlmsg_type != RTM_NEWNEIGH || h->nlmsg_len < NLMSG_LENGTH(sizeof(*nd)) ||
+	    nd->ndm_family != AF_BRIDGE || (nd->ndm_state & (NUD_PERMANENT | NUD_NOARP)))
+		return 0;
+	alen = (int)NLMSG_PAYLOAD(h, sizeof(*nd));
+	for (a = (const struct rtattr *)((const uint8_t *)nd + NLMSG_ALIGN(sizeof(*nd))); RTA_OK(a, alen);
+	     a = RTA_NEXT(a, alen))
+		if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6) {
+			memcpy(ret_mac, RTA_DATA(a), 6);
+			*ret_port = nd->ndm_ifindex;
+			return 1;
+		}
+	return 0;
+}
+
 int fo_svcnet_foreign_mac(struct fo_svcnet_sockets *s, const struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
 			  int i, uint8_t ret_mac[6])
 {
 	/* The loop's thread only: one buffer for the dump's parts. */
 	static uint8_t reply[32768] __attribute__((aligned(4)));
+	/* The port's entries only, filtered by the kernel: an ifinfomsg with
+	 * the port's index and the bridge as IFLA_MASTER (the form `bridge fdb
+	 * show brport PORT` sends), so the reply holds that port's entries,
+	 * not the whole bridge's. */
 	struct {
 		struct nlmsghdr h;
-		struct ndmsg nd;
+		struct ifinfomsg ifi;
+		struct rtattr master;
+		uint32_t master_index;
 	} req = { .h = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETNEIGH,
 			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
-		  .nd = { .ndm_family = AF_BRIDGE } };
+		  .ifi = { .ifi_family = AF_BRIDGE, .ifi_index = n->port[i] },
+		  .master = { .rta_len = RTA_LENGTH(sizeof(uint32_t)), .rta_type = IFLA_MASTER },
+		  .master_index = (uint32_t)n->bridge_ifindex };
 	int port = n->port[i], found = 0;
 
 	if (!port || s->nl_fd <= 0)
 		return 0;
+	s->fdb_dumps++;
 	req.h.nlmsg_seq = (++s->seq & 0xffff) << 16;
 	if (nl_send(s, &req, sizeof(req)) < 0)
 		return -errno;
@@ -583,26 +632,15 @@ int fo_svcnet_foreign_mac(struct fo_svcnet_sockets *s, const struct fo_svcnet *n
 			return (int)r;
 		left = (size_t)r;
 		for (struct nlmsghdr *h = (struct nlmsghdr *)reply; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
-			const struct ndmsg *nd = NLMSG_DATA(h);
-			const struct rtattr *a;
-			int alen;
+			uint8_t mac[6];
+			int on;
 
 			if (h->nlmsg_seq != req.h.nlmsg_seq)
 				continue;
 			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
 				goto done;
-			/* Learnt entries only: not the port's own (permanent)
-			 * addresses, nor static ones someone added. */
-			if (h->nlmsg_type != RTM_NEWNEIGH || found || nd->ndm_ifindex != port ||
-			    (nd->ndm_state & (NUD_PERMANENT | NUD_NOARP)))
-				continue;
-			alen = (int)NLMSG_PAYLOAD(h, sizeof(*nd));
-			for (a = (const struct rtattr *)((const uint8_t *)nd + NLMSG_ALIGN(sizeof(*nd))); RTA_OK(a, alen);
-			     a = RTA_NEXT(a, alen)) {
-				if (a->rta_type != NDA_LLADDR || RTA_PAYLOAD(a) != 6 ||
-				    memcmp(RTA_DATA(a), cfg->mac, 6) == 0)
-					continue;
-				memcpy(ret_mac, RTA_DATA(a), 6);
+			if (!found && learnt_entry(h, &on, mac) && on == port && memcmp(mac, cfg->mac, 6) != 0) {
+				memcpy(ret_mac, mac, 6);
 				found = 1;
 			}
 		}
@@ -611,6 +649,41 @@ done:
 	if (found)
 		fdb_delete(s, port, ret_mac);
 	return found;
+}
+
+int fo_svcnet_learned(struct fo_svcnet_sockets *s, unsigned max, fo_svcnet_learned_fn fn, void *ctx)
+{
+	/* The loop's thread only. */
+	static uint8_t buf[8192] __attribute__((aligned(4)));
+	int n = 0;
+
+	if (s->fdb_fd <= 0)
+		return 0;
+	for (;;) {
+		ssize_t r;
+		size_t left;
+
+		if ((unsigned)n == max)
+			return -ENOBUFS; /* more may wait: a burst the caller looks past */
+		r = recv(s->fdb_fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			return -errno; /* ENOBUFS: changes were lost */
+		}
+		n++;
+		left = (size_t)r;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+			uint8_t mac[6];
+			int port;
+
+			if (learnt_entry(h, &port, mac))
+				fn(ctx, port, mac);
+		}
+	}
+	return n;
 }
 
 int64_t fo_svcnet_frames_from(const struct fo_svcnet_config *cfg, fo_domid_t domid)

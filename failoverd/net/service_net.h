@@ -68,7 +68,9 @@ struct fo_svcnet_sockets {
 	int nl_fd;
 	int pkt_fd;
 	int ioctl_fd;  /* SIOCGIFFLAGS for the audit */
+	int fdb_fd;    /* the bridges' FDB changes (RTNLGRP_NEIGH), non-blocking */
 	uint32_t seq;
+	unsigned long fdb_dumps; /* FDB dumps made (fo_svcnet_foreign_mac), for the tests */
 };
 
 /* One batch: the netlink messages of a move, back to back. */
@@ -155,11 +157,23 @@ int fo_svcnet_port_state(struct fo_svcnet_sockets *s, const struct fo_svcnet_con
  * port: the guest sends from another MAC (it changed its address), so
  * clients' frames to the service MAC no longer reach its stack. 1 with
  * *ret_mac (and that FDB entry deleted, so that a guest that went back is
- * seen at the next look), 0 if none, -errno. A dump of the bridge's FDB:
- * off the real-time path.
+ * seen at the next look), 0 if none, -errno. A dump of the port's FDB
+ * entries (filtered by the kernel): at arm time and while the pair is
+ * DEGRADED; an armed pair learns of a foreign MAC from fo_svcnet_learned.
  */
 int fo_svcnet_foreign_mac(struct fo_svcnet_sockets *s, const struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
 			  int i, uint8_t ret_mac[6]);
+
+/*
+ * The FDB entries the bridges learnt since the last call (their change
+ * notifications, read without waiting): fn(ctx, port ifindex, MAC) for
+ * each learnt entry, on any bridge. At most `max` reads. Returns the reads
+ * made, or -ENOBUFS when notifications were lost (a burst overflowed the
+ * socket) or more wait than `max` reads: the caller then looks with
+ * fo_svcnet_foreign_mac, which sees the FDB as it is.
+ */
+typedef void (*fo_svcnet_learned_fn)(void *ctx, int port, const uint8_t mac[6]);
+int fo_svcnet_learned(struct fo_svcnet_sockets *s, unsigned max, fo_svcnet_learned_fn fn, void *ctx);
 
 /* Frames the member's vif received from its guest so far (its rx_packets),
  * or -errno. */

@@ -242,6 +242,14 @@ static void audit_cut_off(struct fo_pair *p, struct fo_member *s)
 		       "%s's vif %s found forwarding on the bridge though it is cut off: %s", s->name, name, err);
 }
 
+void fo_pair_net_learnt(struct fo_pair *p, int port, const uint8_t mac[6])
+{
+	if (!service_on(p))
+		return;
+	if (port == 0 || (port == p->net.port[p->active] && memcmp(mac, p->cfg.net.mac, 6) != 0))
+		p->net_look_for_foreign = true;
+}
+
 void service_audit(struct fo_pair *p)
 {
 	struct fo_member *a, *s;
@@ -270,14 +278,24 @@ void service_audit(struct fo_pair *p)
 			become_armed(p, "service network ready");
 		return;
 	}
-	/* Once a second while armed: does the active still send from the
-	 * service MAC only, and not flood the bridge? */
-	if (p->state == FO_PAIR_ARMED && now >= p->net_mac_check_ns) {
-		uint64_t since = p->net_mac_check_ns ? now - p->net_mac_check_ns + NET_RETRY_NS : 0;
+	/* While armed: does the active still send from the service MAC only
+	 * (a look at its port's entries when the bridge learnt another MAC
+	 * there), and, once a second, not flood the bridge? */
+	if (p->state == FO_PAIR_ARMED) {
 		char err[256];
+		int r = 0;
 
-		p->net_mac_check_ns = now + NET_RETRY_NS;
-		if (check_foreign_mac(p, err, sizeof(err)) < 0 || check_flood(p, since, err, sizeof(err)) < 0) {
+		if (p->net_look_for_foreign) {
+			p->net_look_for_foreign = false;
+			r = check_foreign_mac(p, err, sizeof(err));
+		}
+		if (r == 0 && now >= p->net_flood_check_ns) {
+			uint64_t since = p->net_flood_check_ns ? now - p->net_flood_check_ns + NET_RETRY_NS : 0;
+
+			p->net_flood_check_ns = now + NET_RETRY_NS;
+			r = check_flood(p, since, err, sizeof(err));
+		}
+		if (r < 0) {
 			block(p, err, false);
 			return;
 		}
