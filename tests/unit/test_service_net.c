@@ -386,6 +386,27 @@ static void test_pair_other_mac_degraded(void)
 	fx_free(&f);
 }
 
+/* A member's vif MAC that cannot be read (a malformed backend value) is
+ * not taken as the service MAC: DEGRADED naming the member. */
+static void test_pair_unreadable_mac_degraded(void)
+{
+	struct fo_config cfg;
+	struct fx f;
+
+	topology();
+	net_config(&cfg);
+	fx_new(&f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, false);
+	fo_sim_set_vif_mac(f.hv, f.a, SVC_MAC);
+	fo_sim_set_vif_mac(f.hv, f.b, NULL);
+	prove(&f, f.a);
+	prove(&f, f.b);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "DEGRADED: %s", fo_pair_state_name(f.p->state));
+	CHECK(strstr(f.p->reason, "network.mac: the MAC of brake-b's vif 0 (domain 2) cannot be read"), "reason: %s",
+	      f.p->reason);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "standby still paused");
+	fx_free(&f);
+}
+
 static void test_pair_bridge_missing_then_there(void)
 {
 	struct fo_config cfg;
@@ -677,6 +698,7 @@ int main(void)
 	RUN(test_bad_setups);
 	RUN(test_pair_failover_moves_identity);
 	RUN(test_pair_other_mac_degraded);
+	RUN(test_pair_unreadable_mac_degraded);
 	RUN(test_pair_bridge_missing_then_there);
 	RUN(test_pair_move_fails_degraded);
 	RUN(test_reload_adds_network);

@@ -36,7 +36,8 @@ static bool member_failed(struct fo_pair *p, const struct fo_member *m)
 
 /* Both members' vifs carry the service MAC (as their backends were given
  * it): a member with another one would take the service's address with a
- * MAC the clients do not know. 0 or -EINVAL with the reason. */
+ * MAC the clients do not know. 0, or -errno with the reason (a MAC that
+ * cannot be read included). */
 static int check_member_macs(struct fo_pair *p, char *err, size_t errlen)
 {
 	struct fo_hv *hv = p->env->hv;
@@ -47,9 +48,20 @@ static int check_member_macs(struct fo_pair *p, char *err, size_t errlen)
 		const struct fo_member *m = &p->m[i];
 		uint8_t mac[6];
 		char got[18], want[18];
+		int r;
 
-		if (m->domid == FO_DOMID_INVALID || hv->ops->vif_mac(hv, m->domid, p->cfg.net.vif_device, mac) < 0)
+		if (m->domid == FO_DOMID_INVALID)
+			continue;
+		r = hv->ops->vif_mac(hv, m->domid, p->cfg.net.vif_device, mac);
+		if (r == -ENOENT)
 			continue; /* no vif: fo_svcnet_enforce names it */
+		if (r < 0) {
+			/* Not known is not the same: a member whose MAC we
+			 * cannot read is not trusted with the service's. */
+			snprintf(err, errlen, "network.mac: the MAC of %s's vif %u (domain %u) cannot be read: %s", m->name,
+				 p->cfg.net.vif_device, m->domid, strerror(-r));
+			return r;
+		}
 		if (memcmp(mac, p->cfg.net.mac, 6) == 0)
 			continue;
 		mac_text(mac, got);

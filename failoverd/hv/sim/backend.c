@@ -66,6 +66,8 @@ static int sim_vif_mac(struct fo_hv *hv, fo_domid_t domid, unsigned device, uint
 
 	if (!d || !d->has_vif || device != 0)
 		return -ENOENT;
+	if (d->vif_mac_bad)
+		return -EINVAL;
 	memcpy(ret_mac, d->vif_mac, 6);
 	return 0;
 }
@@ -76,7 +78,9 @@ void fo_sim_set_vif_mac(struct fo_hv *hv, fo_domid_t domid, const uint8_t mac[6]
 
 	if (d) {
 		d->has_vif = true;
-		memcpy(d->vif_mac, mac, 6);
+		d->vif_mac_bad = !mac;
+		if (mac)
+			memcpy(d->vif_mac, mac, 6);
 	}
 }
 

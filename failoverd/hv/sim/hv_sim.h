@@ -91,7 +91,8 @@ void fo_sim_agent_event(struct fo_hv *hv, fo_domid_t domid, int err, const char 
 /* The backend holds the member's notifications back (the Xen backend's
  * flood back-off): its pages are kept, handed over only by heartbeat_look. */
 void fo_sim_mask_port(struct fo_hv *hv, fo_domid_t domid, bool on);
-/* The MAC of the domain's vif 0, as vif_mac reports it (none until set). */
+/* The MAC of the domain's vif 0, as vif_mac reports it (none until set;
+ * NULL: a vif whose MAC cannot be read, -EINVAL). */
 void fo_sim_set_vif_mac(struct fo_hv *hv, fo_domid_t domid, const uint8_t mac[6]);
 
 /*

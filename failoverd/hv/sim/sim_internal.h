@@ -70,6 +70,7 @@ struct sim_domain {
 	uint64_t handed_vcpus_stop;   /* the watch's fence, handed to the toolstack: its vCPUs run until then */
 	bool has_vif;                 /* fo_sim_set_vif_mac: vif 0's MAC (vif_mac) */
 	uint8_t vif_mac[6];
+	bool vif_mac_bad;             /* ... and it cannot be read (a malformed value) */
 };
 
 struct sim_pool {
