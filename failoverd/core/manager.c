@@ -503,25 +503,23 @@ uint64_t fo_manager_next_deadline(struct fo_manager *m)
 	return next;
 }
 
-static void on_fdb_learnt(void *ctx, int port, const uint8_t mac[6])
+static void on_net_news(void *ctx, int ifindex, const uint8_t *mac)
 {
 	struct fo_manager *m = ctx;
 
 	for (size_t i = 0; i < m->n_pairs; i++)
-		fo_pair_net_learnt(&m->pairs[i], port, mac);
+		fo_pair_net_news(&m->pairs[i], ifindex, mac);
 }
 
-/* What the bridges learnt since the last turn (fo_svcnet_learned): a few
+/* The bridges' news since the last turn (fo_svcnet_news): a few
  * reads without waiting, one when nothing changed. News lost to a burst
  * (ENOBUFS), or more than those reads take, makes every pair with a
- * network look at its port: a dump of that port's entries, bounded,
- * where draining a guest's burst of news would not be. */
-static void read_fdb_news(struct fo_manager *m)
+ * network look for itself: its port's entries (a bounded dump) and its
+ * bridge, where draining a guest's burst of news would not be bounded. */
+static void read_net_news(struct fo_manager *m)
 {
-	static const uint8_t none[6];
-
-	if (fo_svcnet_learned(&m->net, 16, on_fdb_learnt, m) == -ENOBUFS)
-		on_fdb_learnt(m, 0, none);
+	if (fo_svcnet_news(&m->net, 16, on_net_news, m) == -ENOBUFS)
+		on_net_news(m, 0, NULL);
 }
 
 void fo_manager_run_due(struct fo_manager *m)
@@ -556,7 +554,7 @@ void fo_manager_run_due(struct fo_manager *m)
 		if (!p->audit_next_ns || p->audit_next_ns > now)
 			continue;
 		if (!news_read++)
-			read_fdb_news(m);
+			read_net_news(m);
 		fo_pair_audit(p);
 		p->audit_next_ns = now + (uint64_t)p->cfg.period_ms * 1000000ull;
 	}

@@ -52,17 +52,18 @@ int fo_svcnet_sockets_open(struct fo_svcnet_sockets *s, char *err, size_t errlen
 	s->nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (s->nl_fd < 0 || bind(s->nl_fd, (struct sockaddr *)&local, sizeof(local)) < 0)
 		goto fail;
-	/* The bridges' FDB changes as they happen (RTNLGRP_NEIGH), read
-	 * without waiting: a guest that sends from a MAC other than the
-	 * service's is seen when the bridge learns it, with no periodic dump
-	 * of a whole FDB on the real-time thread. A small buffer: a guest
-	 * spraying MACs overflows it, and the overflow is noticed
-	 * (fo_svcnet_learned says -ENOBUFS). */
+	/* The bridges' FDB and link changes as they happen (RTNLGRP_NEIGH,
+	 * RTNLGRP_LINK), read without waiting: a guest that sends from a MAC
+	 * other than the service's is seen when the bridge learns it, and a
+	 * bridge deleted or a vif taken off it when it happens, with no
+	 * periodic dump or lookup on the real-time thread. A small buffer: a
+	 * guest spraying MACs overflows it, and the overflow is noticed
+	 * (fo_svcnet_news says -ENOBUFS). */
 	s->fdb_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
 	if (s->fdb_fd < 0)
 		goto fail;
 	{
-		struct sockaddr_nl groups = { .nl_family = AF_NETLINK, .nl_groups = RTMGRP_NEIGH };
+		struct sockaddr_nl groups = { .nl_family = AF_NETLINK, .nl_groups = RTMGRP_NEIGH | RTMGRP_LINK };
 		int rcvbuf = 64 * 1024;
 
 		setsockopt(s->fdb_fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
@@ -651,7 +652,7 @@ done:
 	return found;
 }
 
-int fo_svcnet_learned(struct fo_svcnet_sockets *s, unsigned max, fo_svcnet_learned_fn fn, void *ctx)
+int fo_svcnet_news(struct fo_svcnet_sockets *s, unsigned max, fo_svcnet_news_fn fn, void *ctx)
 {
 	/* The loop's thread only. */
 	static uint8_t buf[8192] __attribute__((aligned(4)));
@@ -681,9 +682,32 @@ int fo_svcnet_learned(struct fo_svcnet_sockets *s, unsigned max, fo_svcnet_learn
 
 			if (learnt_entry(h, &port, mac))
 				fn(ctx, port, mac);
+			else if ((h->nlmsg_type == RTM_NEWLINK || h->nlmsg_type == RTM_DELLINK) &&
+				 h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct ifinfomsg)))
+				fn(ctx, ((const struct ifinfomsg *)NLMSG_DATA(h))->ifi_index, NULL);
 		}
 	}
 	return n;
+}
+
+int fo_svcnet_verify(const struct fo_svcnet *n, const struct fo_svcnet_config *cfg, fo_domid_t active,
+		     char *err, size_t errlen)
+{
+	char name[FO_IFNAME_MAX + 1];
+	int ifindex = (int)if_nametoindex(cfg->bridge);
+
+	if (ifindex != n->bridge_ifindex) {
+		snprintf(err, errlen, ifindex ? "network.bridge: bridge \"%s\" was replaced (ifindex %d, was %d)"
+					      : "network.bridge: bridge \"%s\" is gone from dom0",
+			 cfg->bridge, ifindex, n->bridge_ifindex);
+		return -ENODEV;
+	}
+	fo_svcnet_vif_name(cfg, active, name);
+	if (!if_nametoindex(name)) {
+		snprintf(err, errlen, "network.vif_device: the active (domain %u) has no vif %s", (unsigned)active, name);
+		return -ENODEV;
+	}
+	return check_port(cfg, name, err, errlen);
 }
 
 int64_t fo_svcnet_frames_from(const struct fo_svcnet_config *cfg, fo_domid_t domid)

@@ -159,21 +159,31 @@ int fo_svcnet_port_state(struct fo_svcnet_sockets *s, const struct fo_svcnet_con
  * *ret_mac (and that FDB entry deleted, so that a guest that went back is
  * seen at the next look), 0 if none, -errno. A dump of the port's FDB
  * entries (filtered by the kernel): at arm time and while the pair is
- * DEGRADED; an armed pair learns of a foreign MAC from fo_svcnet_learned.
+ * DEGRADED; an armed pair learns of a foreign MAC from fo_svcnet_news.
  */
 int fo_svcnet_foreign_mac(struct fo_svcnet_sockets *s, const struct fo_svcnet *n, const struct fo_svcnet_config *cfg,
 			  int i, uint8_t ret_mac[6]);
 
 /*
- * The FDB entries the bridges learnt since the last call (their change
- * notifications, read without waiting): fn(ctx, port ifindex, MAC) for
- * each learnt entry, on any bridge. At most `max` reads. Returns the reads
- * made, or -ENOBUFS when notifications were lost (a burst overflowed the
- * socket) or more wait than `max` reads: the caller then looks with
- * fo_svcnet_foreign_mac, which sees the FDB as it is.
+ * The bridges' news since the last call (their change notifications, read
+ * without waiting): fn(ctx, port ifindex, MAC) for each FDB entry learnt,
+ * on any bridge; fn(ctx, ifindex, NULL) for each link changed or deleted
+ * (a bridge, a port). At most `max` reads. Returns the reads made, or
+ * -ENOBUFS when news was lost (a burst overflowed the socket) or more
+ * waits than `max` reads: the caller then looks for itself
+ * (fo_svcnet_foreign_mac, fo_svcnet_verify), which sees things as they are.
  */
-typedef void (*fo_svcnet_learned_fn)(void *ctx, int port, const uint8_t mac[6]);
-int fo_svcnet_learned(struct fo_svcnet_sockets *s, unsigned max, fo_svcnet_learned_fn fn, void *ctx);
+typedef void (*fo_svcnet_news_fn)(void *ctx, int ifindex, const uint8_t *mac);
+int fo_svcnet_news(struct fo_svcnet_sockets *s, unsigned max, fo_svcnet_news_fn fn, void *ctx);
+
+/*
+ * A look without changing anything: the bridge is still the one the roles
+ * were set on (same ifindex) and the active's vif still one of its ports.
+ * 0, or -errno with a message naming the key (network.bridge,
+ * network.vif_device).
+ */
+int fo_svcnet_verify(const struct fo_svcnet *n, const struct fo_svcnet_config *cfg, fo_domid_t active,
+		     char *err, size_t errlen);
 
 /* Frames the member's vif received from its guest so far (its rx_packets),
  * or -errno. */

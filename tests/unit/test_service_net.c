@@ -630,6 +630,34 @@ static void test_foreign_mac_from_fdb_news(void)
 	fx_free(&f);
 }
 
+/* The bridge is deleted under an armed pair, then made again: DEGRADED
+ * at the next audit naming the bridge (its news, not a lookup every
+ * period); once it is back with the vifs on it, armed again with the
+ * bridge set as the roles say. */
+static void test_bridge_deleted_while_armed(void)
+{
+	struct fo_config cfg;
+	struct fx f;
+
+	armed_with_network(&f, &cfg);
+	CHECK(f.p->state == FO_PAIR_ARMED, "armed");
+	sh("ip link del br0");
+	live(&f, 30);
+	CHECK(f.p->state == FO_PAIR_DEGRADED && strstr(f.p->reason, "network.bridge: bridge \"br0\" is gone from dom0"),
+	      "DEGRADED within 30 ms naming the bridge: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	live(&f, 1500);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "still DEGRADED while there is no bridge");
+	sh("ip link add br0 type bridge && ip link set br0 up && ip link set vif1.0 master br0 && "
+	   "ip link set vif2.0 master br0 && ip link set c0br master br0");
+	live(&f, 2200);
+	CHECK(f.p->state == FO_PAIR_ARMED, "armed again on the new bridge: %s (%s)", fo_pair_state_name(f.p->state),
+	      f.p->reason);
+	CHECK(forwards("vif1.0") == 1 && forwards("vif2.0") == 0, "the active's port forwards, the standby's not: %d %d",
+	      forwards("vif1.0"), forwards("vif2.0"));
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 /* The active's guest floods the bridge (network.flood_pps 1000, 3000
  * frames in one second): DEGRADED with the rate; quiet again, armed. */
 static void test_active_floods(void)
@@ -706,6 +734,7 @@ int main(void)
 	RUN(test_active_changes_mac);
 	RUN(test_active_floods);
 	RUN(test_foreign_mac_from_fdb_news);
+	RUN(test_bridge_deleted_while_armed);
 	RUN(test_restart_adopts_and_sets_the_bridge);
 	return check_summary("test_service_net");
 }

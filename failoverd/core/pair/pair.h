@@ -171,7 +171,8 @@ struct fo_pair {
 	uint64_t net_recuts;          /* fenced vifs found up and cut again by the audit */
 	uint64_t net_flood_check_ns;  /* the next look at the active's frame count (flood_pps) */
 	bool net_look_for_foreign;    /* the bridge learnt another MAC on the active's port, or such news
-	                               * was lost: the audit looks (fo_pair_net_learnt) */
+	                               * was lost: the audit looks (fo_pair_net_news) */
+	bool net_look_at_links;       /* the bridge or a member's vif changed: the audit verifies */
 	uint64_t net_settle_ns;       /* until then, a standby's port the kernel enabled is no alarm */
 	int64_t net_frames_seen;      /* the active's vif rx_packets at that look (-1: none yet) */
 	fo_domid_t net_frames_domid;  /* whose */
@@ -180,10 +181,11 @@ struct fo_pair {
 
 void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo_pair_env *env);
 
-/* The bridge learnt `mac` on port `port` (fo_svcnet_learned; port 0: some
- * news was lost): if that is the active's port and not the service MAC,
- * the next audit looks at the port's entries (core/pair/service.c). */
-void fo_pair_net_learnt(struct fo_pair *p, int port, const uint8_t mac[6]);
+/* The bridges' news (fo_svcnet_news): a bridge learnt `mac` on port
+ * `ifindex`, or (mac NULL) link `ifindex` changed; ifindex 0: news was
+ * lost. What concerns the pair's network is looked at by its next audit
+ * (core/pair/service.c). */
+void fo_pair_net_news(struct fo_pair *p, int ifindex, const uint8_t *mac);
 
 /* Start (or restart) arming: adopt what the hypervisor says. Never unpauses. */
 void fo_pair_arm(struct fo_pair *p);

@@ -254,12 +254,15 @@ static void audit_cut_off(struct fo_pair *p, struct fo_member *s)
 		       "%s's vif %s found forwarding on the bridge though it is cut off: %s", s->name, name, err);
 }
 
-void fo_pair_net_learnt(struct fo_pair *p, int port, const uint8_t mac[6])
+void fo_pair_net_news(struct fo_pair *p, int ifindex, const uint8_t *mac)
 {
 	if (!service_on(p))
 		return;
-	if (port == 0 || (port == p->net.port[p->active] && memcmp(mac, p->cfg.net.mac, 6) != 0))
+	if (ifindex == 0 || (mac && ifindex == p->net.port[p->active] && memcmp(mac, p->cfg.net.mac, 6) != 0))
 		p->net_look_for_foreign = true;
+	if (ifindex == 0 || (!mac && (ifindex == p->net.bridge_ifindex || ifindex == p->net.port[0] ||
+				      ifindex == p->net.port[1])))
+		p->net_look_at_links = true;
 }
 
 void service_audit(struct fo_pair *p)
@@ -290,14 +293,19 @@ void service_audit(struct fo_pair *p)
 			become_armed(p, "service network ready");
 		return;
 	}
-	/* While armed: does the active still send from the service MAC only
-	 * (a look at its port's entries when the bridge learnt another MAC
-	 * there), and, once a second, not flood the bridge? */
+	/* While armed, on the bridges' news: is the bridge still there with
+	 * the active's vif on it, does the active still send from the
+	 * service MAC only (a look at its port's entries when the bridge
+	 * learnt another MAC there)? And, once a second, not flood it? */
 	if (p->state == FO_PAIR_ARMED) {
 		char err[256];
 		int r = 0;
 
-		if (p->net_look_for_foreign) {
+		if (p->net_look_at_links) {
+			p->net_look_at_links = false;
+			r = fo_svcnet_verify(&p->net, &p->cfg.net, a->domid, err, sizeof(err));
+		}
+		if (r == 0 && p->net_look_for_foreign) {
 			p->net_look_for_foreign = false;
 			r = check_foreign_mac(p, err, sizeof(err));
 		}
