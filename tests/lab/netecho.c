@@ -41,6 +41,7 @@
 struct client {
 	int fd;
 	size_t len;
+	unsigned long last_active; // the round it last sent something
 	char buf[LINE_MAX_LEN];
 };
 
@@ -97,7 +98,7 @@ static int open_sock(int type, int port, const char *bind_addr)
 			strerror(errno));
 		exit(1);
 	}
-	if (type == SOCK_STREAM && listen(fd, 16) < 0) {
+	if (type == SOCK_STREAM && listen(fd, 64) < 0) {
 		perror("fo-netecho: listen");
 		exit(1);
 	}
@@ -135,6 +136,32 @@ static void client_close(struct client *c)
 	close(c->fd);
 	c->fd = -1;
 	c->len = 0;
+}
+
+// Every connection waiting. With every slot taken, the client idle the
+// longest is closed for the new one: a client that reconnects (after a
+// switch) is served, whatever went before.
+static void accept_all(int lfd, struct client *cl, unsigned long round_no)
+{
+	for (;;) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1, i, oldest = 0;
+
+		if (fd < 0)
+			return;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		for (i = 0; i < MAX_CLIENTS && cl[i].fd >= 0; i++)
+			if (cl[i].last_active < cl[oldest].last_active)
+				oldest = i;
+		if (i == MAX_CLIENTS) {
+			client_close(&cl[oldest]);
+			n_tcp_drop++;
+			i = oldest;
+		}
+		cl[i].fd = fd;
+		cl[i].len = 0;
+		cl[i].last_active = round_no;
+		n_tcp_conn++;
+	}
 }
 
 // Answers every complete line in c->buf; 0 to keep the connection.
@@ -214,6 +241,7 @@ int main(int argc, char **argv)
 	struct client cl[MAX_CLIENTS];
 	struct pollfd pfd[2 + MAX_CLIENTS];
 	struct sigaction sa;
+	unsigned long round_no = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (i + 1 >= argc)
@@ -246,7 +274,7 @@ int main(int argc, char **argv)
 	ufd = open_sock(SOCK_DGRAM, udp_port, bind_addr);
 	lfd = open_sock(SOCK_STREAM, tcp_port, bind_addr);
 	for (i = 0; i < MAX_CLIENTS; i++)
-		cl[i].fd = -1, cl[i].len = 0;
+		cl[i].fd = -1, cl[i].len = 0, cl[i].last_active = 0;
 	printf("fo-netecho: ready id=%s udp=%d tcp=%d\n", id, udp_port, tcp_port);
 	fflush(stdout);
 
@@ -262,28 +290,18 @@ int main(int argc, char **argv)
 			perror("fo-netecho: poll");
 			return 1;
 		}
+		round_no++;
 		if (pfd[0].revents)
 			udp_round(ufd);
-		if (pfd[1].revents & POLLIN) {
-			int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-			if (fd >= 0) {
-				int one = 1;
-				setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-				for (i = 0; i < MAX_CLIENTS && cl[i].fd >= 0; i++)
-					;
-				if (i == MAX_CLIENTS) {
-					close(fd); // full: the newest waits for no one
-					n_tcp_drop++;
-				} else {
-					cl[i].fd = fd;
-					cl[i].len = 0;
-					n_tcp_conn++;
-				}
-			}
-		}
+		// The clients first, so that those that closed free their
+		// slots before new ones are taken.
 		for (i = 0; i < MAX_CLIENTS; i++)
-			if (cl[i].fd >= 0 && pfd[2 + i].revents)
+			if (cl[i].fd >= 0 && pfd[2 + i].revents) {
+				cl[i].last_active = round_no;
 				client_read(&cl[i]);
+			}
+		if (pfd[1].revents & POLLIN)
+			accept_all(lfd, cl, round_no);
 	}
 	printf("fo-netecho: id=%s udp_requests=%lu udp_bad=%lu tcp_connections=%lu tcp_requests=%lu "
 	       "tcp_bad=%lu tcp_dropped=%lu\n",
