@@ -78,6 +78,17 @@ static void topology(void)
 		   d, d, d, SVC_MAC_TEXT, d, d, d);
 	sh("ip link add c0br type veth peer name c0 && ip link set c0br master br0 && ip link set c0br up && ip link set c0 up");
 	sh("ip link set lo up");
+	/* The kernel takes a link operational (linkwatch) up to a second
+	 * after it is set up, later on a loaded host; a port's state can be
+	 * set to forwarding only then. Wait for it, as the lab waits for a
+	 * vif: the tests start from a bridge that is ready. */
+	for (int i = 0; i < 300; i++) {
+		if (system("for l in vif1.0 vif2.0 c0br; do grep -qx up /sys/class/net/$l/operstate || exit 1; done") == 0)
+			return;
+		usleep(10000);
+	}
+	fprintf(stderr, "FATAL: the stand-in vifs were not operational after 3 s\n");
+	exit(1);
 }
 
 static int link_up(const char *name)
