@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""test_labstats.py LABSTATS_PY - the lab's one percentile definition
+(tests/lab/labstats.py: the nearest rank) and its marker reader.
+
+What must hold: a percentile is a measured value (no interpolation), the
+smallest with at least p % of the values at or below it; p99 of 200 is
+the 198th and of 50 the largest; None values are left out; an
+empty list has none; p outside (0, 100] is an error; a marker is found
+anywhere in a line and one that is not JSON is reported."""
+import importlib.util
+import sys
+
+spec = importlib.util.spec_from_file_location("labstats", sys.argv[1])
+labstats = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(labstats)
+failures = []
+
+
+def check(what, got, want):
+    if got != want:
+        failures.append(what)
+        print(f"FAIL {what}: got {got!r}, want {want!r}")
+
+
+pct = labstats.percentile
+hundred = list(range(100, 0, -1))  # 1..100, unsorted on purpose
+check("p50 of 1..100", pct(hundred, 50), 50)
+check("p90 of 1..100", pct(hundred, 90), 90)
+check("p99 of 1..100", pct(hundred, 99), 99)
+check("p100 is the max", pct(hundred, 100), 100)
+check("a tiny p is the min", pct(hundred, 0.1), 1)
+check("p99 of 200 values: the 198th, two above it", pct(range(1, 201), 99), 198)
+check("p99 of 50 values: the largest", pct(range(1, 51), 99), 50)
+check("p50 of an even count: the lower middle, not an average", pct([1, 2, 3, 4], 50), 2)
+check("p50 of two far apart: a measured value", pct([10, 1000], 50), 10)
+check("None values are left out", pct([None, 5, None, 7], 50), 5)
+check("no values: None", pct([], 50), None)
+for bad in (0, -1, 101):
+    try:
+        pct([1, 2], bad)
+        failures.append(f"p={bad} accepted")
+        print(f"FAIL p={bad} accepted")
+    except ValueError as e:
+        check(f"p={bad} names what was wrong", "p must be in (0, 100]" in str(e), True)
+check("summary", labstats.summary([3, 1, 2, None]), {"n": 3, "p50": 2, "p90": 3, "p99": 3, "max": 3})
+check("summary of nothing", labstats.summary([]), {"n": 0, "p50": None, "p90": None, "p99": None, "max": None})
+
+lines = ['(XEN) noise @@FO-METRIC {"scenario":"s","name":"a","value":1,"unit":"ms"} trailing',
+         '@@FO-METRIC {"scenario":"s","name":"b","value":2.5,"unit":""}',
+         '@@FO-METRIC {not json',
+         '@@FO-METRIC {"scenario":"s","name":"a","value":3,"unit":"ms"}']
+found, bad = labstats.find_markers(lines, ("@@FO-METRIC ",))
+check("markers found anywhere in a line, bad JSON left out", len(found["@@FO-METRIC "]), 3)
+check("the bad line is reported with its number", [b[0] for b in bad], [3])
+check("metrics: the last value of a name wins", labstats.metrics(lines), {"a": 3, "b": 2.5})
+
+print(f"test_labstats: {len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
