@@ -31,7 +31,7 @@
 # load, reported as condition "warmup": the first faults of a path run
 # code (Xen's fire path, the module's worker, failoverd's switch) that
 # TCG has not translated yet, and took 1-6 ms in every earlier boot
-# (bench/results/2026-11-26-paths-2pcpu-*: sample 1 of the first
+# (bench/results/archive/2026-11-26-paths-2pcpu-*: sample 1 of the first
 # condition) against 0.2-0.4 ms for the rest. On hardware that is a
 # few cache misses; counted in "idle", it would be the emulator's.
 # BENCH_N faults (default 20, driven by bench-ctl, below), each the active's heartbeat stopped
