@@ -54,6 +54,15 @@ time_table() {
 		sort -rn | awk '{ printf "%8.1f s  %-40s %s\n", $1, $2, $3; t += $1 } END { printf "%8.1f s  total (%.1f min)\n", t, t / 60 }'
 }
 
+# record_runs LOG: every test's result in the runs record the flake ledger
+# reads (tests/lab/runs_record.py; FO_RUNS_RECORD, default
+# tests/lab/results/runs.jsonl), one batch per run of this script.
+record_runs() {
+	python3 tests/lab/runs_record.py --record "${FO_RUNS_RECORD:-tests/lab/results/runs.jsonl}" ctest-log "$1" \
+		--kind ci --commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+		--source "run.sh $mode at $(date -u +%FT%H:%MZ)" || echo "run.sh: the runs record was not updated" >&2
+}
+
 rc=0
 case $mode in
 unit)
@@ -65,11 +74,13 @@ ci)
 	# One QEMU at a time (RUN_SERIAL); the extended suite is left out.
 	ctest --test-dir build -LE extended --output-on-failure 2>&1 | tee build/ctest.log || rc=${PIPESTATUS[0]}
 	time_table build/ctest.log
+	record_runs build/ctest.log
 	;;
 extended)
 	echo "== the extended suite (label extended)"
 	ctest --test-dir build -L extended --output-on-failure 2>&1 | tee build/ctest-extended.log || rc=${PIPESTATUS[0]}
 	time_table build/ctest-extended.log
+	record_runs build/ctest-extended.log
 	;;
 esac
 

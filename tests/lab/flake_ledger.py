@@ -1,60 +1,40 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""flake_ledger.py - every committed lab run of the CI suite's tests, summed.
+"""flake_ledger.py - every recorded lab run of the CI suite's tests, summed.
 
 Issue #17 asks that every test of the CI suite pass 20 of 20. One pass of
 the suite's lab tests is about half an hour on a 2-core host, so the runs
-accumulate across sessions: flake tables (tests/lab/flake.sh) and the
-fresh-clone CI runs' time tables (ci-times-*.md) in tests/lab/results/,
-and CI's own landings (ci-landed-*.md: CI passed the commit, so every
-test of its suite passed; the file lists them, "- s" for no time).
-This sums them per test, from a date on (--since, default: the day the
-CI suite took its current shape), and writes one table: runs, passes,
-failures and where each failure is recorded. Each source names the commit
-it ran; sources are taken in the order of their commits (git), and a
-test's count toward the target restarts after its last failure (a failure
-whose cause was fixed is followed by passes on the fixed code).
+accumulate across sessions in one record, tests/lab/results/runs.jsonl
+(tests/lab/runs_record.py: one line per test run, appended by
+tests/lab/flake.sh and tests/run.sh; CI's landings are added with
+`runs_record.py landed`: CI passed the commit, so every test of its suite
+passed). This sums them per test, from a date on (--since, default: the
+day the CI suite took its current shape), and writes one table: runs,
+passes, failures and where each failure is recorded. Each batch of lines
+(a "source": one flake table, one CI run) names the commit it ran; batches
+are taken in the order of their commits (git), and a test's count toward
+the target restarts after its last failure (a failure whose cause was
+fixed is followed by passes on the fixed code). Within a batch the lines'
+"run" numbers give the order; a batch whose order is not known and that
+holds a failure counts none of its passes toward the streak.
 
-  tests/lab/flake_ledger.py [--results DIR] [--since YYYY-MM-DD]
+  tests/lab/flake_ledger.py [--results DIR | --record FILE] [--since YYYY-MM-DD]
                             [--tests FILE] [--out FILE]
-    --tests FILE  the CI suite's test names, one a line (e.g. from
-                  `ctest -N -LE extended`); default: every lab test found
-                  (xen_*, cross_*: the unit tests are not timing-bound)
+    --results DIR  where runs.jsonl is (default: tests/lab/results)
+    --tests FILE   the CI suite's test names, one a line (e.g. from
+                   `ctest -N -LE extended`); default: every lab test found
+                   (xen_*, cross_*: the unit tests are not timing-bound)
 """
 import argparse
-import glob
 import os
 import re
 import subprocess
 import sys
 
-FLAKE_ROW = re.compile(r"^\|\s*(\S+)\s*\|\s*(\d+)/(\d+)\s*\|\s*(\d+)\s*\|")
-CI_ROW = re.compile(r"^\s*(?:[\d.]+|-) s\s+(\S+)\s+(Passed|Failed|Timeout|\*\*\*\S+|Not Run)\s*$")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runs_record  # noqa: E402
+
 LAB_TEST = re.compile(r"^(xen|cross)_")
-DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
-COMMIT = re.compile(r"(?:commit|clone of) `?([0-9a-f]{7,40})`?")
-
-
-def read_source(path):
-    """(date, commit, {test: (runs, passes)}) of one results file, or None."""
-    with open(path, errors="replace") as f:
-        text = f.read()
-    head = text.split("\n", 1)[0]
-    m = DATE.search(head) or DATE.search(os.path.basename(path))
-    if not m:
-        return None
-    c = COMMIT.search(head) or COMMIT.search(text)
-    runs = {}
-    for line in text.splitlines():
-        fm = FLAKE_ROW.match(line)
-        if fm and os.path.basename(path).startswith("flake-"):
-            runs[fm.group(1)] = (int(fm.group(3)), int(fm.group(2)))
-            continue
-        cm = CI_ROW.match(line)
-        if cm and os.path.basename(path).startswith(("ci-times-", "ci-landed-")):
-            r, p = runs.get(cm.group(1), (0, 0))
-            runs[cm.group(1)] = (r + 1, p + (cm.group(2) == "Passed"))
-    return m.group(1), (c.group(1) if c else "?"), runs
 
 
 def commit_time(repo, commit):
@@ -66,33 +46,44 @@ def commit_time(repo, commit):
         return 0
 
 
-def ledger(results, since, tests=None):
+def sources(records):
+    """[(source, date, commit, [records])] in the order the sources first appear."""
+    by = {}
+    for r in records:
+        s = by.setdefault(r["source"], (r["source"], r["date"], r["commit"], []))
+        s[3].append(r)
+    return list(by.values())
+
+
+def ledger(record_path, since, tests=None):
     """{test: {"runs", "passes", "failed_in": [source...], "streak"}} and the sources used, in order."""
-    tot, used, srcs = {}, [], []
-    for path in sorted(glob.glob(os.path.join(results, "flake-*.md")) +
-                       glob.glob(os.path.join(results, "ci-times-*.md")) +
-                       glob.glob(os.path.join(results, "ci-landed-*.md"))):
-        if os.path.basename(path) == "flake-ledger.md":
-            continue
-        src = read_source(path)
-        if not src or src[0] < since or not src[2]:
-            continue
-        srcs.append((src[0], commit_time(results, src[1]), path) + src[1:])
-    for date, _, path, commit, runs in sorted(srcs, key=lambda x: x[:2]):
-        used.append((os.path.basename(path), date, commit))
-        for t, (r, p) in runs.items():
+    tot, used = {}, []
+    repo = os.path.dirname(os.path.abspath(record_path))
+    srcs = [s for s in sources(runs_record.load(record_path)) if s[1] >= since]
+    # Stable: sources of one date and commit time keep the record's order.
+    srcs.sort(key=lambda s: (s[1], commit_time(repo, s[2])))
+    for name, date, commit, recs in srcs:
+        used.append((name, date, commit))
+        per_test = {}
+        for r in recs:
+            per_test.setdefault(r["test"], []).append(r)
+        for t, rs in per_test.items():
             if (t not in tests) if tests is not None else not LAB_TEST.match(t):
                 continue
             e = tot.setdefault(t, {"runs": 0, "passes": 0, "failed_in": [], "streak": 0})
-            e["runs"] += r
-            e["passes"] += p
-            if p < r:
-                # Within one flake table the order of passes and failures is
-                # not kept: count none of its passes toward the streak.
-                e["failed_in"].append(f"{os.path.basename(path)} ({r - p})")
+            fails = sum(1 for r in rs if r["result"] == "fail")
+            e["runs"] += len(rs)
+            e["passes"] += len(rs) - fails
+            if fails:
+                e["failed_in"].append(f"{name} ({fails})")
+            if all(r["run"] is not None for r in rs):
+                for r in sorted(rs, key=lambda r: r["run"]):
+                    e["streak"] = e["streak"] + 1 if r["result"] == "pass" else 0
+            elif fails:
+                # Order unknown: count none of this batch's passes toward the streak.
                 e["streak"] = 0
             else:
-                e["streak"] += p
+                e["streak"] += len(rs)
     for t in tests or ():
         tot.setdefault(t, {"runs": 0, "passes": 0, "failed_in": [], "streak": 0})
     return tot, used
@@ -102,6 +93,7 @@ def main():
     ap = argparse.ArgumentParser()
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--results", default=os.path.join(here, "results"))
+    ap.add_argument("--record", help="the runs record (default: RESULTS/runs.jsonl)")
     ap.add_argument("--since", default="2026-11-26")
     ap.add_argument("--tests")
     ap.add_argument("--target", type=int, default=20)
@@ -115,11 +107,14 @@ def main():
         # write a ledger with no rows that reads as "nothing to go".
         if not tests:
             sys.exit(f"flake_ledger: {a.tests} names no test")
-    tot, used = ledger(a.results, a.since, tests)
+    record = a.record or os.path.join(a.results, "runs.jsonl")
+    if not os.path.exists(record):
+        sys.exit(f"flake_ledger: no runs record {record}")
+    tot, used = ledger(record, a.since, tests)
     if not used:
-        sys.exit(f"flake_ledger: no flake-*.md or ci-times-*.md from {a.since} on in {a.results}")
+        sys.exit(f"flake_ledger: no run from {a.since} on in {record}")
     out = [f"# Flake ledger: the CI suite's lab runs since {a.since}", "",
-           "Made by `tests/lab/flake_ledger.py` from the committed runs below; a run on an older",
+           "Made by `tests/lab/flake_ledger.py` from `runs.jsonl`, batches below; a run on an older",
            "commit counts for the test as it was then. Target: every test passes "
            f"{a.target} of {a.target}.", "",
            "| test | runs | passed | failures (where) | passes since the last failure | to go |",
