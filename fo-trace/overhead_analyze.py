@@ -15,9 +15,12 @@ under QEMU/TCG Linux's pvclock holds a lagging vCPU's clock still until it
 catches up (tests/bench/README.md), so every stamp of such a switch is the
 same instant; a pause hypercall plus its confirmation never takes 0 us."""
 import json
+import os
 import re
-import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lab"))
+from labstats import percentile  # noqa: E402  (the lab's one percentile: the nearest rank)
 
 HEADER = ("i,mode,from,to,result,fault,request_ns,event_after_inject_ns,seen_ns,rearm_ns,detected_us,"
           "decided_us,pause_issued_us,pause_done_us,unpause_issued_us,unpause_done_us,first_heartbeat_us,"
@@ -26,11 +29,8 @@ TARGET_PCT = 5.0
 
 
 def pct(v, p):
-    v = sorted(v)
-    if not v:
-        return None
-    k = max(1, min(len(v), int(-(-p * len(v) // 100))))
-    return v[k - 1]
+    """The p-th percentile (tests/lab/labstats.py: the nearest rank)."""
+    return percentile(v, p)
 
 
 def smoke_check(rows, metrics):

@@ -30,6 +30,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "lab"))
+from labstats import percentile  # noqa: E402  (the lab's one percentile: the nearest rank)
+
 RT_SBDF = "0000:00:02.0"
 RX_ENTRY = 0
 
@@ -81,7 +84,7 @@ def stats(values):
     s = sorted(values)
     mean = sum(s) / n
     var = sum((v - mean) ** 2 for v in s) / (n - 1) if n > 1 else 0.0
-    pct = lambda p: s[min(n - 1, int(math.ceil(p / 100.0 * n)) - 1)]
+    pct = lambda p: percentile(s, p)
     return {"n": n, "mean_us": mean, "min_us": s[0], "max_us": s[-1],
             "stddev_us": math.sqrt(var), "p50_us": pct(50), "p99_us": pct(99),
             "p999_us": pct(99.9)}

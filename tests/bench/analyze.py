@@ -27,6 +27,9 @@ import re
 import sys
 import tarfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lab"))
+from labstats import percentile  # noqa: E402  (the lab's one percentile: the nearest rank)
+
 PATHS = ("xl", "bare", "manual", "fault10", "fault5")
 PATH_TITLE = {
     "xl": "xl pause / xl unpause (process per command)",
@@ -179,11 +182,8 @@ def samples_for(files, path, cond, tsc_per_us=None):
 
 
 def pct(sorted_vals, p):
-    """Nearest-rank percentile: the smallest value with at least p% at or below it."""
-    if not sorted_vals:
-        return None
-    k = max(1, math.ceil(p / 100.0 * len(sorted_vals)))
-    return sorted_vals[k - 1]
+    """The p-th percentile (tests/lab/labstats.py: the nearest rank)."""
+    return percentile(sorted_vals, p)
 
 
 def stats(vals):

@@ -9,10 +9,12 @@ targets). Percentiles are nearest-rank. Standard library only.
 """
 import argparse
 import json
-import math
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lab"))
+from labstats import percentile  # noqa: E402  (the lab's one percentile: the nearest rank)
 
 MANUAL_COLS = ("i,mode,from,to,result,fault,request_ns,event_after_inject_ns,seen_ns,rearm_ns,detected_us,"
                "decided_us,pause_issued_us,pause_done_us,unpause_issued_us,unpause_done_us,first_heartbeat_us,"
@@ -33,11 +35,8 @@ SERIES = [
 
 
 def pct(vals, p):
-    if not vals:
-        return None
-    s = sorted(vals)
-    k = max(0, min(len(s) - 1, math.ceil(p / 100.0 * len(s)) - 1))
-    return s[k]
+    """The p-th percentile (tests/lab/labstats.py: the nearest rank)."""
+    return percentile(vals, p)
 
 
 def summary(vals):

@@ -25,6 +25,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lab"))
+from labstats import percentile  # noqa: E402  (the lab's one percentile: the nearest rank)
+
 PATHS = ("xenctrl", "kernel", "hypervisor")
 CONDS = ("warmup", "idle", "cpu", "io", "net", "rt", "frozen")
 # Not a dom0 condition: each path's first faults, before its conditions
@@ -47,10 +50,8 @@ PHASE_SERIES = (
 
 
 def pct(vals, p):
-    if not vals:
-        return None
-    s = sorted(vals)
-    return s[max(0, min(len(s) - 1, math.ceil(p / 100.0 * len(s)) - 1))]
+    """The p-th percentile (tests/lab/labstats.py: the nearest rank)."""
+    return percentile(vals, p)
 
 
 TAIL_US = 1000

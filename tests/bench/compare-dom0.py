@@ -17,9 +17,11 @@ A run is refused when its dom0 was not the kernel it is filed under
 """
 import argparse
 import json
-import math
 import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lab"))
+from labstats import percentile  # noqa: E402  (the lab's one percentile: the nearest rank)
 
 # (key, path, metric, what it is)
 ROWS = (
@@ -43,12 +45,8 @@ TIMEOUT_US = {"hb10_detect": 40000, "hb5_detect": 20000}
 
 
 def pct(vals, p):
-    """Linear interpolation between closest ranks (as analyze.py)."""
-    if not vals:
-        return None
-    k = (len(vals) - 1) * p / 100.0
-    lo, hi = math.floor(k), math.ceil(k)
-    return vals[lo] + (vals[hi] - vals[lo]) * (k - lo)
+    """The p-th percentile (tests/lab/labstats.py: the nearest rank, as analyze.py)."""
+    return percentile(vals, p)
 
 
 def stats(vals):

@@ -19,14 +19,13 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lab"))
+from labstats import percentile  # noqa: E402  (the lab's one percentile: the nearest rank)
+
 
 def pct(xs, q):
-    xs = sorted(xs)
-    if not xs:
-        return None
-    k = (len(xs) - 1) * q / 100
-    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+    """The q-th percentile (tests/lab/labstats.py: the nearest rank)."""
+    return percentile(xs, q)
 
 
 def fit(xs, ys):

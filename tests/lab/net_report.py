@@ -6,15 +6,16 @@
 the metrics each scenario printed).
 
 Writes OUT_DIR/samples.json (one row per switch), OUT_DIR/summary.md (the
-table per path and switch kind, medians and ranges over the boots) and
+table per path and switch kind, p50s (nearest rank) and ranges over the boots) and
 OUT_DIR/outage.png (client outage against its bound, and the service's lag
 after the unpause, per path). Only measured values: a run that did not
 print a metric has no row for it.
 """
 import json
 import os
-import statistics
 import sys
+
+from labstats import percentile  # the lab's one percentile: the nearest rank
 
 KINDS = {"sw1": "manual switchover", "sw2": "fault"}
 FAULT = {"net-switch": "crash", "net-switch-kmod": "heartbeat loss (module's own switch)",
@@ -58,7 +59,7 @@ def span(vals):
     vals = [v for v in vals if isinstance(v, (int, float))]
     if not vals:
         return "-"
-    med = statistics.median(vals)
+    med = percentile(vals, 50)
     return f"{med:g} ({min(vals):g}-{max(vals):g})" if len(vals) > 1 else f"{med:g}"
 
 
@@ -94,7 +95,7 @@ def main():
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("# The service's network identity across switches (lab)\n\n")
         f.write(f"{len(rows)} switches from {len(set(r['file'] for r in rows))} result file(s): "
-                f"{', '.join(sorted(set(r['file'] for r in rows)))}. Median (min-max) per row. "
+                f"{', '.join(sorted(set(r['file'] for r in rows)))}. p50, nearest rank (min-max) per row. "
                 "Times inside QEMU/TCG: compare rows of one run, not with hardware.\n\n")
         f.write("\n".join(lines) + "\n\n")
         f.write(f"- Switches whose client outage exceeded its bound (injection -> running + 2 cycles): {len(over)}\n")
@@ -108,16 +109,16 @@ def main():
         keys = sorted(groups)
         fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
         labels = [f"{s.replace('net-switch', 'ns')}\n{t}" for s, t in keys]
-        a1.bar(range(len(keys)), [statistics.median([r["client_outage_ms"] for r in groups[k]]) for k in keys],
-               label="client outage (median)")
-        a1.plot(range(len(keys)), [statistics.median([r["bound_ms"] for r in groups[k]]) for k in keys], "rx",
-                label="bound (median)")
+        a1.bar(range(len(keys)), [percentile([r["client_outage_ms"] for r in groups[k]], 50) for k in keys],
+               label="client outage (p50)")
+        a1.plot(range(len(keys)), [percentile([r["bound_ms"] for r in groups[k]], 50) for k in keys], "rx",
+                label="bound (p50)")
         a1.set_xticks(range(len(keys)), labels, fontsize=7)
         a1.set_ylabel("ms")
         a1.set_yscale("symlog")
         a1.legend(fontsize=7)
         a1.set_title("client outage vs its bound")
-        a2.bar(range(len(keys)), [statistics.median([r["service_lag_us"] for r in groups[k]]) for k in keys])
+        a2.bar(range(len(keys)), [percentile([r["service_lag_us"] for r in groups[k]], 50) for k in keys])
         a2.set_xticks(range(len(keys)), labels, fontsize=7)
         a2.axhline(0, color="k", lw=0.5)
         a2.set_ylabel("us (service_moved - unpause_done)")

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""test_labstats.py LABSTATS_PY - the lab's one percentile definition
-(tests/lab/labstats.py: the nearest rank) and its marker reader.
+"""test_labstats.py LABSTATS_PY [SOURCE_DIR] - the lab's one percentile
+definition (tests/lab/labstats.py: the nearest rank) and its marker reader;
+with SOURCE_DIR, that no other Python tool of the project computes a
+percentile or median its own way (it imports labstats instead).
 
 What must hold: a percentile is a measured value (no interpolation), the
 smallest with at least p % of the values at or below it; p99 of 200 is
@@ -9,6 +11,8 @@ the 198th and of 50 the largest; None values are left out; an
 empty list has none; p outside (0, 100] is an error; a marker is found
 anywhere in a line and one that is not JSON is reported."""
 import importlib.util
+import os
+import re
 import sys
 
 spec = importlib.util.spec_from_file_location("labstats", sys.argv[1])
@@ -54,6 +58,31 @@ found, bad = labstats.find_markers(lines, ("@@FO-METRIC ",))
 check("markers found anywhere in a line, bad JSON left out", len(found["@@FO-METRIC "]), 3)
 check("the bad line is reported with its number", [b[0] for b in bad], [3])
 check("metrics: the last value of a name wins", labstats.metrics(lines), {"a": 3, "b": 2.5})
+
+# Another percentile or median, computed in place: interpolation, the
+# statistics module's median (an average of two values), a rank formula.
+OWN_PERCENTILE = re.compile(r"statistics\.(median|quantiles)|\bnp\.percentile|numpy\.percentile"
+                            r"|\bp\s*/\s*100(\.0)?\s*\*\s*len\(|\(len\(\w+\)\s*-\s*1\)\s*\*\s*\w+\s*/\s*100"
+                            r"|-\(-p\s*\*\s*len\(")
+if len(sys.argv) > 2:
+    root = os.path.abspath(sys.argv[2])
+    here = os.path.abspath(sys.argv[1])
+    for dirpath, dirnames, filenames in os.walk(root):
+        # Build trees, hidden folders and the committed results (a result's
+        # own script stays as it ran) are not the project's tools.
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and
+                       not os.path.exists(os.path.join(dirpath, d, "CMakeCache.txt")) and
+                       os.path.join(dirpath, d) != os.path.join(root, "bench", "results")]
+        for fn in filenames:
+            p = os.path.join(dirpath, fn)
+            if not fn.endswith(".py") or p == here or fn == "test_labstats.py":
+                continue
+            with open(p, errors="replace") as f:
+                for n, line in enumerate(f, 1):
+                    if OWN_PERCENTILE.search(line):
+                        failures.append(f"{os.path.relpath(p, root)}:{n}")
+                        print(f"FAIL {os.path.relpath(p, root)}:{n}: a percentile of its own "
+                              f"(use tests/lab/labstats.py): {line.strip()}")
 
 print(f"test_labstats: {len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
