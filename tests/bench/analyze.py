@@ -28,7 +28,7 @@ import sys
 import tarfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lab"))
-from labstats import percentile  # noqa: E402  (the lab's one percentile: the nearest rank)
+from labstats import lab_run, percentile  # noqa: E402  (the lab's one percentile: the nearest rank)
 
 PATHS = ("xl", "bare", "manual", "fault10", "fault5")
 PATH_TITLE = {
@@ -691,15 +691,9 @@ def main():
     samples = {c: {p: samples_for(files, p, c, tsc_per_us) for p in PATHS} for c in conds}
     summary = summarize(samples)
     ratios, targets = ratios_and_targets(summary, conds)
-    wall = None
     with open(a.log, errors="replace") as f:
-        for line in f:
-            m = re.search(r"@@FO-LAB (\{.*\})", line)
-            if m:
-                try:
-                    wall = json.loads(m.group(1)).get("wall_s")
-                except ValueError:
-                    pass
+        lab = lab_run(f.read().splitlines())
+    wall = lab.get("wall_s")
     steps = []
     for line in files.get("steps.txt", "").splitlines():
         f = line.split("\t")
@@ -718,6 +712,7 @@ def main():
     res = {
         "label": a.label,
         "date": a.date,
+        "commit": lab.get("commit"),
         "conds": conds,
         "params": params,
         "versions": {

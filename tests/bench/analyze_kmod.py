@@ -14,7 +14,13 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lab"))
-from labstats import percentile  # noqa: E402  (the lab's one percentile: the nearest rank)
+from labstats import lab_run, percentile  # noqa: E402  (the lab's one percentile: the nearest rank)
+
+
+def lab_commit(log):
+    """The commit the lab run was at (lab.sh's @@FO-LAB line), or None (older logs)."""
+    with open(log, errors="replace") as f:
+        return lab_run(f.read().splitlines()).get("commit")
 
 MANUAL_COLS = ("i,mode,from,to,result,fault,request_ns,event_after_inject_ns,seen_ns,rearm_ns,detected_us,"
                "decided_us,pause_issued_us,pause_done_us,unpause_issued_us,unpause_done_us,first_heartbeat_us,"
@@ -151,7 +157,8 @@ def main():
             host = json.load(f)
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "samples.json"), "w") as f:
-        json.dump({"params": a.params, "host": host, "series": dict(SERIES), "summary_us": summ,
+        json.dump({"params": a.params, "commit": lab_commit(a.log), "host": host, "series": dict(SERIES),
+                   "summary_us": summ,
                    "targets": targets, "notes": notes,
                    "samples_us": {c: samples[c] for c in conds}, "raw_rows": raw}, f, indent=1)
 

@@ -26,7 +26,13 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lab"))
-from labstats import percentile  # noqa: E402  (the lab's one percentile: the nearest rank)
+from labstats import lab_run, percentile  # noqa: E402  (the lab's one percentile: the nearest rank)
+
+
+def lab_commit(log):
+    """The commit the lab run was at (lab.sh's @@FO-LAB line), or None (older logs)."""
+    with open(log, errors="replace") as f:
+        return lab_run(f.read().splitlines()).get("commit")
 
 PATHS = ("xenctrl", "kernel", "hypervisor")
 CONDS = ("warmup", "idle", "cpu", "io", "net", "rt", "frozen")
@@ -241,7 +247,8 @@ def main():
 
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "samples.json"), "w") as f:
-        json.dump({"params": a.params, "summary": summ, "targets": targets, "samples": raw}, f, indent=1)
+        json.dump({"params": a.params, "commit": lab_commit(a.log), "summary": summ, "targets": targets,
+                   "samples": raw}, f, indent=1)
 
     def table(conds, cell):
         """A Markdown table, a row per condition and a column per path:

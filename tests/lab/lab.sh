@@ -738,7 +738,12 @@ cmd_run() {
 		note "qemu exited with status $rc"
 	fi
 	note "wall time ${wall}s"
-	echo "@@FO-LAB {\"scenario\":\"$SCENARIO\",\"dom0_kernel\":\"$DOM0_KERNEL\",\"wall_s\":$wall,\"qemu_rc\":$rc}" >> "$log"
+	# The commit the run's tree was at ("+dirty": with uncommitted changes),
+	# which the analyses copy into their results (bench/results/HEADLINE.md).
+	local commit
+	commit=$(git -C "$LAB_SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	[ "$commit" = unknown ] || git -C "$LAB_SRC" diff --quiet HEAD 2>/dev/null || commit="$commit+dirty"
+	echo "@@FO-LAB {\"scenario\":\"$SCENARIO\",\"dom0_kernel\":\"$DOM0_KERNEL\",\"wall_s\":$wall,\"qemu_rc\":$rc,\"commit\":\"$commit\"}" >> "$log"
 	local vrc=0
 	"$PYTHON" "$LAB_SRC/results.py" "$log" "$SCENARIO" "$LOG_DIR/$RUN_NAME.json" || vrc=$?
 	check_dom0_kernel "$log" || vrc=1

@@ -62,6 +62,14 @@ def find_markers(lines, markers):
     return found, bad
 
 
+def lab_run(lines):
+    """The lab runner's own line of a run (lab.sh's @@FO-LAB: scenario, wall
+    time, qemu's status, the commit it ran), the last of the log; {} if none."""
+    found, _ = find_markers(lines, ("@@FO-LAB ",))
+    runs = [r for r in found["@@FO-LAB "] if isinstance(r, dict)]
+    return runs[-1] if runs else {}
+
+
 def metrics(lines):
     """{name: value} of a log's @@FO-METRIC lines (the last of a name wins)."""
     found, _ = find_markers(lines, ("@@FO-METRIC ",))

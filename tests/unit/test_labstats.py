@@ -58,6 +58,11 @@ found, bad = labstats.find_markers(lines, ("@@FO-METRIC ",))
 check("markers found anywhere in a line, bad JSON left out", len(found["@@FO-METRIC "]), 3)
 check("the bad line is reported with its number", [b[0] for b in bad], [3])
 check("metrics: the last value of a name wins", labstats.metrics(lines), {"a": 3, "b": 2.5})
+check("lab_run: the runner's last @@FO-LAB line",
+      labstats.lab_run(lines + ['@@FO-LAB {"scenario":"x","commit":"abc1234","wall_s":1.5,"qemu_rc":0}',
+                                '@@FO-LAB-PIN 1 2', '@@FO-LAB {"scenario":"y","commit":"def5678"}']),
+      {"scenario": "y", "commit": "def5678"})
+check("lab_run of a log without one: {}", labstats.lab_run(lines), {})
 
 # Another percentile or median, computed in place: interpolation, the
 # statistics module's median (an average of two values), a rank formula.
