@@ -384,7 +384,8 @@ def markdown(res):
       f"compare paths as ratios within this run); dom0 kernel {v.get('kernel')}, "
       f"{res['params'].get('dom0_cpus')} dom0 vCPUs. failoverd: {res.get('failoverd_rt', '?')}. "
       f"N = {res['params'].get('n')} switches per path (heartbeat loss: {res['params'].get('nfault')} rounds "
-      f"per pair), all in one boot, {res.get('wall', '?')}.")
+      f"per pair), all in one boot, {res.get('wall', '?')}. "
+      f"Commit measured: {res.get('commit') or 'not recorded'}.")
     w("")
     pins, weight = res["params"].get("pinned", "0"), res["params"].get("dom0_weight", "default")
     if not pins.startswith("0") or weight != "default":
