@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
 	--fresh) fresh=1; shift ;;
 	--out) out=$2; shift 2 ;;
 	--record) record=$2; shift 2 ;;
-	-h|--help) sed -n '4,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '4,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) break ;;
 	esac
 done
