@@ -186,6 +186,25 @@ struct fo_hv_placement {
 	struct fo_cpumask hard[FO_HV_MAX_VCPUS]; /* the first min(n_vcpus, FO_HV_MAX_VCPUS) */
 };
 
+/*
+ * The state stream across hosts as the relay uses it (stream/ implements
+ * it; the daemon plugs one into the other, hv/ never sees stream/). Called
+ * on the relay's thread; each returns at once.
+ */
+struct fo_hv_state_stream {
+	/* A pair served here: its active's newest valid commit when it is new
+	 * (data NULL: none new) and the active's newest heartbeat cycle. */
+	void (*offer)(void *ctx, const char *pair, uint64_t newest_cycle, const void *data, uint32_t len,
+		      uint64_t cycle);
+	/* A pair not served here: the newest state that arrived from the
+	 * other host if its arrival number is above `have` (buf:
+	 * FO_ST_SLOT_SIZE bytes); false: nothing newer. */
+	bool (*take)(void *ctx, const char *pair, uint64_t have, void *buf, uint32_t *len, uint64_t *arrival,
+		     uint64_t *cycle, uint64_t *peer_cycle);
+	/* That arrival is in the pair's standby's state-in now. */
+	void (*applied)(void *ctx, const char *pair, uint64_t arrival, uint64_t cycle);
+};
+
 /* State handover (libfoguest), per member, as the backend's relay sees it. */
 struct fo_hv_state_info {
 	bool mapped;             /* its state regions are mapped */
@@ -198,6 +217,10 @@ struct fo_hv_state_info {
 	uint64_t handed_cycle;   /* the newest state its state-in held then */
 	uint64_t old_last_cycle; /* the old active's last valid commit then */
 	int64_t cycles_lost;     /* old_last_cycle - handed_cycle */
+	/* the state stream across hosts (daemon.state_stream) */
+	uint64_t streamed;       /* states from the other host written into its state-in */
+	bool takeover_streamed;  /* its takeover restored a state from the other host
+	                          * (old_last_cycle: that host's newest cycle known) */
 };
 
 struct fo_hv;
@@ -363,12 +386,18 @@ struct fo_hv_ops {
 	 * roles as just published (after an arm or a switch; standby may be
 	 * FO_DOMID_INVALID): from now on the backend relays the active's
 	 * application state to the standby. Never on the switch path; returns
-	 * at once (the Xen backend's relay thread does the work).
+	 * at once (the Xen backend's relay thread does the work). `serving`:
+	 * the active runs on this host (false after a stand-down: the pair is
+	 * served from another host, whose state the state stream brings).
 	 */
-	void (*state_pair)(struct fo_hv *hv, fo_domid_t active, fo_domid_t standby);
+	void (*state_pair)(struct fo_hv *hv, const char *pair, fo_domid_t active, fo_domid_t standby,
+			   bool serving);
 	/* Optional: what the relay knows about a member's state handover
 	 * (status, metrics); false: nothing (no regions, not a member). */
 	bool (*state_info)(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_state_info *ret);
+	/* Optional: the state stream across hosts (daemon.state_stream)
+	 * plugged into the relay; hooks NULL unplugs it. Once, at start. */
+	void (*state_stream)(struct fo_hv *hv, const struct fo_hv_state_stream *hooks, void *ctx);
 	/*
 	 * Optional (NULL if absent): a short note that lives exactly as long
 	 * as the host's boot, outside the daemon's files and across its

@@ -56,10 +56,22 @@ struct relay_member {
 	bool takeover;
 	uint64_t takeover_ns;
 	uint64_t handed_cycle, old_last_cycle;
+	bool takeover_streamed;
+	/* the state stream: this member as a pair's standby fed from the
+	 * other host ... */
+	bool streamed;            /* rs writes the stream's states (rs_src is no domain) */
+	uint64_t stream_arrival;  /* the stream's arrival number last written */
+	uint64_t stream_peer_cycle;
+	uint64_t stream_applied;  /* how many */
+	/* ... and as a served pair's active, sending */
+	uint64_t sent_writer, sent_commit, sent_newest;
+	uint32_t sent_seq[FO_ST_SLOTS];
 };
 
 struct relay_pair {
 	fo_domid_t active, standby;
+	char name[FO_NAME_MAX + 1];
+	bool serving;             /* the active runs on this host */
 };
 
 struct fo_state_relay {
@@ -89,6 +101,9 @@ struct fo_state_relay {
 	struct relay_pair cur[FO_MAX_PAIRS];
 	size_t n_cur;
 	unsigned char tmp[FO_ST_SLOT_SIZE];
+	unsigned char stmp[FO_ST_SLOT_SIZE]; /* the stream's state, apart from tmp (fo_st_relay_attach's) */
+	const struct fo_hv_state_stream *stream; /* set once, before any roles */
+	void *stream_ctx;
 };
 
 static uint64_t mono_ns(void)
@@ -114,7 +129,8 @@ static bool in_pair(const struct relay_pair *p, fo_domid_t domid)
 	return domid != FO_DOMID_INVALID && (p->active == domid || p->standby == domid);
 }
 
-void fo_state_relay_pair(struct fo_state_relay *r, fo_domid_t active, fo_domid_t standby)
+void fo_state_relay_pair(struct fo_state_relay *r, const char *pair, fo_domid_t active, fo_domid_t standby,
+			 bool serving)
 {
 	size_t i;
 
@@ -138,6 +154,8 @@ void fo_state_relay_pair(struct fo_state_relay *r, fo_domid_t active, fo_domid_t
 	if (i < r->n_pairs) {
 		r->pairs[i].active = active;
 		r->pairs[i].standby = standby;
+		r->pairs[i].serving = serving;
+		snprintf(r->pairs[i].name, sizeof(r->pairs[i].name), "%s", pair ? pair : "");
 	}
 	pthread_mutex_unlock(&r->lock);
 	wake(r);
@@ -196,6 +214,15 @@ void fo_state_relay_beat(struct fo_state_relay *r, fo_domid_t domid, const struc
 	pthread_mutex_unlock(&r->lock);
 	if (is_active)
 		wake(r);
+}
+
+void fo_state_relay_set_stream(struct fo_state_relay *r, const struct fo_hv_state_stream *hooks, void *ctx)
+{
+	pthread_mutex_lock(&r->lock);
+	r->stream = hooks;
+	r->stream_ctx = ctx;
+	pthread_mutex_unlock(&r->lock);
+	wake(r);
 }
 
 uint64_t fo_state_relay_beat_wakeups(struct fo_state_relay *r)
@@ -292,6 +319,7 @@ static void member_unmap(struct fo_state_relay *r, struct relay_member *m)
 		r->ops->unmap(r->ctx, m->out, m->in);
 	m->out = m->in = NULL;
 	m->rs_src = FO_DOMID_INVALID;
+	m->streamed = false;
 }
 
 static void member_drop(struct fo_state_relay *r, struct relay_member *m)
@@ -361,6 +389,8 @@ static void publish_info(struct fo_state_relay *r)
 		in->handed_cycle = m->handed_cycle;
 		in->old_last_cycle = m->old_last_cycle;
 		in->cycles_lost = (int64_t)(m->old_last_cycle - m->handed_cycle);
+		in->streamed = m->stream_applied;
+		in->takeover_streamed = m->takeover_streamed;
 	}
 	pthread_mutex_unlock(&r->lock);
 }
@@ -393,7 +423,7 @@ static void note_takeover(struct fo_state_relay *r, struct relay_member *from, s
 	 * restores only once its role reaches it through xenstore, tens of ms
 	 * from now, and a copy landing after that is ignored by libfoguest
 	 * (older than its own commits). */
-	if (from && from->out && to->in && to->rs_src == from->domid) {
+	if (from && from->out && to->in && to->rs_src == from->domid && !to->streamed) {
 		struct fo_st_found f;
 		int copied;
 
@@ -408,6 +438,23 @@ static void note_takeover(struct fo_state_relay *r, struct relay_member *from, s
 	/* without the old active's region (destroyed, unmapped): the last
 	 * commit the relay copied from it, a lower bound */
 	to->old_last_cycle = have_last ? last : to->rs.src_cycle;
+	/* fed from the other host: its old active here is stale (paused
+	 * since the stand-down); what was lost is measured against the
+	 * other host's newest cycle the stream brought */
+	to->takeover_streamed = to->streamed;
+	if (to->streamed) {
+		to->old_last_cycle = to->stream_peer_cycle;
+		to->streamed = false;
+		if (have_handed)
+			fo_notice("%s: state relay: dom%" PRIu32 " took over with the state of cycle %" PRIu64
+				  " from the other host (its newest cycle known here: %" PRIu64 "): %" PRId64
+				  " cycles lost (state age at takeover)", r->ops->name, to->domid, handed,
+				  to->old_last_cycle, (int64_t)(to->old_last_cycle - handed));
+		else
+			fo_notice("%s: state relay: dom%" PRIu32 " took over with no state from the other host "
+				  "(it starts cold)", r->ops->name, to->domid);
+		return;
+	}
 	if (!have_handed) {
 		fo_notice("%s: state relay: dom%" PRIu32 " took over from dom%" PRIu32
 			  " with no valid state handed over (it starts cold)%s", r->ops->name, to->domid,
@@ -459,6 +506,110 @@ static void relay_pair(struct fo_state_relay *r, const struct relay_pair *p)
 	}
 }
 
+/* ------------------------------------------------------------- the state stream */
+
+/*
+ * A pair served here: its active's newest valid commit to the stream when
+ * it is new (another commit, or another writer), else only the active's
+ * newest cycle when that moved. The same cheap test as fo_st_relay_pass
+ * skips the read (and its checksum) when the slots did not change.
+ */
+static void stream_send(struct fo_state_relay *r, const struct relay_pair *p, const struct fo_hv_state_stream *h,
+			void *ctx)
+{
+	const volatile struct fo_st_header *sh;
+	struct relay_member *a;
+	struct fo_st_found f;
+	enum fo_st_result res;
+	uint64_t writer, newest;
+	int tries = 0;
+
+	if (p->active == FO_DOMID_INVALID || !p->name[0])
+		return;
+	a = member_get(r, p->active, false);
+	if (!a || !a->out)
+		return;
+	sh = (const volatile struct fo_st_header *)a->out;
+	writer = sh->writer_id;
+	newest = a->app_cycle;
+	if (!(a->sent_commit && writer == a->sent_writer && sh->slot[0].seq == a->sent_seq[0] &&
+	      sh->slot[1].seq == a->sent_seq[1])) {
+		a->sent_seq[0] = sh->slot[0].seq;
+		a->sent_seq[1] = sh->slot[1].seq;
+		do
+			res = fo_st_read(a->out, r->stmp, &f);
+		while (res == FO_ST_TORN && ++tries < 10);
+		/* only what passed every check, never an older commit of the same writer */
+		if (res == FO_ST_OK && (writer != a->sent_writer || f.commit > a->sent_commit)) {
+			if (f.cycle > newest)
+				newest = f.cycle;
+			h->offer(ctx, p->name, newest, r->stmp, f.len, f.cycle);
+			a->sent_writer = writer;
+			a->sent_commit = f.commit;
+			a->sent_newest = newest;
+			return;
+		}
+	}
+	if (newest != a->sent_newest) {
+		h->offer(ctx, p->name, newest, NULL, 0, 0);
+		a->sent_newest = newest;
+	}
+}
+
+/*
+ * A pair not served here (stood down: the other host serves it): its own
+ * active is paused and stale, so nothing of it is copied; the newest state
+ * that arrived from the other host goes into the standby's state-in, the
+ * member `switchover` starts at a takeover, with that host's newest cycle
+ * as the source's (libfoguest's "too old" test). Without a mapped standby
+ * the stream keeps holding it, and it is written once one maps.
+ */
+static void stream_receive(struct fo_state_relay *r, const struct relay_pair *p, const struct fo_hv_state_stream *h,
+			   void *ctx)
+{
+	volatile struct fo_st_header *dh;
+	struct relay_member *a, *s;
+	uint64_t arrival, cycle, peer_cycle;
+	uint32_t len;
+
+	if (p->active != FO_DOMID_INVALID) {
+		a = member_get(r, p->active, true);
+		if (a && a->dirty)
+			member_refresh(r, a);
+	}
+	if (p->standby == FO_DOMID_INVALID || !p->name[0])
+		return;
+	s = member_get(r, p->standby, true);
+	if (s && s->dirty)
+		member_refresh(r, s);
+	if (!s || !s->in)
+		return;
+	if (!h->take(ctx, p->name, s->stream_arrival, r->stmp, &len, &arrival, &cycle, &peer_cycle) || !len ||
+	    len > FO_ST_SLOT_SIZE)
+		return;
+	if (!s->streamed || s->rs_src != FO_DOMID_INVALID) {
+		/* keep what the region holds and continue its commit numbers */
+		fo_st_relay_attach(&s->rs, s->in, 0, r->tmp);
+		s->rs_src = FO_DOMID_INVALID;
+		s->streamed = true;
+	}
+	if (fo_st_commit(s->in, &s->rs.w, r->stmp, len, cycle) != 0)
+		return;
+	dh = fo_st_hdr(s->in);
+	dh->src_last_cycle = peer_cycle > cycle ? peer_cycle : cycle;
+	dh->src_domid = 0;
+	dh->relay_flags = 0;
+	dh->relay_passes = ++s->rs.passes;
+	s->rs.src_cycle = cycle;
+	s->stream_arrival = arrival;
+	s->stream_peer_cycle = peer_cycle;
+	if (s->stream_applied++ == 0)
+		fo_info("%s: state relay: pair %s: first state from the other host into dom%" PRIu32
+			"'s state-in (cycle %" PRIu64 ", %" PRIu32 " bytes)", r->ops->name, p->name, s->domid, cycle,
+			len);
+	h->applied(ctx, p->name, arrival, cycle);
+}
+
 static void *relay_main(void *arg)
 {
 	struct fo_state_relay *r = arg;
@@ -468,6 +619,8 @@ static void *relay_main(void *arg)
 		struct pollfd pfd[2] = { { .fd = r->efd, .events = POLLIN },
 					 { .fd = r->ops->event_fd(r->ctx), .events = POLLIN } };
 		struct relay_pair prev[FO_MAX_PAIRS];
+		const struct fo_hv_state_stream *stream;
+		void *stream_ctx;
 		fo_domid_t forget[RELAY_MEMBERS];
 		size_t i, j, n_prev, n_forget;
 		bool released;
@@ -491,6 +644,8 @@ static void *relay_main(void *arg)
 		memcpy(forget, r->forget, sizeof(forget));
 		n_forget = r->n_forget;
 		r->n_forget = 0;
+		stream = r->stream;
+		stream_ctx = r->stream_ctx;
 		for (i = 0; i < RELAY_MEMBERS; i++)
 			for (j = 0; j < RELAY_MEMBERS; j++)
 				if (r->m[i].in_use && r->beats[j].domid == r->m[i].domid)
@@ -515,8 +670,15 @@ static void *relay_main(void *arg)
 		}
 		if (released)
 			release_dead(r);
-		for (i = 0; i < r->n_cur; i++)
+		for (i = 0; i < r->n_cur; i++) {
+			if (stream && !r->cur[i].serving) {
+				stream_receive(r, &r->cur[i], stream, stream_ctx);
+				continue;
+			}
 			relay_pair(r, &r->cur[i]);
+			if (stream)
+				stream_send(r, &r->cur[i], stream, stream_ctx);
+		}
 		publish_info(r);
 	}
 	for (k = 0; k < RELAY_MEMBERS; k++)

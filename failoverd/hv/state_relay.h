@@ -5,7 +5,9 @@
  * which standby, reading the active's state-out, validating it, copying it
  * into the standby's state-in (guest-heartbeat/abi/fo_state.h), counting
  * what was relayed and rejected, and noticing a takeover (the standby
- * became the active) with the cycles it was handed and lost.
+ * became the active) with the cycles it was handed and lost; with the
+ * state stream across hosts plugged in (fo_state_relay_set_stream), the
+ * same for the state that comes from, and goes to, the other host.
  *
  * Why apart: the Xen backend (hv/xen/xen_state.c) supplies grant mappings
  * and xenstore watches through fo_state_relay_ops; the unit tests
@@ -64,8 +66,18 @@ int fo_state_relay_new(const struct fo_state_relay_ops *ops, void *ctx,
  * member (unmap, drop), frees. */
 void fo_state_relay_free(struct fo_state_relay *r);
 
-/* The loop thread: roles now (after publish_roles). standby may be FO_DOMID_INVALID. */
-void fo_state_relay_pair(struct fo_state_relay *r, fo_domid_t active, fo_domid_t standby);
+/* The loop thread: roles now (after publish_roles). standby may be
+ * FO_DOMID_INVALID. `serving`: the active runs here (hv.h state_pair). */
+void fo_state_relay_pair(struct fo_state_relay *r, const char *pair, fo_domid_t active, fo_domid_t standby,
+			 bool serving);
+/*
+ * Once, before roles are posted: the state stream across hosts (hv.h).
+ * With it, a pair served here also offers its active's commits to the
+ * stream; a pair not served here takes no state from its own (paused)
+ * active, only the newest that arrived from the other host, into its
+ * standby's state-in. hooks and ctx must outlive the relay.
+ */
+void fo_state_relay_set_stream(struct fo_state_relay *r, const struct fo_hv_state_stream *hooks, void *ctx);
 /* The loop thread: a heartbeat page copy of a member (any domain). */
 void fo_state_relay_beat(struct fo_state_relay *r, fo_domid_t domid, const struct fo_hb_page *page);
 /* How many beats woke the relay thread (the tests: not one per notification). */

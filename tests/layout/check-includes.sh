@@ -7,6 +7,8 @@
 #   failoverd/hv/     never core/, io/, cli/ (the backends serve the core,
 #                     they do not know it)
 #   failoverd/net/    lib/ and net/ only (the bridge, no decisions)
+#   failoverd/stream/ lib/ and stream/ only (the state stream across hosts;
+#                     the relay in hv/ reaches it through hv.h's hooks)
 #   failoverd/core/   never a Xen or libxl header (the decisions are
 #                     testable on the simulator), never io/ or cli/
 #   failoverd/cli/    never core/, hv/, io/ (it speaks the protocol only)
@@ -50,6 +52,7 @@ layer() {
 	failoverd/core/*) echo core ;;
 	failoverd/hv/*) echo hv ;;
 	failoverd/net/*) echo net ;;
+	failoverd/stream/*) echo stream ;;
 	failoverd/io/*) echo io ;;
 	failoverd/cli/*) echo cli ;;
 	failoverd/*) echo top ;;
@@ -67,6 +70,9 @@ allowed() {
 	hv:core | hv:io | hv:cli | hv:top) return 1 ;;
 	net:lib | net:net) return 0 ;;
 	net:*) return 1 ;;
+	stream:lib | stream:stream) return 0 ;;
+	stream:*) return 1 ;;
+	hv:stream) return 1 ;;
 	core:io | core:cli | core:top) return 1 ;;
 	cli:core | cli:hv | cli:io | cli:top) return 1 ;;
 	kmod:kmod) return 0 ;;

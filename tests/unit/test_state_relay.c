@@ -240,7 +240,7 @@ static struct fo_state_relay *setup(bool b_publishes)
 	CHECK(fo_state_relay_new(&test_ops, NULL, start_thread, &r) == 0 && r, "relay started");
 	if (!r)
 		exit(1);
-	fo_state_relay_pair(r, DOM_A, DOM_B);
+	fo_state_relay_pair(r, "p", DOM_A, DOM_B, true);
 	WAIT_UNTIL(ok, info(r, DOM_A).mapped && (info(r, DOM_B).mapped || !b_publishes) &&
 			       fo_state_relay_info(r, DOM_B, &(struct fo_hv_state_info){ 0 }), WAIT_MS);
 	CHECK(ok, "both members known, the publishing ones mapped");
@@ -471,7 +471,7 @@ static void test_takeover(void)
 		fill(a->out + fo_st_slot_offset(a->w.next % FO_ST_SLOTS), 500, 56);
 	}
 	t_before = (uint64_t)now_ms() * 1000000u;
-	fo_state_relay_pair(r, DOM_B, DOM_A); /* the switch published the swap */
+	fo_state_relay_pair(r, "p", DOM_B, DOM_A, true); /* the switch published the swap */
 	WAIT_UNTIL(ok, (ib = info(r, DOM_B)).takeover, WAIT_MS);
 	CHECK(ok, "the swap is seen as B's takeover");
 	CHECK(ib.handed_cycle == 55 && ib.old_last_cycle == 55 && ib.cycles_lost == 0,
@@ -492,7 +492,7 @@ static void test_takeover(void)
 
 	/* and back */
 	commit(b, 61, 800);
-	fo_state_relay_pair(r, DOM_A, DOM_B);
+	fo_state_relay_pair(r, "p", DOM_A, DOM_B, true);
 	WAIT_UNTIL(ok, (ia = info(r, DOM_A)).takeover, WAIT_MS);
 	CHECK(ok && ia.handed_cycle == 61 && ia.old_last_cycle == 61 && ia.cycles_lost == 0,
 	      "A took over back: handed %llu, old last %llu, lost %lld", (unsigned long long)ia.handed_cycle,
@@ -516,7 +516,7 @@ static void test_takeover(void)
 	for (k = 1; k <= 10; k++)
 		commit(a, k, 64);
 	beat(r, DOM_A, 10);
-	fo_state_relay_pair(r, DOM_B, DOM_A);
+	fo_state_relay_pair(r, "p", DOM_B, DOM_A, true);
 	WAIT_UNTIL(ok, (ib = info(r, DOM_B)).takeover, WAIT_MS);
 	CHECK(ok && ib.handed_cycle == 0 && ib.old_last_cycle == 10 && ib.cycles_lost == 10 && !ib.mapped,
 	      "cold takeover: handed %llu, old last %llu, lost %lld", (unsigned long long)ib.handed_cycle,
@@ -588,7 +588,7 @@ static void test_stop_while_copying(void)
 		CHECK(ok, "round %d: the writer stopped beating", round);
 		/* a post wakes the relay into a pass over a state-out that keeps
 		 * changing (16 KiB copies), and the stop follows at once */
-		fo_state_relay_pair(w.r, DOM_A, DOM_B);
+		fo_state_relay_pair(w.r, "p", DOM_A, DOM_B, true);
 		pthread_create(&st, NULL, stopper_main, w.r);
 		clock_gettime(CLOCK_REALTIME, &deadline);
 		deadline.tv_sec += WAIT_MS / 1000;

@@ -129,7 +129,8 @@ void publish_roles(struct fo_pair *p)
 	if (fo_pair_standby(p)->domid != FO_DOMID_INVALID)
 		hv->ops->set_role(hv, fo_pair_standby(p)->domid, "standby");
 	if (hv->ops->state_pair) { /* state handover follows the published roles */
-		hv->ops->state_pair(hv, fo_pair_active(p)->domid, fo_pair_standby(p)->domid);
+		hv->ops->state_pair(hv, p->cfg.name, fo_pair_active(p)->domid, fo_pair_standby(p)->domid,
+				    fo_pair_active(p)->state == FO_DOM_RUNNING);
 		p->state_watch_until_ns = now_ns(p) + STATE_REPORT_NS;
 	}
 }

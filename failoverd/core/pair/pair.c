@@ -312,6 +312,11 @@ int fo_pair_stand_down(struct fo_pair *p, char *err, size_t errlen)
 			return -EIO;
 		}
 	}
+	/* Served from the other host now: the standby's state comes from
+	 * there (the state stream), not from the paused active here. */
+	if (p->env->hv->ops->state_pair)
+		p->env->hv->ops->state_pair(p->env->hv, p->cfg.name, fo_pair_active(p)->domid,
+					    fo_pair_standby(p)->domid, false);
 	return 0;
 }
 

@@ -571,12 +571,20 @@ static int kmod_pin_vcpu(struct fo_hv *hv, fo_domid_t domid, unsigned vcpu, cons
 	return in->ops->pin_vcpu ? in->ops->pin_vcpu(in, domid, vcpu, hard) : -EOPNOTSUPP;
 }
 
-static void kmod_state_pair(struct fo_hv *hv, fo_domid_t active, fo_domid_t standby)
+static void kmod_state_pair(struct fo_hv *hv, const char *pair, fo_domid_t active, fo_domid_t standby, bool serving)
 {
 	struct fo_hv *in = to_kmod(hv)->inner;
 
 	if (in->ops->state_pair)
-		in->ops->state_pair(in, active, standby);
+		in->ops->state_pair(in, pair, active, standby, serving);
+}
+
+static void kmod_state_stream(struct fo_hv *hv, const struct fo_hv_state_stream *hooks, void *ctx)
+{
+	struct fo_hv *in = to_kmod(hv)->inner;
+
+	if (in->ops->state_stream)
+		in->ops->state_stream(in, hooks, ctx);
 }
 
 static bool kmod_state_info(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_state_info *ret)
@@ -693,6 +701,7 @@ static const struct fo_hv_ops kmod_ops = {
 	.set_role = kmod_set_role,
 	.state_pair = kmod_state_pair,
 	.state_info = kmod_state_info,
+	.state_stream = kmod_state_stream,
 	.boot_note_read = kmod_boot_note_read,
 	.boot_note_write = kmod_boot_note_write,
 	.vif_mac = kmod_vif_mac,

@@ -59,9 +59,14 @@ static const char *xen_switch_path(struct fo_hv *hv)
 	return "xenctrl";
 }
 
-static void xen_state_pair(struct fo_hv *hv, fo_domid_t active, fo_domid_t standby)
+static void xen_state_pair(struct fo_hv *hv, const char *pair, fo_domid_t active, fo_domid_t standby, bool serving)
 {
-	xen_state_relay_pair(to_xen(hv)->state_relay, active, standby);
+	xen_state_relay_pair(to_xen(hv)->state_relay, pair, active, standby, serving);
+}
+
+static void xen_state_stream(struct fo_hv *hv, const struct fo_hv_state_stream *hooks, void *ctx)
+{
+	xen_state_relay_set_stream(to_xen(hv)->state_relay, hooks, ctx);
 }
 
 static bool xen_state_info(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_state_info *ret)
@@ -189,6 +194,7 @@ static const struct fo_hv_ops xen_ops = {
 	.pin_vcpu = xen_pin_vcpu,		/* placement.c */
 	.state_pair = xen_state_pair,
 	.state_info = xen_state_info,
+	.state_stream = xen_state_stream,
 	.heartbeat_look = xen_heartbeat_look,	/* dispatch.c */
 	.agent_page = xen_agent_page,		/* fowatch.c */
 	.boot_note_read = xen_boot_note_read,

@@ -60,10 +60,17 @@ static uint64_t mono_ns(void)
 
 /* ------------------------------------------------------------- the loop's side */
 
-void xen_state_relay_pair(struct xen_state_relay *r, fo_domid_t active, fo_domid_t standby)
+void xen_state_relay_pair(struct xen_state_relay *r, const char *pair, fo_domid_t active, fo_domid_t standby,
+			  bool serving)
 {
 	if (r)
-		fo_state_relay_pair(r->relay, active, standby);
+		fo_state_relay_pair(r->relay, pair, active, standby, serving);
+}
+
+void xen_state_relay_set_stream(struct xen_state_relay *r, const struct fo_hv_state_stream *hooks, void *ctx)
+{
+	if (r)
+		fo_state_relay_set_stream(r->relay, hooks, ctx);
 }
 
 void xen_state_relay_beat(struct xen_state_relay *r, fo_domid_t domid, const struct fo_hb_page *page)

@@ -38,7 +38,9 @@ int xen_state_relay_new(int (*start_thread)(pthread_t *t, void *(*fn)(void *), v
 void xen_state_relay_free(struct xen_state_relay *r);
 
 /* The loop thread: roles now (after publish_roles). standby may be FO_DOMID_INVALID. */
-void xen_state_relay_pair(struct xen_state_relay *r, fo_domid_t active, fo_domid_t standby);
+void xen_state_relay_pair(struct xen_state_relay *r, const char *pair, fo_domid_t active, fo_domid_t standby,
+			  bool serving);
+void xen_state_relay_set_stream(struct xen_state_relay *r, const struct fo_hv_state_stream *hooks, void *ctx);
 /* The loop thread: a heartbeat page copy of a member (any domain). */
 void xen_state_relay_beat(struct xen_state_relay *r, fo_domid_t domid, const struct fo_hb_page *page);
 /* The loop thread: stop relaying to/from this domain and unmap it. */
