@@ -50,6 +50,11 @@ static int config_test(const char *path)
 			printf(" dom0 vCPU %d -> pCPU %d", cfg.daemon.cpu, cfg.daemon.dom0_vcpu_pcpu);
 		printf("\n");
 	}
+	if (cfg.state_stream.enabled) /* never the key itself */
+		printf("state_stream: listen=%s peer=%s key_file=%s (%zu bytes, mode checked)\n",
+		       cfg.state_stream.listen[0] ? cfg.state_stream.listen : "-",
+		       cfg.state_stream.peer[0] ? cfg.state_stream.peer : "-", cfg.state_stream.key_file,
+		       cfg.state_stream.key.len);
 	printf("%s: OK, %zu pair(s)\n", path, cfg.n_pairs);
 	return 0;
 }

@@ -128,6 +128,14 @@ static const struct bad_case {
 	{ "bad_dom0_vcpu_no_cpu", "daemon.dom0_vcpu_pcpu" },
 	{ "bad_dom0_vcpu_in_pool", "daemon.dom0_vcpu_pcpu" },
 	{ "bad_placement_unknown", "placement.check_every_ms" },
+	{ "bad_state_stream_not_object", "state_stream" },
+	{ "bad_state_stream_unknown", "state_stream.lisen" },
+	{ "bad_state_stream_listen", "state_stream.listen" },
+	{ "bad_state_stream_peer_port", "state_stream.peer" },
+	{ "bad_state_stream_no_address", "state_stream" },
+	{ "bad_state_stream_no_key", "state_stream" },
+	{ "bad_state_stream_key_relative", "state_stream.key_file" },
+	{ "bad_state_stream_key_missing", "state_stream.key_file" },
 	{ "bad_placement_check_big", "placement.check_ms" },
 };
 
@@ -455,7 +463,7 @@ static void test_parse_direct(void)
 
 	/* A key with a newline in it is shown on one line. */
 	r = fo_config_parse("{\"a\\nb\": 1}", &c, err, sizeof(err));
-	CHECK(r == -EINVAL && strcmp(err, "a\\x0ab: unknown key (known keys: daemon, cpupools, placement, pairs)") == 0,
+	CHECK(r == -EINVAL && strcmp(err, "a\\x0ab: unknown key (known keys: daemon, cpupools, placement, state_stream, pairs)") == 0,
 	      "%s", err);
 
 	CHECK(strcmp(fo_on_failover_name(FO_ON_FAILOVER_REBUILD), "rebuild") == 0, "name");
@@ -590,6 +598,57 @@ static void test_every_file_listed(void)
 	closedir(d);
 }
 
+/* state_stream.key_file: the key file's mode and size, on files made here
+ * (git keeps no mode but 0644/0755). Each error names the file. */
+static void test_state_stream_key(void)
+{
+	static struct fo_config c;
+	char dir[] = "/tmp/test_config_key.XXXXXX", key[64], json[1024], err[FO_ERR_MAX];
+	const char *hex = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n";
+	FILE *f;
+	int r;
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(key, sizeof(key), "%s/stream.key", dir);
+	snprintf(json, sizeof(json),
+		 "{\"state_stream\": {\"listen\": \"0.0.0.0:7410\", \"peer\": \"192.0.2.2:7410\", "
+		 "\"key_file\": \"%s\"}, \"pairs\": [{\"name\": \"p0\", \"active\": \"a\", \"standby\": \"b\", "
+		 "\"heartbeat\": {\"period_ms\": 10, \"timeout_ms\": 50}, \"deadline_ms\": 100}]}", key);
+
+	f = fopen(key, "w");
+	fputs(hex, f);
+	fclose(f);
+	chmod(key, 0600);
+	r = fo_config_parse(json, &c, err, sizeof(err));
+	CHECK(r == 0, "a 0600 key of 64 bytes: %s", err);
+	CHECK(c.state_stream.enabled && c.state_stream.key.len == 64 && memcmp(c.state_stream.key.k, hex, 64) == 0 &&
+		      strcmp(c.state_stream.listen, "0.0.0.0:7410") == 0 &&
+		      strcmp(c.state_stream.peer, "192.0.2.2:7410") == 0 && strcmp(c.state_stream.key_file, key) == 0,
+	      "state_stream read: len %zu listen %s peer %s", c.state_stream.key.len, c.state_stream.listen,
+	      c.state_stream.peer);
+
+	chmod(key, 0640);
+	r = fo_config_parse(json, &c, err, sizeof(err));
+	CHECK(r == -EINVAL && strncmp(err, "state_stream.key_file: ", 23) == 0 && strstr(err, key) &&
+		      strstr(err, "0640"), "a group-readable key is refused, naming it: %s", err);
+	chmod(key, 0604);
+	r = fo_config_parse(json, &c, err, sizeof(err));
+	CHECK(r == -EINVAL && strstr(err, key) && strstr(err, "0604"), "a world-readable key is refused: %s", err);
+
+	f = fopen(key, "w");
+	fputs("short\n", f);
+	fclose(f);
+	chmod(key, 0600);
+	r = fo_config_parse(json, &c, err, sizeof(err));
+	CHECK(r == -EINVAL && strncmp(err, "state_stream.key_file: ", 23) == 0 && strstr(err, key) &&
+		      strstr(err, "5 bytes"), "a 5-byte key is refused, naming it: %s", err);
+
+	unlink(key);
+	r = fo_config_parse(json, &c, err, sizeof(err));
+	CHECK(r == -EINVAL && strstr(err, key) && strstr(err, "No such file"), "a missing key, named: %s", err);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_every_file_listed();
@@ -601,6 +660,7 @@ int main(void)
 	test_load_errors();
 	test_load_fifo();
 	test_hostile_text();
+	test_state_stream_key();
 	if (check_failures) {
 		fprintf(stderr, "test_config: %d check(s) failed\n", check_failures);
 		return 1;

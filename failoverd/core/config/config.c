@@ -283,7 +283,7 @@ static int parse_placement(struct parser *p, const cJSON *obj, struct fo_placeme
 
 static int parse_root(struct parser *p, const cJSON *root, struct fo_config *c)
 {
-	static const char *const keys[] = { "daemon", "cpupools", "placement", "pairs", NULL };
+	static const char *const keys[] = { "daemon", "cpupools", "placement", "state_stream", "pairs", NULL };
 	const cJSON *pairs, *it, *daemon, *sub;
 	char kp[KEYPATH_MAX];
 	int rc, n;
@@ -308,6 +308,12 @@ static int parse_root(struct parser *p, const cJSON *root, struct fo_config *c)
 	sub = member(root, "placement");
 	if (sub) {
 		rc = parse_placement(p, sub, &c->placement);
+		if (rc < 0)
+			return rc;
+	}
+	sub = member(root, "state_stream");
+	if (sub) {
+		rc = parse_state_stream(p, sub, &c->state_stream);
 		if (rc < 0)
 			return rc;
 	}

@@ -13,6 +13,7 @@
 #include "lib/limits.h"
 #include "lib/log.h" /* enum fo_log_level (daemon.log_level) */
 #include "net/service_net.h" /* struct fo_svcnet_config (pairs[].network) */
+#include "stream/wire.h"      /* struct fo_wire_key (state_stream.key_file) */
 
 enum fo_on_failover {
 	FO_ON_FAILOVER_KEEP_PAUSED = 0,
@@ -119,8 +120,18 @@ struct fo_daemon_config {
 	char metrics_listen[64];            /* "" = no HTTP /metrics (default); "127.0.0.1:9464", "[::1]:9464" */
 };
 
+/* state_stream: the state stream across hosts (stream/state_stream.h). */
+struct fo_state_stream_config {
+	bool enabled;                 /* the object is there */
+	char listen[64];              /* "ADDRESS:PORT" this host receives on; "" = none */
+	char peer[64];                /* the other host's listen; "" = send nothing */
+	char key_file[FO_PATH_MAX];   /* the pre-shared key's file (mode 0600 or stricter) */
+	struct fo_wire_key key;       /* its content, read at load */
+};
+
 struct fo_config {
 	struct fo_daemon_config daemon;
+	struct fo_state_stream_config state_stream;
 	struct fo_cpupool_config cpupools[FO_MAX_CPUPOOLS];
 	size_t n_cpupools;
 	struct fo_placement_config placement;

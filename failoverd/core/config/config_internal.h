@@ -66,6 +66,9 @@ int parse_network(struct parser *p, const cJSON *obj, const char *kp, struct fo_
 int check_network_against(struct parser *p, const struct fo_pair_config *pc, const struct fo_pair_config *q,
 			  size_t j, const char *kp);
 
+/* state_stream.c */
+int parse_state_stream(struct parser *p, const cJSON *obj, struct fo_state_stream_config *ss);
+
 /* placement_check.c */
 int check_placement(struct parser *p, const struct fo_config *c);
 
