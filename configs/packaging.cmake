@@ -40,9 +40,10 @@ Pacemaker resource agent ocf:failoverd:pair for a pair across two hosts.")
 # What failoverd links (readelf -d NEEDED), by owning package (dpkg -S):
 # libxenctrl/libxenlight/libxlutil.so.4.17 are libxenmisc4.17; xen-utils-4.17
 # brings xenstored and the xen.service the unit requires; procps is the
-# unit's /bin/kill (ExecReload).
+# unit's /bin/kill (ExecReload); libssl3 is libcrypto.so.3 (the state
+# stream's HMAC and nonces, failoverd/stream/wire.c).
 set(CPACK_DEBIAN_FAILOVERD_PACKAGE_DEPENDS
-  "libc6 (>= 2.34), libcjson1 (>= 1.7.15), libsystemd0, libxenmisc4.17, libxenstore4, libxengnttab1, libxenevtchn1, libxencall1, xen-utils-4.17, procps")
+  "libc6 (>= 2.34), libcjson1 (>= 1.7.15), libsystemd0, libxenmisc4.17, libxenstore4, libxengnttab1, libxenevtchn1, libxencall1, libssl3, xen-utils-4.17, procps")
 # The resource agent runs under Pacemaker with resource-agents' shell
 # functions (which bring python3, its JSON reader).
 set(CPACK_DEBIAN_FAILOVERD_PACKAGE_SUGGESTS "python3, python3-matplotlib, pacemaker, resource-agents")

@@ -28,6 +28,8 @@
 #include "io/metrics.h"
 #include "io/notify.h"
 #include "io/rt.h"
+#include "stream/state_stream.h"
+#include "stream_hooks.h"
 
 #define FO_MAX_HV_FDS 16
 
@@ -39,6 +41,7 @@ struct fo_daemon {
 	struct fo_loop *loop;
 	struct fo_control *control;
 	struct fo_metrics *metrics; /* daemon.metrics_listen; NULL = off */
+	struct fo_stream *stream;   /* state_stream; NULL = off */
 	int signal_fd;
 	int deadline_fd;
 	int watchdog_fd;
@@ -173,6 +176,13 @@ static void on_watchdog(void *ctx, int fd, uint32_t events)
 
 /* Apply d->reload_next now, or leave it pending (said once) while a pair it
  * would remove or replace finishes what it is doing. */
+static bool state_stream_same(const struct fo_state_stream_config *a, const struct fo_state_stream_config *b)
+{
+	return a->enabled == b->enabled && strcmp(a->listen, b->listen) == 0 && strcmp(a->peer, b->peer) == 0 &&
+	       strcmp(a->key_file, b->key_file) == 0 && a->key.len == b->key.len &&
+	       memcmp(a->key.k, b->key.k, a->key.len) == 0;
+}
+
 static void reload_apply(struct fo_daemon *d, bool first_try)
 {
 	const struct fo_config *next = &d->reload_next;
@@ -201,6 +211,8 @@ static void reload_apply(struct fo_daemon *d, bool first_try)
 			"the running layout is reported as drift");
 	if (strcmp(next->daemon.metrics_listen, d->cfg.daemon.metrics_listen) != 0)
 		fo_warn("reload: daemon.metrics_listen applies at the next restart");
+	if (!state_stream_same(&next->state_stream, &d->cfg.state_stream))
+		fo_warn("reload: state_stream (its addresses or its key) applies at the next restart");
 	fo_log_set_level(next->daemon.log_level);
 	fo_manager_reload(d->mgr, next);
 	d->cfg = *next;
@@ -369,6 +381,41 @@ static int setup_kernel_fast_path(struct fo_daemon *d)
 	return 0;
 }
 
+/*
+ * state_stream: its two threads (SCHED_OTHER: started before the loop goes
+ * real-time), plugged into the backend's state relay. A stream that cannot
+ * start is said loudly and the daemon runs without it: the failover
+ * protection on this host never depends on the other host.
+ */
+static void start_state_stream(struct fo_daemon *d)
+{
+	const struct fo_state_stream_config *sc = &d->cfg.state_stream;
+	struct fo_stream_params p;
+	char err[FO_ERR_MAX];
+
+	if (!sc->enabled)
+		return;
+	memset(&p, 0, sizeof(p));
+	snprintf(p.listen, sizeof(p.listen), "%s", sc->listen);
+	snprintf(p.peer, sizeof(p.peer), "%s", sc->peer);
+	p.key = sc->key;
+	if (fo_stream_new(&p, NULL, &d->stream, err, sizeof(err)) < 0) {
+		fo_err("%s; running without the state stream", err);
+		d->stream = NULL;
+		return;
+	}
+	if (!d->hv->ops->state_stream)
+		fo_warn("state stream: the %s backend relays no state: nothing is sent or written here",
+			d->hv->ops->name);
+	else
+		d->hv->ops->state_stream(d->hv, &fo_stream_relay_hooks, d->stream);
+	fo_control_set_stream(d->control, d->stream);
+	if (d->metrics)
+		fo_metrics_set_stream(d->metrics, d->stream);
+	fo_info("state stream: listening on %s, sending to %s (key %s)", sc->listen[0] ? sc->listen : "(nothing)",
+		sc->peer[0] ? sc->peer : "(nobody)", sc->key_file);
+}
+
 int fo_daemon_run(const struct fo_daemon_options *opt)
 {
 	struct fo_daemon *d = calloc(1, sizeof(*d));
@@ -437,6 +484,7 @@ int fo_daemon_run(const struct fo_daemon_options *opt)
 			fo_info("metrics: http://%s/metrics", d->cfg.daemon.metrics_listen);
 		}
 	}
+	start_state_stream(d);
 	/* From here a log line is queued for a SCHED_OTHER writer thread: a
 	 * stalled journald (stderr is its stream) blocks that thread, never
 	 * the loop. */
@@ -472,7 +520,8 @@ out:
 	r = d->exit_code;
 	fo_control_free(d->control);
 	fo_metrics_free(d->metrics);
-	fo_hv_free(d->hv);
+	fo_hv_free(d->hv); /* the relay's thread, which calls the stream, is joined */
+	fo_stream_free(d->stream);
 	fo_manager_free(d->mgr);
 	fo_loop_free(d->loop);
 	if (d->signal_fd >= 0)

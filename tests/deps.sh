@@ -11,7 +11,7 @@ set -euo pipefail
 # kmod-switch builds against are installed, and tests/lab/check-host.sh
 # fails the run if any boot package appears.
 PACKAGES="build-essential cmake ninja-build pkg-config git
- libxen-dev libcjson-dev libsystemd-dev libyajl2 libncurses6 kmod
+ libxen-dev libcjson-dev libsystemd-dev libssl-dev libyajl2 libncurses6 kmod
  qemu-system-x86
  linux-headers-amd64 linux-headers-rt-amd64 busybox-static cpio gzip xz-utils zstd jq stress-ng python3 python3-matplotlib
  mmdebstrap qemu-utils e2fsprogs iperf3 iproute2

@@ -600,6 +600,12 @@ fail:
 	return r;
 }
 
+void fo_control_set_stream(struct fo_control *c, struct fo_stream *s)
+{
+	if (c)
+		c->stream = s;
+}
+
 struct fo_control *fo_control_free(struct fo_control *c)
 {
 	if (!c)

@@ -57,6 +57,9 @@ int fo_control_parse_request(const char *line, size_t len, struct fo_request *re
 int fo_control_new(struct fo_loop *loop, struct fo_manager *mgr, const char *path, const char *group,
 		   const char *admin_group, struct fo_control **ret);
 struct fo_control *fo_control_free(struct fo_control *c);
+/* The state stream whose numbers status shows (state_stream; before the loop runs). */
+struct fo_stream;
+void fo_control_set_stream(struct fo_control *c, struct fo_stream *s);
 
 /* Send an event to every `events --follow` client. */
 void fo_control_publish_event(struct fo_control *c, const struct fo_event *e);

@@ -50,6 +50,7 @@ struct fo_client {
 struct fo_control {
 	struct fo_loop *loop;
 	struct fo_manager *mgr;
+	struct fo_stream *stream;  /* state_stream; NULL = none */
 	int listen_fd;
 	int tick_fd;         /* idle sweep, accept back-off; armed while needed */
 	bool tick_armed;

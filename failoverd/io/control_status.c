@@ -16,6 +16,7 @@
 #include "io/metrics.h"
 #include "lib/log.h"
 #include "proto/event_json.h"
+#include "stream/state_stream.h"
 
 cJSON *error_reply(const char *fmt, ...)
 {
@@ -119,6 +120,68 @@ static void add_state_handover(cJSON *po, struct fo_hv *hv, const struct fo_pair
 	}
 }
 
+/*
+ * The state stream across hosts for one pair (null without state_stream):
+ * what arrived from the other host and what of it is in the standby's
+ * state-in here, the lag in cycles between the two, and what this host
+ * sent. The stream's mutex is only ever held for a copy: off the switch
+ * path, as every control request is.
+ */
+static void add_pair_stream(cJSON *po, struct fo_stream *s, const char *pair)
+{
+	struct fo_stream_pair_stats ps;
+	cJSON *o;
+
+	if (!s) {
+		cJSON_AddNullToObject(po, "state_stream");
+		return;
+	}
+	fo_stream_pair_stats(s, pair, &ps);
+	o = cJSON_AddObjectToObject(po, "state_stream");
+	cJSON_AddNumberToObject(o, "received", (double)ps.received);
+	cJSON_AddNumberToObject(o, "peer_cycle", (double)ps.peer_cycle);
+	if (ps.received)
+		cJSON_AddNumberToObject(o, "arrived_cycle", (double)ps.arrived_cycle);
+	else
+		cJSON_AddNullToObject(o, "arrived_cycle");
+	if (ps.applied)
+		cJSON_AddNumberToObject(o, "applied_cycle", (double)ps.applied_cycle);
+	else
+		cJSON_AddNullToObject(o, "applied_cycle");
+	cJSON_AddNumberToObject(o, "lag_cycles", (double)ps.lag_cycles);
+	cJSON_AddBoolToObject(o, "held", ps.held);
+	cJSON_AddNumberToObject(o, "sent", (double)ps.sent);
+	if (ps.sent)
+		cJSON_AddNumberToObject(o, "sent_cycle", (double)ps.sent_cycle);
+	else
+		cJSON_AddNullToObject(o, "sent_cycle");
+}
+
+/* The stream's links and refusals (null without state_stream). */
+static void add_stream(cJSON *o, struct fo_stream *s)
+{
+	struct fo_stream_stats st;
+	cJSON *so, *r;
+
+	if (!s) {
+		cJSON_AddNullToObject(o, "state_stream");
+		return;
+	}
+	fo_stream_stats(s, &st);
+	so = cJSON_AddObjectToObject(o, "state_stream");
+	cJSON_AddBoolToObject(so, "receiving", st.receiving);
+	cJSON_AddBoolToObject(so, "sending", st.sending);
+	cJSON_AddBoolToObject(so, "peer_in", st.peer_in);
+	cJSON_AddBoolToObject(so, "peer_out", st.peer_out);
+	cJSON_AddNumberToObject(so, "accepted", (double)st.accepted);
+	cJSON_AddNumberToObject(so, "connected", (double)st.connected);
+	cJSON_AddNumberToObject(so, "received", (double)st.received);
+	cJSON_AddNumberToObject(so, "sent", (double)st.sent);
+	r = cJSON_AddObjectToObject(so, "refused");
+	for (int i = 0; i < FO_REFUSED_N; i++)
+		cJSON_AddNumberToObject(r, fo_wire_refusal_name((enum fo_wire_refusal)i), (double)st.refused[i]);
+}
+
 cJSON *status_json(struct fo_control *c)
 {
 	struct fo_hv *hv = fo_manager_hv(c->mgr);
@@ -189,9 +252,11 @@ cJSON *status_json(struct fo_control *c)
 					: !v.placement_checked ? "unverified" : v.placement_drift ? "drift" : "ok");
 		cJSON_AddStringToObject(po, "placement_detail", v.placement);
 		add_state_handover(po, hv, &v);
+		add_pair_stream(po, c->stream, v.name);
 		add_service_network(po, &v);
 		cJSON_AddItemToArray(arr, po);
 	}
+	add_stream(o, c->stream);
 	{
 		const struct fo_config *cfg = fo_manager_config(c->mgr);
 		const char *detail = "";

@@ -287,6 +287,12 @@ void fo_metrics_publish(struct fo_metrics *m, struct fo_manager *mgr)
 	write_end(m);
 }
 
+void fo_metrics_set_stream(struct fo_metrics *m, struct fo_stream *s)
+{
+	if (m)
+		__atomic_store_n(&m->stream, s, __ATOMIC_RELEASE);
+}
+
 void fo_metrics_free(struct fo_metrics *m)
 {
 	if (!m)

@@ -55,6 +55,12 @@ void fo_metrics_free(struct fo_metrics *m);
  * "protected": one definition for both. */
 bool fo_pair_protected(const struct fo_pair_view *v);
 
+/* The state stream (state_stream) whose numbers /metrics shows: its
+ * links, refusals and each pair's lag. Read by the HTTP thread from the
+ * stream itself, never through the loop. Set once, before the loop runs. */
+struct fo_stream;
+void fo_metrics_set_stream(struct fo_metrics *m, struct fo_stream *s);
+
 /* Loop thread only. */
 void fo_metrics_observe(struct fo_metrics *m, const struct fo_event *e);
 void fo_metrics_publish(struct fo_metrics *m, struct fo_manager *mgr);

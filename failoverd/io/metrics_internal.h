@@ -58,6 +58,9 @@ struct fo_metrics {
 	struct snap shared;
 	/* Loop-only: which slot each manager pair has. */
 	int slot_of[FO_MAX_PAIRS];
+	/* Set before the HTTP thread starts serving it; read by that thread
+	 * only (the stream's own lock, never the loop's snapshot). */
+	struct fo_stream *stream;
 	/* HTTP thread. */
 	struct snap copy;
 	bool started;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "lib/log.h"
+#include "stream/state_stream.h"
 
 #ifndef FO_VERSION
 #define FO_VERSION "unknown"
@@ -132,6 +133,44 @@ static void render_hist(FILE *out, const struct snap *sn, int h)
 	}
 }
 
+/* state_stream: from the stream itself (its lock, held for copies only). */
+static void render_stream(FILE *out, struct fo_metrics *m, const struct snap *sn)
+{
+	struct fo_stream *s = __atomic_load_n(&m->stream, __ATOMIC_ACQUIRE);
+	struct fo_stream_stats st;
+
+	if (!s)
+		return;
+	fo_stream_stats(s, &st);
+	family(out, "failoverd_state_stream_connected", "gauge",
+	       "1 while the other host is connected and proved the key: direction in (it sends to us), out (we send "
+	       "to it).");
+	fprintf(out, "failoverd_state_stream_connected{direction=\"in\"} %d\n", st.peer_in);
+	fprintf(out, "failoverd_state_stream_connected{direction=\"out\"} %d\n", st.peer_out);
+	family(out, "failoverd_state_stream_states_total", "counter",
+	       "Committed states sent to the other host (out) and received from it (in).");
+	fprintf(out, "failoverd_state_stream_states_total{direction=\"in\"} %llu\n", (unsigned long long)st.received);
+	fprintf(out, "failoverd_state_stream_states_total{direction=\"out\"} %llu\n", (unsigned long long)st.sent);
+	family(out, "failoverd_state_stream_refused_total", "counter",
+	       "Connections and messages the state stream refused, by what was wrong (each also said in the log).");
+	for (int i = 0; i < FO_REFUSED_N; i++)
+		fprintf(out, "failoverd_state_stream_refused_total{reason=\"%s\"} %llu\n",
+			fo_wire_refusal_name((enum fo_wire_refusal)i), (unsigned long long)st.refused[i]);
+	family(out, "failoverd_state_stream_lag_cycles", "gauge",
+	       "Cycles between the other host's newest (its active's) and the newest state written into this "
+	       "host's standby: what a takeover here would lose now.");
+	for (int k = 0; k < FO_MAX_PAIRS; k++) {
+		const struct pair_snap *ps = &sn->pairs[k];
+		struct fo_stream_pair_stats pst;
+
+		if (!ps->used)
+			continue;
+		fo_stream_pair_stats(s, (const char *)ps->name, &pst);
+		series(out, "failoverd_state_stream_lag_cycles", ps, NULL, NULL);
+		fprintf(out, "%llu\n", (unsigned long long)pst.lag_cycles);
+	}
+}
+
 int fo_metrics_render(struct fo_metrics *m, FILE *out)
 {
 	const struct snap *sn = &m->copy;
@@ -218,5 +257,6 @@ int fo_metrics_render(struct fo_metrics *m, FILE *out)
 		 offsetof(struct pair_snap, net_recuts));
 	for (int h = 0; h < H_COUNT; h++)
 		render_hist(out, sn, h);
+	render_stream(out, m, sn);
 	return 0;
 }

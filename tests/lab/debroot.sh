@@ -202,7 +202,7 @@ DEBROOT_ARM64_XEN_PACKAGES="libxen-dev libxenmisc4.17 libxencall1 libxendevicemo
 DEBROOT_ARM64_PACKAGES="xen-utils-common libc6 libgcc-s1 libyajl2 libfdt1 libuuid1 zlib1g liblzma5 libzstd1
  libbz2-1.0 liblzo2-2 libncurses6 libtinfo6 libext2fs2 libcom-err2
  libcjson-dev libcjson1 libsystemd-dev libsystemd0 libcap2 libgcrypt20 libgpg-error0 liblz4-1
- busybox-static jq libjq1 libonig5 iperf3 libiperf0 libsctp1 libssl3"
+ busybox-static jq libjq1 libonig5 iperf3 libiperf0 libsctp1 libssl3 libssl-dev"
 
 # debroot_arm64_arch: dpkg knows arm64 and apt has its package lists.
 debroot_arm64_arch() {

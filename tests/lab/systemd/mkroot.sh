@@ -35,7 +35,7 @@ LAB_SRC=${LAB_SRC:-$(cd "$SD_SRC/.." && pwd)}
 # versioned libraries are pinned to the host's versions (root_packages).
 # initramfs-tools makes the root's own initramfs (the host has none to lend:
 # no kernel is installed there).
-SD_PACKAGES="systemd-sysv udev kmod mount e2fsprogs procps jq libcjson1 libsystemd0 xenstore-utils
+SD_PACKAGES="systemd-sysv udev kmod mount e2fsprogs procps jq libcjson1 libsystemd0 libssl3 xenstore-utils
  initramfs-tools"
 SD_PINNED="xen-utils-4.17 xen-utils-common libxenmisc4.17"
 SD_SUITE=bookworm
