@@ -315,11 +315,21 @@ static void test_stand_down(void)
 	struct fx f;
 	char reply[65536];
 
+	char rp[FO_NAME_MAX + 1];
+	fo_domid_t ra, rs;
+	bool serving;
+
 	setup(&f);
+	/* the state relay is told the pair is served here (its state goes to the other host) */
+	CHECK(fo_sim_state_roles(f.hv, rp, sizeof(rp), &ra, &rs, &serving) && strcmp(rp, "brake") == 0 &&
+		      ra == f.a && rs == f.b && serving, "armed: served here (%s %u %u %d)", rp, ra, rs, serving);
 	fo_control_handle_line(f.ctl, "{\"cmd\":\"stand-down\",\"pair\":\"brake\"}", reply, sizeof(reply));
 	CHECK(strstr(reply, "\"ok\":true") && strstr(reply, "\"state\":\"DISARMED\"") &&
 	      strstr(reply, "stood down"), "%s", reply);
 	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "both paused");
+	/* ... and, stood down, that it is not: its standby takes the other host's state */
+	CHECK(fo_sim_state_roles(f.hv, rp, sizeof(rp), &ra, &rs, &serving) && ra == f.a && rs == f.b && !serving,
+	      "stood down: not served here (%d)", serving);
 	fo_control_handle_line(f.ctl, "{\"cmd\":\"stand-down\",\"pair\":\"brake\"}", reply, sizeof(reply));
 	CHECK(strstr(reply, "\"ok\":true") != NULL, "again: %s", reply);
 	fo_control_handle_line(f.ctl, "{\"cmd\":\"stand-down\",\"pair\":\"brake\",\"now\":1}", reply,
@@ -330,6 +340,10 @@ static void test_stand_down(void)
 	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_RUNNING && fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED,
 	      "b runs, a stays paused");
 	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	/* the takeover: roles swapped, served here again (the relay restores
+	 * the newest state that arrived into b, then relays b's to a) */
+	CHECK(fo_sim_state_roles(f.hv, rp, sizeof(rp), &ra, &rs, &serving) && ra == f.b && rs == f.a && serving,
+	      "switched over: b active, served here (%u %u %d)", ra, rs, serving);
 	teardown(&f);
 }
 

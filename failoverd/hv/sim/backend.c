@@ -94,6 +94,29 @@ static int sim_boot_note_write(struct fo_hv *hv, const char *text)
 	return 0;
 }
 
+static void sim_state_pair(struct fo_hv *hv, const char *pair, fo_domid_t active, fo_domid_t standby, bool serving)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+
+	s->state_roles.calls++;
+	snprintf(s->state_roles.pair, sizeof(s->state_roles.pair), "%s", pair);
+	s->state_roles.active = active;
+	s->state_roles.standby = standby;
+	s->state_roles.serving = serving;
+}
+
+unsigned fo_sim_state_roles(struct fo_hv *hv, char *pair, size_t len, fo_domid_t *active, fo_domid_t *standby,
+			    bool *serving)
+{
+	struct fo_hv_sim *s = sim_of(hv);
+
+	snprintf(pair, len, "%s", s->state_roles.pair);
+	*active = s->state_roles.active;
+	*standby = s->state_roles.standby;
+	*serving = s->state_roles.serving;
+	return s->state_roles.calls;
+}
+
 const struct fo_hv_ops sim_ops = {
 	.name = "sim",
 	.now_ns = sim_now,
@@ -123,6 +146,7 @@ const struct fo_hv_ops sim_ops = {
 	.boot_note_write = sim_boot_note_write,
 	.vif_mac = sim_vif_mac,
 	.heartbeat_look = sim_heartbeat_look,
+	.state_pair = sim_state_pair,
 };
 
 

@@ -94,6 +94,10 @@ void fo_sim_mask_port(struct fo_hv *hv, fo_domid_t domid, bool on);
 /* The MAC of the domain's vif 0, as vif_mac reports it (none until set;
  * NULL: a vif whose MAC cannot be read, -EINVAL). */
 void fo_sim_set_vif_mac(struct fo_hv *hv, fo_domid_t domid, const uint8_t mac[6]);
+/* The last roles posted to the state relay (hv.h state_pair; the simulator
+ * relays no state, it only records them): how many posts so far. */
+unsigned fo_sim_state_roles(struct fo_hv *hv, char *pair, size_t len, fo_domid_t *active, fo_domid_t *standby,
+			    bool *serving);
 
 /*
  * The simulated kernel module (kmod-switch's ARM mode): after this the

@@ -115,6 +115,12 @@ struct fo_hv_sim {
 	size_t n_kevents;
 	bool daemon_mode;
 	char boot_note[512];   /* boot_note_write's text; "" = none (this "boot" has none) */
+	struct {               /* the last state_pair (the roles the state relay would get) */
+		unsigned calls;
+		char pair[FO_NAME_MAX + 1];
+		fo_domid_t active, standby;
+		bool serving;
+	} state_roles;
 	uint64_t handle_seed;  /* first half of every domain handle: this simulator */
 	uint64_t handles;      /* second half: domains made so far */
 	uint64_t clock_ns;
