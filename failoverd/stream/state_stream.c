@@ -28,6 +28,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,7 @@ struct fo_stream {
 	unsigned listen_port;
 	pthread_t rx_thread, tx_thread;
 	bool rx_running, tx_running;
+	atomic_bool stopping;        /* fo_stream_free: a connect cut short is no failure to report */
 
 	pthread_mutex_t lock;        /* the table and the stats */
 	struct entry e[FO_MAX_PAIRS];
@@ -653,7 +655,8 @@ static void tx_fail(struct fo_stream *s, const char *what, const char *why)
 
 	snprintf(msg, sizeof(msg), "%s: %s", what, why);
 	/* said when it changes: a peer down for an hour is one line, not 3600 */
-	if (strcmp(msg, s->tx_last_err) != 0 || fo_ratelimit_ok(&s->tx_rl, mono_ns()))
+	if (!atomic_load(&s->stopping) &&
+	    (strcmp(msg, s->tx_last_err) != 0 || fo_ratelimit_ok(&s->tx_rl, mono_ns())))
 		fo_warn("state stream: to %s: %s; connecting again every %u ms", s->p.peer, msg, s->p.retry_ms);
 	snprintf(s->tx_last_err, sizeof(s->tx_last_err), "%s", msg);
 	if (s->tx_fd >= 0) {
@@ -977,6 +980,7 @@ void fo_stream_free(struct fo_stream *s)
 {
 	if (!s)
 		return;
+	atomic_store(&s->stopping, true);
 	if (s->stop_fd >= 0)
 		wake(s->stop_fd);
 	if (s->rx_running)
