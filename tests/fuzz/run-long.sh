@@ -24,7 +24,7 @@ mkdir -p "$(dirname "$out")" "$build/fuzz-long"
 	echo "|---|---:|---:|---:|---:|---:|---|"
 } > "$out"
 rc=0
-for f in fuzz_config fuzz_request fuzz_heartbeat fuzz_agent_keys; do
+for f in fuzz_config fuzz_request fuzz_heartbeat fuzz_agent_keys fuzz_wire; do
 	c=${f#fuzz_}
 	log=$build/fuzz-long/$f.log
 	rm -rf "$build/fuzz-long/corpus-$c" "$build/fuzz-long/crash-$c"
