@@ -164,6 +164,13 @@ static void on_deadline(void *ctx, int fd, uint32_t events)
 	fo_manager_run_due(d->mgr);
 }
 
+static void after_rt(void *ctx)
+{
+	struct fo_daemon *d = ctx;
+
+	fo_manager_after_work(d->mgr);
+}
+
 static void on_watchdog(void *ctx, int fd, uint32_t events)
 {
 	uint64_t exp;
@@ -285,6 +292,9 @@ static int setup_fds(struct fo_daemon *d)
 	if ((r = fo_loop_add(d->loop, d->signal_fd, EPOLLIN, on_signal, d)) < 0 ||
 	    (r = fo_loop_add_rt(d->loop, d->deadline_fd, EPOLLIN, on_deadline, d)) < 0)
 		return r;
+	/* The turn's second phase: every fault the real-time fds brought
+	 * was switched; now the switches' after-work. */
+	fo_loop_set_rt_done(d->loop, after_rt, d);
 
 	wd = fo_notify_watchdog_ns();
 	if (wd) {
@@ -502,8 +512,9 @@ int fo_daemon_run(const struct fo_daemon_options *opt)
 	daemon_after_dispatch(d);
 	while (!d->quit) {
 		/* The turn's verdicts are written once, at its end: after every
-		 * pair whose fault is due in it has switched, and before its
-		 * events and status go out (fo_manager_turn_begin). */
+		 * pair whose fault is due in it has switched and its after-work
+		 * was done, and before its events and status go out
+		 * (fo_manager_turn_begin). */
 		fo_manager_turn_begin(d->mgr);
 		r = fo_loop_run_once(d->loop);
 		fo_manager_turn_end(d->mgr);

@@ -472,17 +472,18 @@ void fo_manager_start(struct fo_manager *m)
 	placement_timer_arm(m);
 }
 
-void fo_manager_turn_begin(struct fo_manager *m) { m->env.hold_saves = true; }
+void fo_manager_turn_begin(struct fo_manager *m) { m->env.in_turn = true; }
 
 void fo_manager_write_held_verdicts(struct fo_manager *m)
 {
+	fo_manager_after_work(m);
 	fo_pairs_write_held_verdicts(&m->env, m->pairs, m->n_pairs);
 }
 
 void fo_manager_turn_end(struct fo_manager *m)
 {
-	m->env.hold_saves = false;
 	fo_manager_write_held_verdicts(m);
+	m->env.in_turn = false;
 }
 
 uint64_t fo_manager_next_deadline(struct fo_manager *m)
@@ -522,17 +523,19 @@ static void read_net_news(struct fo_manager *m)
 		on_net_news(m, 0, NULL);
 }
 
-void fo_manager_run_due(struct fo_manager *m)
+/*
+ * Every member deadline due by now (heartbeat deadlines, and the waits of
+ * arming, grace, rebuild, drills); the clock as it was at the end. One that
+ * came due while another was handled (a switch takes time) is handled now
+ * as well, in a pass of its own if its pair came earlier: it would
+ * otherwise wait for the next turn, behind this one's verdict write
+ * (turn_end). Handlers set their next deadlines ahead of now; the passes
+ * are bounded all the same.
+ */
+static uint64_t run_due_members(struct fo_manager *m)
 {
 	uint64_t now = m->env.hv->ops->now_ns(m->env.hv);
 
-	/* Heartbeat deadlines first: a switch that is due never waits for a
-	 * placement check. One that came due while another was handled (a
-	 * switch and its after-work take time) is handled now as well, in a
-	 * pass of its own if its pair came earlier: it would otherwise wait
-	 * for the next turn, behind this one's verdict write (turn_end).
-	 * Handlers set their next deadlines ahead of now; the passes are
-	 * bounded all the same. */
 	for (int pass = 0, handled = 1; handled && pass < 4; pass++) {
 		handled = 0;
 		for (size_t i = 0; i < m->n_pairs; i++)
@@ -545,6 +548,39 @@ void fo_manager_run_due(struct fo_manager *m)
 				}
 			}
 	}
+	return now;
+}
+
+void fo_manager_after_work(struct fo_manager *m)
+{
+	/* Pairs whose after-work is held, in pair order; a switch made on
+	 * the way (below) holds its own, and is taken in another pass if
+	 * its pair came earlier. Each pass needs a fault that came due
+	 * during the one before; bounded all the same. */
+	for (int pass = 0; m->env.after_work_held && pass < 8; pass++) {
+		m->env.after_work_held = false;
+		for (size_t i = 0; i < m->n_pairs; i++) {
+			if (!m->pairs[i].after_work_pending)
+				continue;
+			/* A fault that came due during the after-work so far
+			 * (on Xen, a destroy takes milliseconds) switches
+			 * before the rest of it. */
+			run_due_members(m);
+			fo_pair_after_work(&m->pairs[i]);
+		}
+	}
+	/* Past the bound (a fault due in every pass): the rest now. */
+	for (size_t i = 0; m->env.after_work_held && i < m->n_pairs; i++)
+		fo_pair_after_work(&m->pairs[i]);
+	m->env.after_work_held = false;
+}
+
+void fo_manager_run_due(struct fo_manager *m)
+{
+	/* Heartbeat deadlines first: a switch that is due never waits for a
+	 * placement check. */
+	uint64_t now = run_due_members(m);
+
 	/* The fence audit, once a heartbeat period per pair: two domain
 	 * info reads. After the deadlines, for the same reason. The bridges'
 	 * news first, once for all the audits of this turn. */

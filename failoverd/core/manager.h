@@ -43,15 +43,23 @@ void fo_manager_check_placement(struct fo_manager *m);
 bool fo_manager_host_placement(const struct fo_manager *m, const char **ret_detail);
 
 /*
- * A turn of the daemon's loop: between these two, pairs hold the verdict
- * file's write (core/pair/verdicts.c, persist), and turn_end writes it
- * once, after every fault due in the turn was switched: the file's fsync
- * never stands between one pair's switch and the next's.
+ * A turn of the daemon's loop, in two phases: between these two, pairs
+ * hold the verdict file's write (core/pair/verdicts.c, persist) and each
+ * switch's after-work (the roles, on_failover: core/pair/switch.c,
+ * after_switch). The switches come first; fo_manager_after_work then does
+ * the after-work, and turn_end what is still held, then writes the file
+ * once: neither the after-work nor the file's fsync stands between one
+ * pair's switch and the next's.
  */
 void fo_manager_turn_begin(struct fo_manager *m);
 void fo_manager_turn_end(struct fo_manager *m);
-/* Within a turn: write what is held now (before answering a request that
- * changed something, so that the answer never precedes the file). */
+/* The held after-work of every pair that switched, in pair order; before
+ * each pair's, every deadline that came due meanwhile is run (a switch
+ * first). The daemon's loop calls it once its real-time fds are served. */
+void fo_manager_after_work(struct fo_manager *m);
+/* Within a turn: do the held after-work and write what is held now
+ * (before answering a request that changed something, so that the answer
+ * never precedes the file). */
 void fo_manager_write_held_verdicts(struct fo_manager *m);
 
 /* Earliest pending deadline (CLOCK_MONOTONIC ns), 0 if none. */

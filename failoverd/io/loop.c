@@ -31,6 +31,8 @@ struct fo_loop {
 	int rt_epfd;
 	struct fo_loop_entry rt_marker; /* epfd's entry for rt_epfd */
 	struct fo_loop_entry entries[FO_LOOP_MAX_FDS];
+	void (*rt_done)(void *ctx); /* fo_loop_set_rt_done */
+	void *rt_done_ctx;
 };
 
 int fo_loop_new(struct fo_loop **ret)
@@ -131,7 +133,14 @@ void fo_loop_remove(struct fo_loop *l, int fd)
 	e->again = false;
 }
 
-/* Every ready real-time handler, without waiting. */
+void fo_loop_set_rt_done(struct fo_loop *l, void (*fn)(void *ctx), void *ctx)
+{
+	l->rt_done = fn;
+	l->rt_done_ctx = ctx;
+}
+
+/* Every ready real-time handler, without waiting; then, if any ran, the
+ * work they left for after all of them (fo_loop_set_rt_done). */
 static void serve_rt(struct fo_loop *l)
 {
 	struct epoll_event evs[FO_LOOP_MAX_FDS];
@@ -142,6 +151,8 @@ static void serve_rt(struct fo_loop *l)
 		if (e->fd >= 0)
 			e->handler(e->ctx, e->fd, evs[i].events);
 	}
+	if (n > 0 && l->rt_done)
+		l->rt_done(l->rt_done_ctx);
 }
 
 int fo_loop_run_once_timeout(struct fo_loop *l, int timeout_ms)

@@ -23,6 +23,11 @@ int fo_loop_add(struct fo_loop *l, int fd, uint32_t events, fo_loop_handler h, v
  * kernel-module fd): in every turn its handler runs before any other, and
  * again between any two others when it became ready meanwhile. */
 int fo_loop_add_rt(struct fo_loop *l, int fd, uint32_t events, fo_loop_handler h, void *ctx);
+/* After the ready real-time handlers have run (each time, before any other
+ * handler): `fn` does what they left for after all of them (the daemon:
+ * the switches' after-work, fo_manager_after_work), so that one fd's
+ * after-work never comes before another ready fd's switch. */
+void fo_loop_set_rt_done(struct fo_loop *l, void (*fn)(void *ctx), void *ctx);
 int fo_loop_modify(struct fo_loop *l, int fd, uint32_t events);
 void fo_loop_remove(struct fo_loop *l, int fd);
 /* Run fd's handler (with EPOLLIN) on the next turn even if epoll does not

@@ -1102,6 +1102,133 @@ static void test_deadline_due_during_a_switch_joins_the_turn(void)
 	fx_free(&f);
 }
 
+/* ------------------------------------- the turn's two phases (issue #37) */
+
+#define MANY 4
+static const char *const many_names[MANY] = { "brake", "pump", "fan", "valve" };
+
+/* MANY pairs (brake, then pump, fan, valve: NAME-a active, NAME-b
+ * standby), on_failover destroy (so that each switch's after-work makes a
+ * hypervisor call of its own), all ARMED; dom[i][0..1] pair i's domains. */
+static void fx_many_armed(struct fx *f, fo_domid_t dom[MANY][2])
+{
+	struct fo_config cfg;
+
+	sim_base_config(&cfg);
+	cfg.n_pairs = MANY;
+	for (int i = 0; i < MANY; i++) {
+		struct fo_pair_config *p = &cfg.pairs[i];
+
+		*p = cfg.pairs[0];
+		snprintf(p->name, sizeof(p->name), "%s", many_names[i]);
+		snprintf(p->active, sizeof(p->active), "%s-a", many_names[i]);
+		snprintf(p->standby, sizeof(p->standby), "%s-b", many_names[i]);
+		snprintf(p->active_config, sizeof(p->active_config), "/etc/xen/%s-a.cfg", many_names[i]);
+		snprintf(p->standby_config, sizeof(p->standby_config), "/etc/xen/%s-b.cfg", many_names[i]);
+		p->on_failover = FO_ON_FAILOVER_DESTROY;
+	}
+	fx_new_state(f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, false);
+	dom[0][0] = f->a;
+	dom[0][1] = f->b;
+	for (int i = 1; i < MANY; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s-a", many_names[i]);
+		dom[i][0] = fo_sim_add_domain(f->hv, name, FO_DOM_RUNNING);
+		snprintf(name, sizeof(name), "%s-b", many_names[i]);
+		dom[i][1] = fo_sim_add_domain(f->hv, name, FO_DOM_RUNNING);
+	}
+	fo_sim_set_state(f->hv, dom[MANY - 1][1], FO_DOM_RUNNING, true); /* xenstore's event: the pairs find them */
+	for (int i = 0; i < MANY; i++) {
+		prove(f, dom[i][0]);
+		prove(f, dom[i][1]);
+	}
+	for (int i = 0; i < MANY; i++) {
+		struct fo_pair *p = fo_manager_find_pair(f->mgr, many_names[i]);
+
+		CHECK(p && p->state == FO_PAIR_ARMED, "%s ARMED: %s (%s)", many_names[i],
+		      p ? fo_pair_state_name(p->state) : "-", p ? p->reason : "");
+		fo_sim_guard(f->hv, dom[i][0], dom[i][1]);
+	}
+	fo_sim_clear_calls(f->hv);
+}
+
+/* Index in the call log of the first call of the after-work (a role
+ * published, a failed member destroyed), or -1. */
+static long first_after_work_call(struct fx *f)
+{
+	long r = first_call(f, FO_SIM_SET_ROLE, FO_SIM_ANY_DOMAIN), d = first_call(f, FO_SIM_DESTROY, FO_SIM_ANY_DOMAIN);
+
+	return r < 0 ? d : d < 0 ? r : r < d ? r : d;
+}
+
+/* Issue #37 (b): every pair whose fault is due in a turn is switched
+ * (fence, confirm, unpause) before any pair's after-work (its roles, its
+ * on_failover) starts. */
+static void test_turn_switches_all_before_after_work(void)
+{
+	fo_domid_t dom[MANY][2];
+	long first_aw, unpause[MANY];
+	struct fx f;
+
+	state_reset();
+	fx_many_armed(&f, dom);
+	fo_sim_advance(f.hv, 60 * MS); /* every active silent past its timeout */
+	fx_loop_once(&f);
+	first_aw = first_after_work_call(&f);
+	CHECK(first_aw >= 0, "the after-work ran in the turn");
+	for (int i = 0; i < MANY; i++) {
+		unpause[i] = first_call(&f, FO_SIM_UNPAUSE, dom[i][1]);
+		CHECK(unpause[i] >= 0 && unpause[i] < first_aw,
+		      "%s's standby unpaused (call %ld) before any pair's after-work (call %ld)", many_names[i],
+		      unpause[i], first_aw);
+	}
+	for (int i = 0; i < MANY; i++) {
+		CHECK(fo_sim_state(f.hv, dom[i][1]) == FO_DOM_RUNNING &&
+			      count_calls(&f, FO_SIM_DESTROY, dom[i][0]) == 1 &&
+			      !strcmp(fo_sim_role(f.hv, dom[i][1]), "active"),
+		      "%s: switched, its failed member destroyed, the new active's role published in the turn",
+		      many_names[i]);
+	}
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
+/* A fault that comes due while the after-work runs (each destroy takes
+ * 5 ms here) switches before the rest of the after-work: brake and pump
+ * are due together, fan 1 ms later, during brake's destroy. fan's standby
+ * runs before pump's after-work, not after it (nor in the next turn). */
+static void test_deadline_due_during_after_work_switches_first(void)
+{
+	fo_domid_t dom[MANY][2];
+	long fan_unpause, pump_aw;
+	struct fx f;
+
+	state_reset();
+	fx_many_armed(&f, dom);
+	fo_sim_advance(f.hv, 1 * MS);
+	fo_sim_heartbeat(f.hv, dom[2][0]); /* fan's deadline: 1 ms after brake's and pump's */
+	fo_sim_heartbeat(f.hv, dom[3][0]);
+	fo_sim_advance(f.hv, 19 * MS);
+	fo_sim_heartbeat(f.hv, dom[3][0]); /* valve stays healthy */
+	fo_sim_delay(f.hv, FO_SIM_DESTROY, 5 * MS);
+	fo_sim_advance(f.hv, 30 * MS + MS / 2); /* brake's and pump's deadlines due, fan's not yet */
+	CHECK(fo_manager_find_pair(f.mgr, "fan")->state == FO_PAIR_ARMED, "fan not due before the turn");
+	fx_loop_once(&f);
+	fan_unpause = first_call(&f, FO_SIM_UNPAUSE, dom[2][1]);
+	pump_aw = first_call(&f, FO_SIM_DESTROY, dom[1][0]);
+	CHECK(first_call(&f, FO_SIM_UNPAUSE, dom[1][1]) < first_call(&f, FO_SIM_DESTROY, dom[0][0]),
+	      "pump switched before brake's after-work");
+	CHECK(fan_unpause >= 0, "fan switched in the same turn");
+	CHECK(fan_unpause >= 0 && pump_aw >= 0 && fan_unpause < pump_aw,
+	      "fan's standby unpaused (call %ld) before pump's after-work (destroy: call %ld)", fan_unpause, pump_aw);
+	CHECK(count_calls(&f, FO_SIM_DESTROY, dom[2][0]) == 1, "fan's after-work done in the turn too");
+	CHECK(fo_sim_state(f.hv, dom[3][0]) == FO_DOM_RUNNING && count_calls(&f, FO_SIM_UNPAUSE, dom[3][1]) == 0,
+	      "valve untouched");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+}
+
 int main(void)
 {
 	fo_log_set_level(FO_LOG_ERR);
@@ -1133,6 +1260,8 @@ int main(void)
 	RUN(test_turn_switches_all_before_writing);
 	RUN(test_killed_before_the_turns_write);
 	RUN(test_deadline_due_during_a_switch_joins_the_turn);
+	RUN(test_turn_switches_all_before_after_work);
+	RUN(test_deadline_due_during_after_work_switches_first);
 	state_cleanup();
 	return check_summary("test_fence");
 }

@@ -414,6 +414,7 @@ void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int a
 	bool hv_owner = ev->owner && !strcmp(ev->owner, "hypervisor");
 	struct fo_event *e;
 
+	fo_pair_after_work(p); /* our own switch earlier in this turn, finished first */
 	if (old && old->pending)
 		old->pending = false;
 	p->switch_event_id = 0;

@@ -97,10 +97,12 @@ struct fo_pair_env {
 	/* Inside a turn of the daemon's loop (fo_manager_turn_begin): the
 	 * verdict file is written once at the turn's end, after every fault
 	 * due in it was switched (persist() in verdicts.c says why that is
-	 * safe). Outside a turn (start, reload, tests driving a pair by
-	 * hand): at once. */
-	bool hold_saves;
+	 * safe), and a switch's after-work waits until every switch due was
+	 * made (after_switch in switch.c). Outside a turn (start, reload,
+	 * tests driving a pair by hand): both at once. */
+	bool in_turn;
 	bool save_held;            /* a pair held one in this turn (and may since have been removed) */
+	bool after_work_held;      /* a pair holds its switch's after-work (fo_pair_after_work) */
 };
 
 struct fo_pair {
@@ -177,6 +179,8 @@ struct fo_pair {
 	int64_t net_frames_seen;      /* the active's vif rx_packets at that look (-1: none yet) */
 	fo_domid_t net_frames_domid;  /* whose */
 	bool save_held;            /* changed its verdicts in this turn: written at its end */
+	bool after_work_pending;   /* switched in this turn; the roles and on_failover still to do */
+	int after_work_failed;     /* ... on which member (-1: a manual switch, none failed) */
 };
 
 void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo_pair_env *env);
@@ -262,6 +266,15 @@ int fo_pair_clear_failed(struct fo_pair *p, int idx);
  * write the verdicts the pairs of `env` held back (one write and fsync for
  * all of them); a failure is said on each of pairs[0..n) that held one. */
 void fo_pairs_write_held_verdicts(struct fo_pair_env *env, struct fo_pair *pairs, size_t n);
+
+/*
+ * The after-work of a switch made in this loop turn (after_switch held it:
+ * the roles published, on_failover applied to the failed member); nothing
+ * when none is pending. The manager runs it once every switch due has been
+ * made (fo_manager_after_work); the pair runs it itself first when it has
+ * to decide anything else (another switch, the new active's first beat).
+ */
+void fo_pair_after_work(struct fo_pair *p);
 
 /* Index of the member with this domid, or -1. */
 int fo_pair_member_by_domid(const struct fo_pair *p, fo_domid_t domid);

@@ -39,7 +39,12 @@ struct fo_event *claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enu
 /* The switch is over: the new active heartbeated (or did not, in time). */
 void finish_switch(struct fo_pair *p, bool heartbeated)
 {
-	struct fo_event *e = pending_switch_event(p);
+	struct fo_event *e;
+
+	/* What follows (a rebuild of the failed member, a standby refused)
+	 * builds on the switch's after-work having been done. */
+	fo_pair_after_work(p);
+	e = pending_switch_event(p);
 
 	if (e) {
 		if (heartbeated)
@@ -109,6 +114,9 @@ int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, 
 	struct fo_event *e;
 	int r;
 
+	/* A switch of this pair earlier in the same turn is finished first
+	 * (its roles, on_failover): this one starts from a whole pair. */
+	fo_pair_after_work(p);
 	/* A suspended standby is not dead, but no unpause starts it. */
 	if (to->domid == FO_DOMID_INVALID || fo_dom_state_is_dead(to->state) || to->state == FO_DOM_SUSPENDED)
 		return -ENODEV;
@@ -276,9 +284,31 @@ int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_o
 	if (started < now_ns(p))
 		started = now_ns(p);
 	set_deadline(to, FO_DL_GRACE, started + MS(p->cfg.grace_ms));
-	publish_roles(p);
 	persist(p);
-	if (p->switch_was_fault)
-		apply_on_failover(p, from);
+	/*
+	 * What is left can wait for the other switches due in this turn of
+	 * the loop: the roles (xenstore writes) and on_failover (destroy, by
+	 * hypercall, on Xen a millisecond or more). The manager runs it once
+	 * every pair whose fault is due has switched (fo_manager_after_work).
+	 * The pair is whole without it: the verdict and the new active are
+	 * recorded, the new active has its grace deadline.
+	 */
+	p->after_work_pending = true;
+	p->after_work_failed = p->switch_was_fault ? (int)(from - p->m) : -1;
+	if (p->env->in_turn) {
+		p->env->after_work_held = true;
+		return 0;
+	}
+	fo_pair_after_work(p);
 	return 0;
+}
+
+void fo_pair_after_work(struct fo_pair *p)
+{
+	if (!p->after_work_pending)
+		return;
+	p->after_work_pending = false;
+	publish_roles(p);
+	if (p->after_work_failed >= 0)
+		apply_on_failover(p, &p->m[p->after_work_failed]);
 }

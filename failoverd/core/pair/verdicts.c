@@ -105,7 +105,7 @@ void persist(struct fo_pair *p)
 {
 	if (!p->env->verdicts || !p->env->verdicts->dirty)
 		return;
-	if (p->env->hold_saves) {
+	if (p->env->in_turn) {
 		p->save_held = p->env->save_held = true;
 		return;
 	}
