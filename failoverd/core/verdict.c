@@ -60,20 +60,22 @@ void fo_verdicts_set_boot_id(struct fo_verdicts *vs, const char *boot_id)
 
 bool fo_instance_same(const struct fo_instance *a, const struct fo_instance *b)
 {
-	if (strcmp(a->name, b->name) != 0 || a->domid != b->domid || a->domid == FO_DOMID_INVALID)
+	if (a->domid != b->domid || a->domid == FO_DOMID_INVALID || strcmp(a->name, b->name) != 0)
 		return false;
 	return !a->has_handle || !b->has_handle || memcmp(a->handle, b->handle, 16) == 0;
 }
 
 static struct fo_verdict *slot(struct fo_verdicts *vs)
 {
-	for (size_t i = 0; i < FO_VERDICT_MAX; i++)
+	for (size_t i = 0; i < vs->n; i++)
 		if (vs->v[i].kind == FO_VERDICT_NONE)
 			return &vs->v[i];
+	if (vs->n < FO_VERDICT_MAX)
+		return &vs->v[vs->n++];
 	/* Full (more than the pairs can have, see FO_VERDICT_MAX): a last
 	 * active is the least useful record to lose; a verdict only if there
 	 * is nothing else. */
-	for (size_t i = 0; i < FO_VERDICT_MAX; i++)
+	for (size_t i = 0; i < vs->n; i++)
 		if (vs->v[i].kind == FO_VERDICT_ACTIVE)
 			return &vs->v[i];
 	return &vs->v[0];
@@ -83,7 +85,7 @@ const struct fo_verdict *fo_verdicts_find(const struct fo_verdicts *vs, const st
 {
 	const struct fo_verdict *unknown = NULL;
 
-	for (size_t i = 0; i < FO_VERDICT_MAX; i++) {
+	for (size_t i = 0; i < vs->n; i++) {
 		const struct fo_verdict *v = &vs->v[i];
 		if (v->kind == FO_VERDICT_FAILED && fo_instance_same(&v->inst, inst))
 			return v;
@@ -125,7 +127,7 @@ void fo_verdicts_set_unknown(struct fo_verdicts *vs, const char *pair, const cha
 
 const struct fo_verdict *fo_verdicts_active(const struct fo_verdicts *vs, const char *pair)
 {
-	for (size_t i = 0; i < FO_VERDICT_MAX; i++)
+	for (size_t i = 0; i < vs->n; i++)
 		if (vs->v[i].kind == FO_VERDICT_ACTIVE && strcmp(vs->v[i].pair, pair) == 0)
 			return &vs->v[i];
 	return NULL;
@@ -148,7 +150,7 @@ void fo_verdicts_set_active(struct fo_verdicts *vs, const char *pair, const stru
 
 void fo_verdicts_forget_other(struct fo_verdicts *vs, const struct fo_instance *inst)
 {
-	for (size_t i = 0; i < FO_VERDICT_MAX; i++) {
+	for (size_t i = 0; i < vs->n; i++) {
 		struct fo_verdict *v = &vs->v[i];
 		if (v->kind == FO_VERDICT_FAILED && strcmp(v->inst.name, inst->name) == 0 &&
 		    !fo_instance_same(&v->inst, inst)) {
@@ -162,7 +164,7 @@ int fo_verdicts_clear(struct fo_verdicts *vs, const char *name)
 {
 	int n = 0;
 
-	for (size_t i = 0; i < FO_VERDICT_MAX; i++) {
+	for (size_t i = 0; i < vs->n; i++) {
 		struct fo_verdict *v = &vs->v[i];
 		if ((v->kind == FO_VERDICT_FAILED || v->kind == FO_VERDICT_UNKNOWN) && strcmp(v->inst.name, name) == 0) {
 			v->kind = FO_VERDICT_NONE;
@@ -319,6 +321,7 @@ int fo_verdicts_load(struct fo_verdicts *vs, char *err, size_t errlen)
 	int fd, r;
 
 	memset(vs->v, 0, sizeof(vs->v));
+	vs->n = 0;
 	vs->dirty = false;
 	vs->missing = vs->other_boot = false;
 	if (!vs->path[0])
@@ -365,7 +368,7 @@ int fo_verdicts_load(struct fo_verdicts *vs, char *err, size_t errlen)
 		}
 		if (n == FO_VERDICT_MAX || !parse_line(line, &vs->v[n]))
 			goto bad;
-		n++;
+		vs->n = ++n;
 	}
 	if (ferror(f) || !header) {
 		lineno++;
@@ -375,6 +378,7 @@ int fo_verdicts_load(struct fo_verdicts *vs, char *err, size_t errlen)
 	if (other_boot) {
 		/* Every instance it names is gone with that boot. */
 		memset(vs->v, 0, sizeof(vs->v));
+		vs->n = 0;
 		vs->other_boot = true;
 		vs->dirty = true;
 	}
@@ -382,6 +386,7 @@ int fo_verdicts_load(struct fo_verdicts *vs, char *err, size_t errlen)
 bad:
 	fclose(f);
 	memset(vs->v, 0, sizeof(vs->v));
+	vs->n = 0;
 	snprintf(err, errlen, "verdict file %s: line %zu is not a verdict record (torn or foreign file)", vs->path,
 		 lineno);
 	return -EBADMSG;
@@ -409,7 +414,7 @@ static size_t format_table(const struct fo_verdicts *vs, char *buf, size_t len)
 				    "# failoverctl clear-failed MEMBER clears a member after repair.\n" HEADER_V2 "%s\n",
 				    vs->boot_id[0] ? vs->boot_id : "-");
 
-	for (size_t i = 0; i < FO_VERDICT_MAX && n < len; i++) {
+	for (size_t i = 0; i < vs->n && n < len; i++) {
 		const struct fo_verdict *v = &vs->v[i];
 		char h[33];
 

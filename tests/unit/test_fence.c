@@ -865,6 +865,62 @@ static void test_other_boot_verdict_file_dropped(void)
 	fx_free(&f);
 }
 
+/* The table's lookups cover the records in use (v[0..n)), not its whole
+ * capacity: a dropped record leaves a hole that the next one fills, a file
+ * read sets the bound, and a full table still finds every record. */
+static void test_verdict_table_bound(void)
+{
+	static struct fo_verdicts vs;
+	struct fo_instance in[4];
+	char err[256];
+
+	state_reset();
+	fo_verdicts_init(&vs, state_path);
+	for (int i = 0; i < 4; i++) {
+		memset(&in[i], 0, sizeof(in[i]));
+		snprintf(in[i].name, sizeof(in[i].name), "m%d", i);
+		in[i].domid = (fo_domid_t)(10 + i);
+	}
+	CHECK(vs.n == 0, "empty: bound %zu", vs.n);
+	fo_verdicts_set_failed(&vs, "p", &in[0], "crashed");
+	fo_verdicts_set_active(&vs, "p", &in[1]);
+	fo_verdicts_set_failed(&vs, "q", &in[2], "heartbeat-timeout");
+	CHECK(vs.n == 3, "three records, bound %zu", vs.n);
+	fo_verdicts_set_failed(&vs, "p", &in[0], "crashed");
+	fo_verdicts_set_active(&vs, "p", &in[1]);
+	CHECK(vs.n == 3, "recorded again: no new record, bound %zu", vs.n);
+	CHECK(fo_verdicts_find(&vs, &in[0]) && fo_verdicts_find(&vs, &in[2]) && !fo_verdicts_find(&vs, &in[1]),
+	      "the failed ones found, the active not");
+	CHECK(fo_verdicts_clear(&vs, "m0") == 1 && !fo_verdicts_find(&vs, &in[0]), "m0 cleared");
+	fo_verdicts_set_failed(&vs, "r", &in[3], "gone");
+	CHECK(vs.n == 3 && fo_verdicts_find(&vs, &in[3]) == &vs.v[0], "the hole reused: bound %zu", vs.n);
+	CHECK(fo_verdicts_save(&vs, err, sizeof(err)) == 0, "%s", err);
+	CHECK(fo_verdicts_load(&vs, err, sizeof(err)) == 0, "%s", err);
+	CHECK(vs.n == 3 && fo_verdicts_find(&vs, &in[2]) && fo_verdicts_find(&vs, &in[3]) &&
+		      fo_verdicts_active(&vs, "p"),
+	      "read back: three records, bound %zu", vs.n);
+
+	/* Full: every slot taken by a last active; a verdict then replaces
+	 * one of them and is found. */
+	fo_verdicts_init(&vs, "");
+	for (size_t i = 0; i < FO_VERDICT_MAX; i++) {
+		char pair[32];
+
+		snprintf(pair, sizeof(pair), "p%zu", i);
+		fo_verdicts_set_active(&vs, pair, &in[1]);
+	}
+	{
+		char last[32];
+
+		snprintf(last, sizeof(last), "p%d", FO_VERDICT_MAX - 1);
+		CHECK(vs.n == FO_VERDICT_MAX && fo_verdicts_active(&vs, "p0") && fo_verdicts_active(&vs, last),
+		      "full: bound %zu", vs.n);
+	}
+	fo_verdicts_set_failed(&vs, "q", &in[2], "crashed");
+	CHECK(vs.n == FO_VERDICT_MAX && fo_verdicts_find(&vs, &in[2]), "a verdict in a full table is found");
+	state_reset();
+}
+
 /* Killed after the switch and before the verdict was written (or the
  * switch was not ours): the last recorded active is found paused and the
  * other running. It is presumed failed. */
@@ -1257,6 +1313,7 @@ int main(void)
 	RUN(test_other_boot_verdict_file_dropped);
 	RUN(test_unrecorded_switch_presumed_failed);
 	RUN(test_verdict_written_after_unpause);
+	RUN(test_verdict_table_bound);
 	RUN(test_turn_switches_all_before_writing);
 	RUN(test_killed_before_the_turns_write);
 	RUN(test_deadline_due_during_a_switch_joins_the_turn);
