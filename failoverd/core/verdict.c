@@ -65,10 +65,37 @@ bool fo_instance_same(const struct fo_instance *a, const struct fo_instance *b)
 	return !a->has_handle || !b->has_handle || memcmp(a->handle, b->handle, 16) == 0;
 }
 
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+/* The key of record v, after every change of it (and only here). */
+static void rekey(struct fo_verdicts *vs, const struct fo_verdict *v)
+{
+	struct fo_verdict_key *k = &vs->key[v - vs->v];
+
+	k->kind = (uint8_t)v->kind;
+	k->domid = v->inst.domid;
+	k->pair_hash = name_hash(v->pair);
+}
+
+/* Every record dropped. */
+static void empty(struct fo_verdicts *vs)
+{
+	memset(vs->v, 0, sizeof(vs->v));
+	memset(vs->key, 0, sizeof(vs->key));
+	vs->n = 0;
+}
+
 static struct fo_verdict *slot(struct fo_verdicts *vs)
 {
 	for (size_t i = 0; i < vs->n; i++)
-		if (vs->v[i].kind == FO_VERDICT_NONE)
+		if (vs->key[i].kind == FO_VERDICT_NONE)
 			return &vs->v[i];
 	if (vs->n < FO_VERDICT_MAX)
 		return &vs->v[vs->n++];
@@ -76,7 +103,7 @@ static struct fo_verdict *slot(struct fo_verdicts *vs)
 	 * active is the least useful record to lose; a verdict only if there
 	 * is nothing else. */
 	for (size_t i = 0; i < vs->n; i++)
-		if (vs->v[i].kind == FO_VERDICT_ACTIVE)
+		if (vs->key[i].kind == FO_VERDICT_ACTIVE)
 			return &vs->v[i];
 	return &vs->v[0];
 }
@@ -86,11 +113,11 @@ const struct fo_verdict *fo_verdicts_find(const struct fo_verdicts *vs, const st
 	const struct fo_verdict *unknown = NULL;
 
 	for (size_t i = 0; i < vs->n; i++) {
-		const struct fo_verdict *v = &vs->v[i];
-		if (v->kind == FO_VERDICT_FAILED && fo_instance_same(&v->inst, inst))
-			return v;
-		if (v->kind == FO_VERDICT_UNKNOWN && strcmp(v->inst.name, inst->name) == 0)
-			unknown = v;
+		const struct fo_verdict_key *k = &vs->key[i];
+		if (k->kind == FO_VERDICT_FAILED && k->domid == inst->domid && fo_instance_same(&vs->v[i].inst, inst))
+			return &vs->v[i];
+		if (k->kind == FO_VERDICT_UNKNOWN && strcmp(vs->v[i].inst.name, inst->name) == 0)
+			unknown = &vs->v[i];
 	}
 	return unknown;
 }
@@ -110,6 +137,7 @@ void fo_verdicts_set_failed(struct fo_verdicts *vs, const char *pair, const stru
 	v->inst = *inst;
 	snprintf(v->why, sizeof(v->why), "%s", why);
 	v->when = ts.tv_sec;
+	rekey(vs, v);
 	vs->dirty = true;
 }
 
@@ -122,13 +150,17 @@ void fo_verdicts_set_unknown(struct fo_verdicts *vs, const char *pair, const cha
 	snprintf(v->pair, sizeof(v->pair), "%s", pair);
 	snprintf(v->inst.name, sizeof(v->inst.name), "%s", name);
 	v->inst.domid = FO_DOMID_INVALID;
+	rekey(vs, v);
 	vs->dirty = true;
 }
 
 const struct fo_verdict *fo_verdicts_active(const struct fo_verdicts *vs, const char *pair)
 {
+	uint32_t h = name_hash(pair);
+
 	for (size_t i = 0; i < vs->n; i++)
-		if (vs->v[i].kind == FO_VERDICT_ACTIVE && strcmp(vs->v[i].pair, pair) == 0)
+		if (vs->key[i].kind == FO_VERDICT_ACTIVE && vs->key[i].pair_hash == h &&
+		    strcmp(vs->v[i].pair, pair) == 0)
 			return &vs->v[i];
 	return NULL;
 }
@@ -145,6 +177,7 @@ void fo_verdicts_set_active(struct fo_verdicts *vs, const char *pair, const stru
 	v->kind = FO_VERDICT_ACTIVE;
 	snprintf(v->pair, sizeof(v->pair), "%s", pair);
 	v->inst = *inst;
+	rekey(vs, v);
 	vs->dirty = true;
 }
 
@@ -155,6 +188,7 @@ void fo_verdicts_forget_other(struct fo_verdicts *vs, const struct fo_instance *
 		if (v->kind == FO_VERDICT_FAILED && strcmp(v->inst.name, inst->name) == 0 &&
 		    !fo_instance_same(&v->inst, inst)) {
 			v->kind = FO_VERDICT_NONE;
+			rekey(vs, v);
 			vs->dirty = true;
 		}
 	}
@@ -168,6 +202,7 @@ int fo_verdicts_clear(struct fo_verdicts *vs, const char *name)
 		struct fo_verdict *v = &vs->v[i];
 		if ((v->kind == FO_VERDICT_FAILED || v->kind == FO_VERDICT_UNKNOWN) && strcmp(v->inst.name, name) == 0) {
 			v->kind = FO_VERDICT_NONE;
+			rekey(vs, v);
 			n++;
 		}
 	}
@@ -320,8 +355,7 @@ int fo_verdicts_load(struct fo_verdicts *vs, char *err, size_t errlen)
 	FILE *f;
 	int fd, r;
 
-	memset(vs->v, 0, sizeof(vs->v));
-	vs->n = 0;
+	empty(vs);
 	vs->dirty = false;
 	vs->missing = vs->other_boot = false;
 	if (!vs->path[0])
@@ -368,6 +402,7 @@ int fo_verdicts_load(struct fo_verdicts *vs, char *err, size_t errlen)
 		}
 		if (n == FO_VERDICT_MAX || !parse_line(line, &vs->v[n]))
 			goto bad;
+		rekey(vs, &vs->v[n]);
 		vs->n = ++n;
 	}
 	if (ferror(f) || !header) {
@@ -377,16 +412,14 @@ int fo_verdicts_load(struct fo_verdicts *vs, char *err, size_t errlen)
 	fclose(f);
 	if (other_boot) {
 		/* Every instance it names is gone with that boot. */
-		memset(vs->v, 0, sizeof(vs->v));
-		vs->n = 0;
+		empty(vs);
 		vs->other_boot = true;
 		vs->dirty = true;
 	}
 	return 0;
 bad:
 	fclose(f);
-	memset(vs->v, 0, sizeof(vs->v));
-	vs->n = 0;
+	empty(vs);
 	snprintf(err, errlen, "verdict file %s: line %zu is not a verdict record (torn or foreign file)", vs->path,
 		 lineno);
 	return -EBADMSG;

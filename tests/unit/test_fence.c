@@ -865,13 +865,25 @@ static void test_other_boot_verdict_file_dropped(void)
 	fx_free(&f);
 }
 
-/* The table's lookups cover the records in use (v[0..n)), not its whole
- * capacity: a dropped record leaves a hole that the next one fills, a file
- * read sets the bound, and a full table still finds every record. */
-static void test_verdict_table_bound(void)
+/* Every record's key (what the lookups compare first) says what the
+ * record says. */
+static bool keys_match(const struct fo_verdicts *vs)
+{
+	for (size_t i = 0; i < FO_VERDICT_MAX; i++)
+		if (vs->key[i].kind != vs->v[i].kind ||
+		    (vs->v[i].kind != FO_VERDICT_NONE && vs->key[i].domid != vs->v[i].inst.domid))
+			return false;
+	return true;
+}
+
+/* The table's lookups read the records in use (v[0..n)) through their
+ * keys, not the whole capacity: a dropped record leaves a hole that the
+ * next one fills, a file read sets the bound and the keys, a full table
+ * still finds every record; every change keeps the keys as the records. */
+static void test_verdict_table_lookups(void)
 {
 	static struct fo_verdicts vs;
-	struct fo_instance in[4];
+	struct fo_instance in[4], again;
 	char err[256];
 
 	state_reset();
@@ -885,23 +897,44 @@ static void test_verdict_table_bound(void)
 	fo_verdicts_set_failed(&vs, "p", &in[0], "crashed");
 	fo_verdicts_set_active(&vs, "p", &in[1]);
 	fo_verdicts_set_failed(&vs, "q", &in[2], "heartbeat-timeout");
-	CHECK(vs.n == 3, "three records, bound %zu", vs.n);
+	fo_verdicts_set_active(&vs, "q", &in[3]);
+	CHECK(vs.n == 4 && keys_match(&vs), "four records, bound %zu", vs.n);
 	fo_verdicts_set_failed(&vs, "p", &in[0], "crashed");
 	fo_verdicts_set_active(&vs, "p", &in[1]);
-	CHECK(vs.n == 3, "recorded again: no new record, bound %zu", vs.n);
-	CHECK(fo_verdicts_find(&vs, &in[0]) && fo_verdicts_find(&vs, &in[2]) && !fo_verdicts_find(&vs, &in[1]),
+	CHECK(vs.n == 4, "recorded again: no new record, bound %zu", vs.n);
+	CHECK(fo_verdicts_find(&vs, &in[0]) == &vs.v[0] && fo_verdicts_find(&vs, &in[2]) == &vs.v[2] &&
+		      !fo_verdicts_find(&vs, &in[1]),
 	      "the failed ones found, the active not");
-	CHECK(fo_verdicts_clear(&vs, "m0") == 1 && !fo_verdicts_find(&vs, &in[0]), "m0 cleared");
+	CHECK(fo_verdicts_active(&vs, "p") == &vs.v[1] && fo_verdicts_active(&vs, "q") == &vs.v[3] &&
+		      !fo_verdicts_active(&vs, "r"),
+	      "each pair's active found by its name");
+	fo_verdicts_set_active(&vs, "p", &in[0]);
+	CHECK(fo_verdicts_active(&vs, "p") == &vs.v[1] && vs.v[1].inst.domid == in[0].domid && keys_match(&vs),
+	      "a new active replaces the pair's record");
+	/* Another instance of m2 (re-created, another domid): the old one's
+	 * verdict is forgotten, the new one has none. */
+	again = in[2];
+	again.domid = 42;
+	CHECK(!fo_verdicts_find(&vs, &again), "the new m2 has no verdict of its own");
+	fo_verdicts_forget_other(&vs, &again);
+	CHECK(!fo_verdicts_find(&vs, &in[2]) && vs.v[2].kind == FO_VERDICT_NONE && keys_match(&vs),
+	      "the old m2's verdict forgotten");
+	CHECK(fo_verdicts_clear(&vs, "m0") == 1 && !fo_verdicts_find(&vs, &in[0]) && keys_match(&vs), "m0 cleared");
 	fo_verdicts_set_failed(&vs, "r", &in[3], "gone");
-	CHECK(vs.n == 3 && fo_verdicts_find(&vs, &in[3]) == &vs.v[0], "the hole reused: bound %zu", vs.n);
+	CHECK(vs.n == 4 && fo_verdicts_find(&vs, &in[3]) == &vs.v[0] && keys_match(&vs),
+	      "the first hole reused: bound %zu", vs.n);
+	fo_verdicts_set_unknown(&vs, "q", "m2");
+	CHECK(vs.n == 4 && fo_verdicts_find(&vs, &again) == &vs.v[2] && keys_match(&vs),
+	      "an unknown verdict on the name m2 applies to any m2");
 	CHECK(fo_verdicts_save(&vs, err, sizeof(err)) == 0, "%s", err);
+	memset(vs.key, 0xff, sizeof(vs.key)); /* the load must set every key */
 	CHECK(fo_verdicts_load(&vs, err, sizeof(err)) == 0, "%s", err);
-	CHECK(vs.n == 3 && fo_verdicts_find(&vs, &in[2]) && fo_verdicts_find(&vs, &in[3]) &&
-		      fo_verdicts_active(&vs, "p"),
-	      "read back: three records, bound %zu", vs.n);
+	CHECK(vs.n == 4 && keys_match(&vs) && fo_verdicts_find(&vs, &in[3]) && fo_verdicts_find(&vs, &again) &&
+		      fo_verdicts_active(&vs, "p") && fo_verdicts_active(&vs, "q") && !fo_verdicts_find(&vs, &in[0]),
+	      "read back: four records, bound %zu", vs.n);
 
 	/* Full: every slot taken by a last active; a verdict then replaces
-	 * one of them and is found. */
+	 * one of them and is found, and every pair's record still is. */
 	fo_verdicts_init(&vs, "");
 	for (size_t i = 0; i < FO_VERDICT_MAX; i++) {
 		char pair[32];
@@ -913,11 +946,13 @@ static void test_verdict_table_bound(void)
 		char last[32];
 
 		snprintf(last, sizeof(last), "p%d", FO_VERDICT_MAX - 1);
-		CHECK(vs.n == FO_VERDICT_MAX && fo_verdicts_active(&vs, "p0") && fo_verdicts_active(&vs, last),
+		CHECK(vs.n == FO_VERDICT_MAX && fo_verdicts_active(&vs, "p0") == &vs.v[0] &&
+			      fo_verdicts_active(&vs, last) == &vs.v[FO_VERDICT_MAX - 1] && keys_match(&vs),
 		      "full: bound %zu", vs.n);
 	}
 	fo_verdicts_set_failed(&vs, "q", &in[2], "crashed");
-	CHECK(vs.n == FO_VERDICT_MAX && fo_verdicts_find(&vs, &in[2]), "a verdict in a full table is found");
+	CHECK(vs.n == FO_VERDICT_MAX && fo_verdicts_find(&vs, &in[2]) && keys_match(&vs),
+	      "a verdict in a full table is found");
 	state_reset();
 }
 
@@ -1313,7 +1348,7 @@ int main(void)
 	RUN(test_other_boot_verdict_file_dropped);
 	RUN(test_unrecorded_switch_presumed_failed);
 	RUN(test_verdict_written_after_unpause);
-	RUN(test_verdict_table_bound);
+	RUN(test_verdict_table_lookups);
 	RUN(test_turn_switches_all_before_writing);
 	RUN(test_killed_before_the_turns_write);
 	RUN(test_deadline_due_during_a_switch_joins_the_turn);

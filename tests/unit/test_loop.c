@@ -50,9 +50,11 @@ static void test_rt_done_after_all_rt_before_others(void)
 {
 	static const char rt1 = 'R', rt2 = 'S', other = 'O';
 	int a = eventfd(0, EFD_NONBLOCK), b = eventfd(0, EFD_NONBLOCK), c = eventfd(0, EFD_NONBLOCK);
-	struct fo_loop *l;
+	struct fo_loop *l = NULL;
 
 	CHECK(a >= 0 && b >= 0 && c >= 0 && fo_loop_new(&l) == 0, "loop and eventfds");
+	if (!l)
+		return;
 	CHECK(fo_loop_add_rt(l, a, EPOLLIN, on_fd, (void *)&rt1) == 0 &&
 		      fo_loop_add_rt(l, b, EPOLLIN, on_fd, (void *)&rt2) == 0 &&
 		      fo_loop_add(l, c, EPOLLIN, on_fd, (void *)&other) == 0,
