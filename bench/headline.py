@@ -65,7 +65,7 @@ FAMILIES = [
      "also_current": ["2026-11-27-paths-2pcpu-timer-rt-housekeeping"]},
     {"key": "scale", "title": "N pairs on one host, on the simulator", "command": "tests/bench/scale.sh --sim",
      "howto": "../../tests/bench/README.md", "reader": "scale",
-     "runs": ["2026-11-28-scale-sim", "2026-11-28-scale-sim-deferred-persist"]},
+     "runs": ["2026-11-28-scale-sim", "2026-11-28-scale-sim-deferred-persist", "2026-11-28-scale-sim-two-phase"]},
     {"key": "notify-flood", "title": "A guest flooding its heartbeat channel",
      "command": "tests/lab/scenarios/notify-flood.sh", "howto": "../../tests/lab/README.md", "reader": "flood",
      "runs": ["2026-11-28-notify-flood"]},
