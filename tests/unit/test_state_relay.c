@@ -24,6 +24,7 @@
 
 #include "../../guest-heartbeat/abi/fo_state.h"
 #include "check.h"
+#include "wait_until.h"
 #include "hv/state_relay.h"
 
 #define DOM_A     11u
@@ -45,29 +46,6 @@ static atomic_int ops_errors;    /* the ops' own findings (relay thread: no CHEC
 static unsigned char buf[FO_ST_SLOT_SIZE];
 
 /* ------------------------------------------------------------- helpers */
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void nap(void)
-{
-	struct timespec ts = { 0, 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
-/* ok = cond, re-evaluated every ms until true or ms have passed. */
-#define WAIT_UNTIL(ok, cond, ms)                                              \
-	do {                                                                  \
-		uint64_t end_ = now_ms() + (ms);                              \
-		while (!((ok) = (cond)) && now_ms() < end_)                   \
-			nap();                                                \
-	} while (0)
 
 static struct fake_dom *dom_of(fo_domid_t domid)
 {

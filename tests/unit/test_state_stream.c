@@ -31,6 +31,7 @@
 
 #include "../../guest-heartbeat/abi/fo_state.h"
 #include "check.h"
+#include "wait_until.h"
 #include "hv/state_relay.h"
 #include "stream/state_stream.h"
 #include "stream/wire.h"
@@ -40,28 +41,6 @@
 #define PAIR    "brake-ctl"
 
 /* ------------------------------------------------------------- helpers */
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void nap(void)
-{
-	struct timespec ts = { 0, 2000000 };
-
-	nanosleep(&ts, NULL);
-}
-
-#define WAIT_UNTIL(ok, cond, ms)                                              \
-	do {                                                                  \
-		uint64_t end_ = now_ms() + (ms);                              \
-		while (!((ok) = (cond)) && now_ms() < end_)                   \
-			nap();                                                \
-	} while (0)
 
 static void fill(unsigned char *p, size_t len, uint64_t cycle)
 {
