@@ -91,8 +91,10 @@ struct fo_event *record(struct fo_pair *p, enum fo_event_kind kind, enum fo_even
 void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...)
 {
 	enum fo_pair_state old = p->state;
+	char old_reason[sizeof(p->reason)];
 	va_list ap;
 
+	memcpy(old_reason, p->reason, sizeof(old_reason));
 	va_start(ap, fmt);
 	vsnprintf(p->reason, sizeof(p->reason), fmt, ap);
 	va_end(ap);
@@ -104,7 +106,10 @@ void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...)
 	/* The module must not switch a pair we consider unprotected. */
 	if (p->kernel_armed && (s == FO_PAIR_DEGRADED || s == FO_PAIR_DISARMED || s == FO_PAIR_REBUILDING))
 		kernel_release(p);
-	if (old == s && s != FO_PAIR_DEGRADED)
+	/* DEGRADED again is news when the reason is new; the same reason
+	 * again (a retry every second that fails the same way) is not, and
+	 * would push the events that matter out of the ring. */
+	if (old == s && (s != FO_PAIR_DEGRADED || strcmp(old_reason, p->reason) == 0))
 		return;
 	switch (s) {
 	case FO_PAIR_ARMED:
