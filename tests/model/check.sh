@@ -14,7 +14,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 # name | owner (kmod, watch) | kind (safety, live) | FLAGS | more -D | expected
 # FLAGS (ownership.pml): 1 P5, 2 the proposed fixes, 4 strict RELEASE,
-# 8..1024 and 4096 a bug put back, 2048 the watch before rt-patches 0011.
+# 8..1024, 4096 and 8192 a bug put back, 2048 the watch before rt-patches 0011,
+# 16384 P8 strict (a third party's unpause does not end a stand-down's claim).
 # Expected: verify, or refute:PROPERTY.
 RUNS=(
 	"kmod|kmod|safety|0||verify"
@@ -34,6 +35,10 @@ RUNS=(
 	"bug_watch_quiesce_split|watch|safety|512||refute:P7"
 	"bug_watch_paused_early|watch|safety|1024||refute:P6|P1"
 	"bug_watch_wait_released|watch|live|4096|-DMAXTP=1|refute:LIVE"
+	"standdown_kmod|kmod|safety|2|-DMAXSD=1|verify"
+	"standdown_watch|watch|safety|4|-DMAXSD=1|verify"
+	"bug_standdown_armed|kmod|safety|8194|-DMAXSD=1|refute:P8"
+	"finding_standdown_restart|kmod|safety|16386|-DMAXSD=1|refute:P8"
 )
 
 if [ "${1:-}" = --list ]; then
@@ -62,6 +67,7 @@ property_of() {
 	elif grep -q 'assertion violated confirmed' <<<"$out"; then echo P6
 	elif grep -q 'assertion violated fired_runs' <<<"$out"; then echo P7
 	elif grep -q 'assertion violated.*tph\[' <<<"$out"; then echo STRICT
+	elif grep -q 'assertion violated.*stood' <<<"$out"; then echo P8
 	elif grep -q 'assertion violated.*wfenced' <<<"$out"; then echo P4
 	elif grep -q 'assertion violated.*gfailed\[' <<<"$out"; then echo P2
 	elif grep -q 'assertion violated.*insw==0' <<<"$out"; then echo P3

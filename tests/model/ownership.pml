@@ -20,7 +20,7 @@
  *                hands a pair to one of them, never both).
  *   LIVE         add the liveness formula (run with pan -a -f).
  *   FLAGS        a variant: P5, the proposed fixes, a bug put back (below).
- *   MAXFAULT, MAXCRASH, MAXTP, MAXOP, TRIES   the bounds (below).
+ *   MAXFAULT, MAXCRASH, MAXTP, MAXOP, MAXSD, TRIES   the bounds (below).
  *
  * Granularity: every hypercall, ioctl and state-file write is one atomic
  * step; a process can be interleaved between any two of them, and failoverd
@@ -73,6 +73,9 @@
 #ifndef MAXOP
 #define MAXOP 0		/* operator `failoverctl disarm` / `arm` */
 #endif
+#ifndef MAXSD
+#define MAXSD 0		/* the cluster agent's `failoverctl stand-down` */
+#endif
 #ifndef TRIES
 #define TRIES 2		/* FO_FENCED_TRIES is 3 (see above) */
 #endif
@@ -93,6 +96,8 @@
 #define F_BUG_PAUSED_EARLY 1024	/* BUG (#36 item 6): "paused" from the no-wait pause on */
 #define F_NO_0011	2048	/* the watch before 0011: its fence reads as running */
 #define F_BUG_WAIT_RELEASED 4096 /* BUG (finding E): a watch gone while failoverd waits for it is waited for */
+#define F_BUG_STANDDOWN_ARMED 8192 /* BUG: stand-down pauses the active with the owner still armed */
+#define F_STRICT_STANDDOWN 16384 /* P8 also after a third party started a member (finding F) */
 #ifndef FLAGS
 #define FLAGS 0
 #endif
@@ -196,7 +201,14 @@ bool confirmed;		/* a fence's confirmation (P6) */
 bool fired_runs;	/* the watch's FIRED: its standby runs (P7) */
 bool af;		/* the protected active failed ... */
 byte afm = NOMEMBER;	/* ... this one */
-byte nfault, ncrash, ntp, nop;
+byte nfault, ncrash, ntp, nop, nsd;
+/* P8: once a stand-down completed (the pair is served from another host),
+ * failoverd and the owner start nothing of the pair here: not the owner
+ * taking the paused active for a failure, not a restarted failoverd. No
+ * operator `arm` or `switchover` follows in the model. A third party's
+ * unpause of a member ends the claim (with F_STRICT_STANDDOWN it does
+ * not: finding F, README.md). */
+bool stood;
 
 /*
  * P1: never both members running, except after a third party's unpause
@@ -212,6 +224,7 @@ inline check()
 {
 	assert(!(running(0) && running(1)) || tpu[0] || tpu[1]);	/* P1 */
 	assert(!wfenced || wact == NOMEMBER || !running(wact));		/* P4 */
+	assert(!stood || !(running(0) || running(1)) || tpu[0] || tpu[1]);	/* P8 */
 }
 
 /* XEN_DOMCTL_pausedomain (the toolstack's count). */
@@ -481,9 +494,11 @@ end:
 	:: atomic { ntp < MAXTP && !dead[0] && tp[0] < MAXPAUSE - 1 -> ntp++; xen_pause(0); tp_own(0, 1); news() }
 	:: atomic { ntp < MAXTP && !dead[1] && tp[1] < MAXPAUSE - 1 -> ntp++; xen_pause(1); tp_own(1, 1); news() }
 	:: atomic { ntp < MAXTP && !dead[0] -> ntp++; xen_unpause(0, r);
-		if :: r == OK -> tpu[0] = 1; tp_own(0, -1) :: else fi; news(); check(); r = 0 }
+		if :: r == OK -> tpu[0] = 1; tp_own(0, -1); stood = stood && on(F_STRICT_STANDDOWN) :: else fi;
+		news(); check(); r = 0 }
 	:: atomic { ntp < MAXTP && !dead[1] -> ntp++; xen_unpause(1, r);
-		if :: r == OK -> tpu[1] = 1; tp_own(1, -1) :: else fi; news(); check(); r = 0 }
+		if :: r == OK -> tpu[1] = 1; tp_own(1, -1); stood = stood && on(F_STRICT_STANDDOWN) :: else fi;
+		news(); check(); r = 0 }
 #ifdef WATCH
 	:: atomic { ntp < MAXTP && (wst == W_ARMED || w_ended) -> ntp++;
 		/* Xen's switch is hidden from failoverd now (QUERY: ENOENT) */
@@ -1194,6 +1209,33 @@ end_loop:
 			fi
 		:: !busy && nop < MAXOP && (ds == DISARMED || ds == DEGRADED) ->
 			atomic { nop++; ds = ARMING; need_eval = 1 }
+
+		/* ---- the cluster agent: failoverctl stand-down
+		 *      (fo_pair_stand_down): refused (EAGAIN) while the owner
+		 *      switches or has news; else disarmed first (an armed owner
+		 *      would take the active's pause for a failure), then every
+		 *      member that runs fenced; nothing is unpaused. */
+		:: !busy && nsd < MAXSD && !(karmed && kfiring) && !o_poll_guard ->
+			atomic { nsd++; ds = DISARMED; armwait = 0; news() };
+			if
+			:: karmed && !on(F_BUG_STANDDOWN_ARMED) ->
+				o_disarm(r, 0);
+				if :: r == EALREADY -> kfiring = 1 :: else -> karmed = 0; kfiring = 0 fi
+			:: else
+			fi;
+			if
+			:: !karmed || on(F_BUG_STANDDOWN_ARMED) ->
+				fence(0);
+				if
+				:: ok ->
+					fence(1);
+					/* (a third party's unpause since the fences
+					 * is its own: the claim starts without it) */
+					atomic { if :: ok && !tpu[0] && !tpu[1] -> stood = 1; check() :: else fi }
+				:: else
+				fi
+			:: else	/* EAGAIN: its switch's event follows */
+			fi
 		fi;
 		/* what a handler computed is gone before the next (fewer states) */
 		d_step {
