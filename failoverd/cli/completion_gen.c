@@ -5,9 +5,10 @@
  *   fo-completion-gen TEMPLATE OUTPUT
  *
  * copies configs/failoverctl.bash-completion.in with its @FO_...@ words
- * replaced by the lists in proto/commands.c, the table failoverctl and the
- * daemon check commands and drill faults against, so the completion can
- * never offer a fault or a command they would refuse, nor miss one:
+ * replaced by the lists in proto/commands.c and proto/drill_kinds.def, the
+ * tables failoverctl and the daemon check commands and drill faults
+ * against, so the completion can never offer a fault or a command they
+ * would refuse, nor miss one:
  *
  *   @FO_COMMANDS@         every command
  *   @FO_PAIR_COMMANDS@    the commands that name a PAIR
@@ -23,6 +24,7 @@
 #include <string.h>
 
 #include "proto/commands.h"
+#include "proto/drill.h"
 
 static void put_commands(FILE *out, int arg)
 {
@@ -39,8 +41,8 @@ static void put_commands(FILE *out, int arg)
 
 static void put_faults(FILE *out)
 {
-	for (const char *const *k = fo_proto_drill_faults; *k; k++)
-		fprintf(out, "%s%s", k == fo_proto_drill_faults ? "" : " ", *k);
+	for (int k = 0; k < FO_DRILL_COUNT; k++)
+		fprintf(out, "%s%s", k == 0 ? "" : " ", fo_drill_kind_name((enum fo_drill_kind)k));
 }
 
 int main(int argc, char **argv)

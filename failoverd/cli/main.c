@@ -44,6 +44,7 @@
 #include "cli/cli.h"
 #include "lib/limits.h"
 #include "proto/commands.h"
+#include "proto/drill.h"
 
 #define DEFAULT_SOCKET        "/run/failoverd/control.sock"
 #define ROUNDS_MAX            100000
@@ -65,9 +66,6 @@ static void usage_error(const char *fmt, ...)
 
 static void print_help(void)
 {
-	const char *const *k;
-	size_t col;
-
 	printf("Usage: failoverctl [OPTIONS] COMMAND [ARGS]\n"
 	       "\n"
 	       "Control failoverd through its control socket.\n"
@@ -90,18 +88,16 @@ static void print_help(void)
 	       "  drill PAIR --fault KIND [--rounds N] [--report DIR] [--json]\n"
 	       "                             inject a fault, wait for the failover, print\n"
 	       "                             the timeline and PASS/FAIL against deadline_ms\n"
-	       "                             KIND:");
-	/* From the protocol's list, the one the daemon checks against;
-	 * wrapped under itself within 80 columns. */
-	for (k = fo_proto_drill_faults, col = 34; *k; k++) {
-		if (col + 1 + strlen(*k) > 79)
-			col = printf("\n                                  ") - 1;
-		col += printf(" %s", *k);
-	}
-	printf("\n"
+	       "                             KIND: one of the drill faults below\n"
 	       "                             --rounds: repeat, waiting for ARMED in between,\n"
 	       "                             then print mean/variance/min/max per phase\n"
 	       "\n"
+	       "Drill faults (drill --fault KIND):\n");
+	/* The protocol's table, the one the daemon checks against. */
+	for (int k = 0; k < FO_DRILL_COUNT; k++)
+		printf("  %-*s %s\n", FO_DRILL_NAME_MAX, fo_drill_kind_name((enum fo_drill_kind)k),
+		       fo_drill_kind_info((enum fo_drill_kind)k)->help);
+	printf("\n"
 	       "Options:\n"
 	       "  -s, --socket PATH   control socket (default $FAILOVERD_SOCKET, else\n"
 	       "                      " DEFAULT_SOCKET ")\n"
@@ -169,7 +165,6 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *env = getenv("FAILOVERD_SOCKET");
-	const char *const *k;
 	enum fo_request_cmd cmd;
 	bool wants_pair;
 	int opt, npos;
@@ -314,15 +309,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 	if (!o->interval_set)
 		o->interval_s = DEFAULT_WATCH_INTERVAL_S;
 	if (strcmp(o->cmd, "drill") == 0) {
+		enum fo_drill_kind kind;
+
 		if (!o->fault) {
-			usage_error("drill: missing --fault KIND (" FO_PROTO_DRILL_FAULTS_TEXT ")");
+			usage_error("drill: missing --fault KIND (%s)", fo_drill_kinds_text());
 			return -EINVAL;
 		}
-		for (k = fo_proto_drill_faults; *k; k++)
-			if (strcmp(*k, o->fault) == 0)
-				break;
-		if (!*k) {
-			usage_error("drill: unknown fault '%s' (" FO_PROTO_DRILL_FAULTS_TEXT ")", o->fault);
+		if (fo_drill_kind_parse(o->fault, &kind) < 0) {
+			usage_error("drill: unknown fault '%s' (%s)", o->fault, fo_drill_kinds_text());
 			return -EINVAL;
 		}
 	} else if (o->fault || o->rounds_set || o->round_timeout_set || o->report_dir) {

@@ -28,6 +28,7 @@
 #include "loop.h"
 /* enum fo_request_cmd, fo_request_cmd_name(), fo_request_needs_admin() */
 #include "proto/commands.h"
+#include "proto/drill.h"
 
 #define FO_CONTROL_LINE_MAX 4096
 

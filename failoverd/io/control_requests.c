@@ -139,7 +139,7 @@ static int parse_request_object(const cJSON *o, struct fo_request *req, char *er
 	if (req->cmd == FO_REQ_DRILL) {
 		jf = cJSON_GetObjectItemCaseSensitive(o, "fault");
 		if (!cJSON_IsString(jf) || fo_drill_kind_parse(jf->valuestring, &req->fault) < 0)
-			return req_fail(err, errlen, "drill: \"fault\" must be one of " FO_PROTO_DRILL_FAULTS_TEXT);
+			return req_fail(err, errlen, "drill: \"fault\" must be one of %s", fo_drill_kinds_text());
 	}
 	return 0;
 }

@@ -28,10 +28,6 @@ static const struct fo_command {
 	{ "stand-down", FO_REQ_STAND_DOWN, FO_REQ_ARG_PAIR, true },
 };
 
-const char *const fo_proto_drill_faults[] = {
-	"heartbeat-loss", "hang", "crash", "destroy", "unhealthy", "manual", NULL,
-};
-
 bool fo_proto_pair_name_ok(const char *s)
 {
 	size_t len = strlen(s);

@@ -45,12 +45,4 @@ bool fo_request_cmd_at(size_t i, enum fo_request_cmd *ret);
 /* Changes something: needs root or control_admin_group. */
 bool fo_request_needs_admin(enum fo_request_cmd cmd);
 
-/*
- * A drill's "fault", in the order of core/pair.h's enum fo_drill_kind;
- * NULL-terminated. The _TEXT is the same list for messages: keep the two
- * together.
- */
-extern const char *const fo_proto_drill_faults[];
-#define FO_PROTO_DRILL_FAULTS_TEXT "heartbeat-loss, hang, crash, destroy, unhealthy, manual"
-
 #endif

@@ -7,8 +7,8 @@
 # is called as bash would, with COMP_WORDS/COMP_CWORD set, and COMPREPLY is
 # checked:
 #   - a command prefix completes to the command; all commands are --help's;
-#   - drill --fault offers exactly the faults of --help's KIND list and of
-#     the usage error's list (proto's two spellings of fo_proto_drill_faults),
+#   - drill --fault offers exactly the faults of --help's Drill faults and of
+#     the usage error's list (both made from proto/drill_kinds.def),
 #     each of which failoverctl accepts; "--fault=h" (split at "=") works;
 #   - the options offered are exactly --help's;
 #   - pair names (arm) and member names (clear-failed) come from a simulated
@@ -65,11 +65,10 @@ got=$(complete_line '')
 
 # Drill faults: the completion's list is proto's, in both of its spellings.
 got=$(complete_line drill brake-ctl --fault '')
-# --help's KIND: list and its continuation lines (wrapped at 80 columns).
-want=$(awk '/KIND:/ { sub(/.*KIND:/, ""); print; k = 1; next } k && /^ +[a-z][a-z -]*$/ { print; next } { k = 0 }' \
-	<<<"$help" | words_sorted)
-[ -n "$want" ] || fail "no KIND: list in failoverctl --help"
-[ "$got" = "$want" ] || fail "drill --fault: completion '$got', --help's KIND '$want'"
+# --help's "Drill faults" section: one fault a line, then its help.
+want=$(sed -n '/^Drill faults/,/^$/p' <<<"$help" | grep -oE '^  [a-z][a-z-]*' | words_sorted)
+[ -n "$want" ] || fail "no Drill faults section in failoverctl --help"
+[ "$got" = "$want" ] || fail "drill --fault: completion '$got', --help's Drill faults '$want'"
 usage=$("$FAILOVERCTL" -s "$SOCK" drill brake-ctl --fault no-such-fault 2>&1)
 want=$(sed -n "s/.*unknown fault 'no-such-fault' (\(.*\)).*/\1/p" <<<"$usage" | words_sorted)
 [ "$got" = "$want" ] || fail "drill --fault: completion '$got', the usage error's '$want'"

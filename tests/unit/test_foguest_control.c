@@ -5,10 +5,13 @@
  * Xen: the drills for everyone, the TEST ONLY commands (garbage-state,
  * garbage-page, regrant) only with FOGUEST_F_TEST_COMMANDS, so a
  * production guest cannot be told to scribble over its page or revoke its
- * grant through xenstore.
+ * grant through xenstore. And the guest obeys every agent command of the
+ * drill table (proto/drill_kinds.def) with the fault the row expects: the
+ * guest keeps its own names (the ABI), the daemon its table.
  */
 #include "../../guest-heartbeat/foguest_internal.h"
 #include "check.h"
+#include "proto/drill.h"
 
 static void test_drills(void)
 {
@@ -36,6 +39,45 @@ static void test_drills(void)
 			      (int)foguest__parse_control(cases[i].cmd, flags, true));
 }
 
+/* What the library does on a command, as the fault dom0 then sees. */
+static enum fo_fault fault_caused(enum foguest_cmd c)
+{
+	switch (c) {
+	case FOGUEST_CMD_STOP:
+	case FOGUEST_CMD_FREEZE:
+		return FO_FAULT_HEARTBEAT_TIMEOUT; /* the sequence stops */
+	case FOGUEST_CMD_STUCK:
+		return FO_FAULT_HEARTBEAT_STUCK;
+	case FOGUEST_CMD_UNHEALTHY:
+		return FO_FAULT_UNHEALTHY;
+	case FOGUEST_CMD_CRASH:
+		return FO_FAULT_CRASHED;
+	default:
+		return FO_FAULT_NONE;
+	}
+}
+
+static void test_drill_table_commands(void)
+{
+	int agent_rows = 0;
+
+	for (int kind = 0; kind < FO_DRILL_COUNT; kind++) {
+		const struct fo_drill_kind_info *k = fo_drill_kind_info((enum fo_drill_kind)kind);
+		enum foguest_cmd c;
+
+		if (!k->agent_command)
+			continue;
+		agent_rows++;
+		/* A production guest (no test commands) must obey it. */
+		c = foguest__parse_control(k->agent_command, 0, false);
+		CHECK(c != FOGUEST_CMD_UNKNOWN && c != FOGUEST_CMD_NONE, "drill %s: the guest ignores \"%s\"", k->name,
+		      k->agent_command);
+		CHECK(fault_caused(c) == k->fault, "drill %s: \"%s\" causes %s in the guest, the table expects %s",
+		      k->name, k->agent_command, fo_fault_name(fault_caused(c)), fo_fault_name(k->fault));
+	}
+	CHECK(agent_rows > 0, "the table has drills through the agent");
+}
+
 static void test_test_commands_need_the_flag(void)
 {
 	const unsigned t = FOGUEST_F_TEST_COMMANDS, other = FOGUEST_F_STATE | FOGUEST_F_NO_PUBLISH;
@@ -56,6 +98,7 @@ static void test_test_commands_need_the_flag(void)
 int main(void)
 {
 	RUN(test_drills);
+	RUN(test_drill_table_commands);
 	RUN(test_test_commands_need_the_flag);
 	return check_summary("test_foguest_control");
 }

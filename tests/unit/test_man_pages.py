@@ -66,10 +66,10 @@ for c in commands:
     if not re.search(r"\.(?:P|RE) " + re.escape(c) + r"(?![\w-]).{0,200}?\.RS 4", ctl_man):
         errors.append(f"failoverctl.8: command {c} is not described under COMMANDS")
 print(f"failoverctl.8: {len(commands)} commands checked")
-# drill's fault kinds: --help prints them from the protocol's list.
-# (wrapped: continuation lines hold only more kinds)
-m = re.search(r"KIND:((?: [a-z][a-z-]*)+$(?:\n +(?:[a-z][a-z-]* ?)+$)*)", ctl_help, re.M)
-kinds = m.group(1).split() if m else []
+# drill's fault kinds: --help prints them from the protocol's table, one
+# a line under "Drill faults".
+m = re.search(r"^Drill faults[^\n]*:\n(.*?)\n\n", ctl_help, re.S | re.M)
+kinds = re.findall(r"^  ([a-z][a-z-]*) ", m.group(1), re.M) if m else []
 if len(kinds) < 3:
     errors.append(f"failoverctl --help: found only {kinds} as drill fault kinds")
 for k in kinds:

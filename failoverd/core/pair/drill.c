@@ -5,45 +5,19 @@
  * within what a real fault of its kind would take.
  */
 #include "core/pair/pair_internal.h"
-#include "proto/commands.h"
+#include "proto/drill.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-/* The names are the protocol's (a drill request's "fault"), in the order of
- * enum fo_drill_kind. */
-
-const char *fo_drill_kind_name(enum fo_drill_kind k)
-{
-	return (unsigned)k < FO_DRILL_COUNT ? fo_proto_drill_faults[k] : "?";
-}
-
-int fo_drill_kind_parse(const char *name, enum fo_drill_kind *ret)
-{
-	for (int i = 0; i < FO_DRILL_COUNT; i++)
-		if (strcmp(name, fo_proto_drill_faults[i]) == 0) {
-			*ret = (enum fo_drill_kind)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-/* What the agent is told to do for a drill; NULL: the drill needs no agent. */
+/* What the agent is told to do for a drill (proto/drill_kinds.def); NULL:
+ * the drill needs no agent. */
 static const char *drill_command(enum fo_drill_kind kind)
 {
-	switch (kind) {
-	case FO_DRILL_HEARTBEAT_LOSS:
-		return FO_HB_CMD_STOP;
-	case FO_DRILL_HANG:
-		return FO_HB_CMD_FREEZE;
-	case FO_DRILL_CRASH:
-		return FO_HB_CMD_CRASH;
-	case FO_DRILL_UNHEALTHY:
-		return FO_HB_CMD_UNHEALTHY;
-	default:
-		return NULL;
-	}
+	const struct fo_drill_kind_info *k = fo_drill_kind_info(kind);
+
+	return k ? k->agent_command : NULL;
 }
 
 void fo_pair_on_write_failed(struct fo_pair *p, int member, const char *key, const char *value, int err)
@@ -95,6 +69,9 @@ int fo_pair_request_drill(struct fo_pair *p, enum fo_drill_kind kind, char *err,
 	 * and has no deadline of its own while ARMED. */
 	set_deadline(fo_pair_standby(p), FO_DL_DRILL, p->drill_inject_ns + MS(budget_ms));
 
+	/* Through the agent when the table names its command; the others
+	 * failoverd injects itself (a row with neither is refused, and
+	 * test_pair_ops drills every row). */
 	cmd = drill_command(kind);
 	if (cmd) {
 		r = hv->ops->agent_command(hv, a->domid, cmd);

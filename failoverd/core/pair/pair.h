@@ -21,6 +21,7 @@
 #include "lib/log.h"
 #include "core/monitor.h"
 #include "core/verdict.h"
+#include "proto/drill.h"
 
 enum fo_pair_state {
 	FO_PAIR_ARMING = 0, /* finding members, waiting for the standby's first heartbeat */
@@ -42,19 +43,6 @@ enum fo_deadline_kind {
 	FO_DL_REBUILD,     /* rebuilt member's first heartbeat */
 	FO_DL_DRILL,       /* a drill's fault must cause a switchover by then */
 };
-
-enum fo_drill_kind {
-	FO_DRILL_HEARTBEAT_LOSS = 0,
-	FO_DRILL_HANG,
-	FO_DRILL_CRASH,
-	FO_DRILL_DESTROY,
-	FO_DRILL_UNHEALTHY,
-	FO_DRILL_MANUAL,
-	FO_DRILL_COUNT
-};
-const char *fo_drill_kind_name(enum fo_drill_kind k);
-/* -EINVAL for an unknown name. */
-int fo_drill_kind_parse(const char *name, enum fo_drill_kind *ret);
 
 struct fo_member {
 	char name[FO_DOMNAME_MAX + 1];
