@@ -70,11 +70,7 @@ static int read_group(struct parser *p, const cJSON *obj, const char *key, char 
 
 static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_config *d)
 {
-	static const char *const keys[] = { "control_socket", "control_group", "control_admin_group", "rt_priority",
-					    "cpu", "dom0_vcpu_pcpu", "require_rt", "log_level",
-					    "kernel_fast_path", "state_file", "metrics_listen",
-					    "hypervisor_watch", "hypervisor_watch_cpu",
-					    "hypervisor_watch_poll_us", NULL };
+	const char *const *keys = config_keys(CFG_DAEMON);
 	/* A control socket path must also fit sockaddr_un, or bind() fails at
 	 * startup with a less helpful ENAMETOOLONG. */
 	const size_t socket_max = sizeof(((struct sockaddr_un *)0)->sun_path) < FO_PATH_MAX
@@ -197,7 +193,7 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
  * that name already matches). */
 static int parse_cpupools(struct parser *p, const cJSON *arr, struct fo_config *c)
 {
-	static const char *const keys[] = { "name", "scheduler", "pcpus", NULL };
+	const char *const *keys = config_keys(CFG_CPUPOOL);
 	char kp[KEYPATH_MAX], mkp[KEYPATH_MAX], ikp[KEYPATH_MAX], sbuf[FO_SHOWN_BUF];
 	const cJSON *it;
 	int n, rc, e;
@@ -265,7 +261,7 @@ static int parse_cpupools(struct parser *p, const cJSON *arr, struct fo_config *
 
 static int parse_placement(struct parser *p, const cJSON *obj, struct fo_placement_config *pl)
 {
-	static const char *const keys[] = { "check_ms", "enforce", NULL };
+	const char *const *keys = config_keys(CFG_PLACEMENT);
 	long v;
 	int rc;
 
@@ -283,7 +279,7 @@ static int parse_placement(struct parser *p, const cJSON *obj, struct fo_placeme
 
 static int parse_root(struct parser *p, const cJSON *root, struct fo_config *c)
 {
-	static const char *const keys[] = { "daemon", "cpupools", "placement", "state_stream", "pairs", NULL };
+	const char *const *keys = config_keys(CFG_ROOT);
 	const cJSON *pairs, *it, *daemon, *sub;
 	char kp[KEYPATH_MAX];
 	int rc, n;

@@ -57,6 +57,14 @@ int check_abs_path(struct parser *p, const char *kp, const char *s, size_t max);
 int parse_pcpu_list(struct parser *p, const cJSON *obj, const char *kp, const char *key, int *ret_cpus,
 		    size_t *ret_n);
 
+/* keys.c: the keys an object may have (NULL terminated), from keys.def */
+enum config_object {
+#define FO_CONFIG_OBJECT(id, path, ...) CFG_##id,
+#include "core/config/keys.def"
+	CFG_OBJECT_COUNT
+};
+const char *const *config_keys(enum config_object o);
+
 /* pairs.c */
 int parse_pair(struct parser *p, const cJSON *obj, const char *kp, struct fo_pair_config *pc);
 int check_against_earlier_pairs(struct parser *p, const struct fo_config *c, size_t i, const char *kp);

@@ -82,8 +82,7 @@ static int read_addr(struct parser *p, const cJSON *obj, const char *kp, const c
 
 int parse_network(struct parser *p, const cJSON *obj, const char *kp, struct fo_svcnet_config *n)
 {
-	static const char *const keys[] = { "bridge", "vif_device", "mac", "ipv4", "ipv6", "announce_count",
-					    "announce_interval_ms", "flood_pps", NULL };
+	const char *const *keys = config_keys(CFG_NETWORK);
 	char mkp[KEYPATH_MAX];
 	const char *s = NULL;
 	long v;

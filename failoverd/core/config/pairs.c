@@ -28,7 +28,7 @@ static int check_domain_name(struct parser *p, const char *kp, const char *s)
 static int parse_heartbeat(struct parser *p, const cJSON *obj, const char *kp,
 			   struct fo_pair_config *pc)
 {
-	static const char *const keys[] = { "period_ms", "timeout_ms", "grace_ms", NULL };
+	const char *const *keys = config_keys(CFG_HEARTBEAT);
 	char tkp[KEYPATH_MAX];
 	long v;
 	int rc;
@@ -71,7 +71,7 @@ static int parse_heartbeat(struct parser *p, const cJSON *obj, const char *kp,
 
 static int parse_pin(struct parser *p, const cJSON *obj, const char *kp, struct fo_pin_config *pin)
 {
-	static const char *const keys[] = { "active_pcpus", "standby_pcpus", "cpupool", NULL };
+	const char *const *keys = config_keys(CFG_PIN);
 	char mkp[KEYPATH_MAX], sbuf[FO_SHOWN_BUF];
 	const char *s = NULL;
 	int rc;
@@ -100,7 +100,7 @@ static int parse_pin(struct parser *p, const cJSON *obj, const char *kp, struct 
 static int parse_domain_config(struct parser *p, const cJSON *obj, const char *kp,
 			       struct fo_pair_config *pc)
 {
-	static const char *const keys[] = { "active", "standby", NULL };
+	const char *const *keys = config_keys(CFG_DOMAIN_CONFIG);
 	char mkp[KEYPATH_MAX];
 	const char *s = NULL;
 	int rc;
@@ -143,7 +143,7 @@ static int parse_domain_config(struct parser *p, const cJSON *obj, const char *k
 static int parse_deadline_miss(struct parser *p, const cJSON *obj, const char *health_kp,
 			       struct fo_pair_config *pc)
 {
-	static const char *const keys[] = { "count", "window_ms", NULL };
+	const char *const *keys = config_keys(CFG_DEADLINE_MISS);
 	char kp[KEYPATH_MAX];
 	long count, window;
 	int rc;
@@ -175,12 +175,10 @@ static int parse_deadline_miss(struct parser *p, const cJSON *obj, const char *h
 int parse_pair(struct parser *p, const cJSON *obj, const char *kp,
 	       struct fo_pair_config *pc)
 {
-	static const char *const keys[] = { "name", "active", "standby", "heartbeat",
-					    "deadline_ms", "on_failover", "failback", "health",
-					    "pin", "domain_config", "network", NULL };
+	const char *const *keys = config_keys(CFG_PAIR);
 	static const char *const required[] = { "name", "active", "standby", "heartbeat",
 						"deadline_ms", NULL };
-	static const char *const health_keys[] = { "fail_on_unhealthy", "fail_on_deadline_miss", NULL };
+	const char *const *health_keys = config_keys(CFG_HEALTH);
 	char mkp[KEYPATH_MAX];
 	const char *const *k;
 	const cJSON *sub;

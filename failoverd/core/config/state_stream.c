@@ -85,7 +85,7 @@ static int read_key(struct parser *p, struct fo_state_stream_config *ss)
 
 int parse_state_stream(struct parser *p, const cJSON *obj, struct fo_state_stream_config *ss)
 {
-	static const char *const keys[] = { "listen", "peer", "key_file", NULL };
+	const char *const *keys = config_keys(CFG_STATE_STREAM);
 	const char *s = NULL;
 	int rc;
 
