@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_metrics_text.c - the two metric texts, whole, for one fixed state on
+ * the simulator: `failoverctl metrics`' (fo_manager_metrics, through the
+ * control socket) and the HTTP endpoint's (fo_metrics_render). A pair that
+ * armed, lived, failed over by a heartbeat-loss drill and armed again, its
+ * application's cycle and overruns (libfoguest), the state relay's numbers
+ * (a fake state_info: the simulator relays none).
+ *
+ * Each text is compared byte for byte with metrics_text/control.prom and
+ * http.prom, the lines that depend on the wall clock or the build
+ * (start time, snapshot age, version) taken out. A change of either text
+ * shows here as a diff; FO_METRICS_TEXT_UPDATE=1 rewrites the files (then
+ * read the diff before committing it).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "pair_fixture.h"
+#include "io/metrics.h"
+
+static bool fake_state_info(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_state_info *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->mapped = true;
+	ret->rejected = 2 + (uint64_t)domid;
+	ret->takeover = true;
+	ret->cycles_lost = 3;
+	return true;
+}
+
+/* The lines of `text` without those starting with one of `drop`. */
+static char *without(const char *text, const char *const *drop)
+{
+	char *out = malloc(strlen(text) + 1);
+	size_t o = 0;
+
+	for (const char *l = text; *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t n = nl ? (size_t)(nl - l) + 1 : strlen(l);
+		bool keep = true;
+
+		for (const char *const *d = drop; *d; d++)
+			if (strncmp(l, *d, strlen(*d)) == 0)
+				keep = false;
+		if (keep) {
+			memcpy(out + o, l, n);
+			o += n;
+		}
+		l += n;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int c;
+
+	if (!f)
+		return NULL;
+	m = open_memstream(&buf, &len);
+	while ((c = fgetc(f)) != EOF)
+		fputc(c, m);
+	fclose(m);
+	fclose(f);
+	return buf;
+}
+
+/* The first line where the two differ, for the message. */
+static void first_difference(const char *want, const char *got, char *msg, size_t len)
+{
+	int line = 1;
+	size_t i = 0;
+
+	while (want[i] && want[i] == got[i]) {
+		line += want[i] == '\n';
+		i++;
+	}
+	while (i > 0 && want[i - 1] != '\n')
+		i--;
+	snprintf(msg, len, "line %d: want [%.*s] got [%.*s]", line, (int)strcspn(want + i, "\n"), want + i,
+		 (int)strcspn(got + i, "\n"), got + i);
+}
+
+static void compare(const char *file, const char *got)
+{
+	char *want;
+	char msg[512];
+
+	if (getenv("FO_METRICS_TEXT_UPDATE")) {
+		FILE *f = fopen(file, "w");
+
+		CHECK(f && fputs(got, f) >= 0 && fclose(f) == 0, "writing %s", file);
+		printf("wrote %s\n", file);
+		return;
+	}
+	want = slurp(file);
+	CHECK(want != NULL, "%s missing (FO_METRICS_TEXT_UPDATE=1 writes it)", file);
+	if (!want)
+		return;
+	first_difference(want, got, msg, sizeof(msg));
+	CHECK(strcmp(want, got) == 0, "%s differs at %s", file, msg);
+	free(want);
+}
+
+static void test_texts(void)
+{
+	static const char *const clock_lines[] = { "failoverd_start_time_seconds ", "failoverd_snapshot_age_seconds ",
+						   "failoverd_build_info{", "failoverd_log_dropped_total ", NULL };
+	static char control[64 * 1024];
+	struct fo_hv_ops ops;
+	const struct fo_event_ring *r;
+	struct fo_metrics *m;
+	struct fx f;
+	char err[256], *http = NULL, *cut;
+	size_t http_len = 0;
+	FILE *out;
+
+	fx_armed(&f);
+	CHECK(fo_metrics_new(&m) == 0, "metrics");
+	live(&f, 100);
+	CHECK(fo_pair_request_drill(f.p, FO_DRILL_HEARTBEAT_LOSS, err, sizeof(err)) == 0, "drill: %s", err);
+	/* The active's agent stops; the standby beats once it runs. */
+	for (int ms = 0; ms < 200 && fo_sim_state(f.hv, f.b) != FO_DOM_RUNNING; ms++)
+		advance(&f, 1);
+	live(&f, 200);
+	CHECK(f.p->stats.switches == 1, "one switch: %llu", (unsigned long long)f.p->stats.switches);
+	/* libfoguest's page extension on the new active. */
+	f.p->m[f.p->active].hb.ext = true;
+	f.p->m[f.p->active].hb.app_cycle = 4242;
+	f.p->m[f.p->active].hb.deadline_misses = 7;
+	ops = *f.hv->ops;
+	ops.state_info = fake_state_info;
+	f.hv->ops = &ops;
+
+	r = fo_manager_events(f.mgr);
+	for (size_t i = 0; i < fo_event_ring_count(r); i++)
+		fo_metrics_observe(m, fo_event_ring_get(r, i));
+	fo_metrics_publish(m, f.mgr);
+
+	fo_manager_metrics(f.mgr, control, sizeof(control));
+	compare("metrics_text/control.prom", control);
+
+	out = open_memstream(&http, &http_len);
+	CHECK(fo_metrics_render(m, out) == 0, "render");
+	fclose(out);
+	cut = without(http, clock_lines);
+	compare("metrics_text/http.prom", cut);
+	free(cut);
+	free(http);
+	fo_metrics_free(m);
+	fx_free(&f);
+}
+
+int main(void)
+{
+	RUN(test_texts);
+	return check_summary("test_metrics_text");
+}
