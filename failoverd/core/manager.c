@@ -734,6 +734,9 @@ void fo_manager_status_line(const struct fo_manager *m, char *buf, size_t len)
 static size_t metrics_state_handover(const struct fo_manager *m, char *buf, size_t len, size_t n)
 {
 	struct fo_hv *hv = m->env.hv;
+	/* A domain name may hold '"' or '\\': escaped, as the families' are
+	 * (pair names cannot). */
+	char mn[2 * FO_DOMNAME_MAX + 1];
 
 	APPEND("# HELP failoverd_app_cycle The active application's cycle (libfoguest).\n"
 	       "# TYPE failoverd_app_cycle gauge\n");
@@ -749,7 +752,7 @@ static size_t metrics_state_handover(const struct fo_manager *m, char *buf, size
 	for (size_t i = 0; i < m->n_pairs; i++)
 		for (int j = 0; j < 2; j++)
 			APPEND("failoverd_app_deadline_misses_total{pair=\"%s\",member=\"%s\"} %llu\n",
-			       m->pairs[i].cfg.name, m->pairs[i].m[j].name,
+			       m->pairs[i].cfg.name, fo_text_prom_label(m->pairs[i].m[j].name, mn, sizeof(mn)),
 			       (unsigned long long)m->pairs[i].m[j].hb.deadline_misses);
 	if (!hv || !hv->ops->state_info)
 		return n;
@@ -772,7 +775,8 @@ static size_t metrics_state_handover(const struct fo_manager *m, char *buf, size
 
 			if (mb->domid != FO_DOMID_INVALID && hv->ops->state_info(hv, mb->domid, &si))
 				APPEND("failoverd_state_rejected_total{pair=\"%s\",member=\"%s\"} %llu\n",
-				       m->pairs[i].cfg.name, mb->name, (unsigned long long)si.rejected);
+				       m->pairs[i].cfg.name, fo_text_prom_label(mb->name, mn, sizeof(mn)),
+				       (unsigned long long)si.rejected);
 		}
 	return n;
 }

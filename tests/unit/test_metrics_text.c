@@ -159,8 +159,71 @@ static void test_texts(void)
 	fx_free(&f);
 }
 
+/* A domain name may hold '"' and '\\' (the config refuses only '/',
+ * whitespace and control characters): every label value of both texts is
+ * escaped, so no such name ends a value early. */
+static void test_member_names_escaped(void)
+{
+	static char control[64 * 1024];
+	struct fo_config cfg;
+	struct fo_hv_callbacks cb;
+	struct fo_hv_ops ops;
+	struct fo_manager *mgr;
+	struct fo_metrics *m;
+	struct fo_hv *hv;
+	char *http = NULL;
+	size_t http_len = 0;
+	FILE *out;
+
+	sim_base_config(&cfg);
+	snprintf(cfg.pairs[0].active, sizeof(cfg.pairs[0].active), "say\"hi\"");
+	snprintf(cfg.pairs[0].standby, sizeof(cfg.pairs[0].standby), "back\\slash");
+	CHECK(fo_manager_new(&cfg, &mgr) == 0, "manager");
+	cb = fo_manager_hv_callbacks(mgr);
+	CHECK(fo_hv_sim_new(&cb, &hv) == 0, "sim");
+	fo_manager_attach_hv(mgr, hv);
+	fo_sim_add_domain(hv, cfg.pairs[0].active, FO_DOM_RUNNING);
+	fo_sim_add_domain(hv, cfg.pairs[0].standby, FO_DOM_PAUSED);
+	fo_manager_start(mgr);
+	ops = *hv->ops;
+	ops.state_info = fake_state_info;
+	hv->ops = &ops;
+	CHECK(fo_metrics_new(&m) == 0, "metrics");
+	fo_metrics_publish(m, mgr);
+
+	fo_manager_metrics(mgr, control, sizeof(control));
+	out = open_memstream(&http, &http_len);
+	CHECK(fo_metrics_render(m, out) == 0, "render");
+	fclose(out);
+	for (int t = 0; t < 2; t++) {
+		const char *text = t ? http : control, *what = t ? "/metrics" : "failoverctl metrics";
+		int n = 0;
+
+		for (const char *l = text; *l;) {
+			size_t len = strcspn(l, "\n");
+			char line[512];
+
+			snprintf(line, sizeof(line), "%.*s", (int)len, l);
+			l += len + (l[len] != '\0');
+			if (strncmp(line, "failoverd_", 10) != 0 || !strstr(line, "member=\""))
+				continue;
+			n++;
+			CHECK(strstr(line, "member=\"say\\\"hi\\\"\"") || strstr(line, "member=\"back\\\\slash\""),
+			      "%s: a member label not escaped: %s", what, line);
+		}
+		CHECK(n >= 8, "%s: %d lines with a member label", what, n);
+	}
+	CHECK(strstr(control, "failoverd_state_rejected_total{pair=\"brake\",member=\"say\\\"hi\\\"\"}"),
+	      "state_rejected_total of say\"hi\"");
+	free(http);
+	fo_metrics_free(m);
+	fo_hv_free(hv);
+	fo_manager_free(mgr);
+}
+
 int main(void)
 {
 	RUN(test_texts);
+	RUN(test_member_names_escaped);
 	return check_summary("test_metrics_text");
 }
