@@ -2,7 +2,7 @@
 #include "manager.h"
 
 #include "placement.h"
-#include "lib/text.h"
+#include "lib/prom.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -723,135 +723,130 @@ void fo_manager_status_line(const struct fo_manager *m, char *buf, size_t len)
 			      fo_pair_state_name(m->pairs[i].state));
 }
 
-#define APPEND(...)                                                              \
-	do {                                                                     \
-		if (n < len)                                                     \
-			n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__);    \
-	} while (0)
-
 /* libfoguest: the active application's cycle and overruns, and the state
  * handover of each pair's last takeover (when the backend relays state). */
-static size_t metrics_state_handover(const struct fo_manager *m, char *buf, size_t len, size_t n)
+static void metrics_state_handover(const struct fo_manager *m, FILE *out)
 {
 	struct fo_hv *hv = m->env.hv;
-	/* A domain name may hold '"' or '\\': escaped, as the families' are
-	 * (pair names cannot). */
-	char mn[2 * FO_DOMNAME_MAX + 1];
 
-	APPEND("# HELP failoverd_app_cycle The active application's cycle (libfoguest).\n"
-	       "# TYPE failoverd_app_cycle gauge\n");
+	fo_prom_family(out, "failoverd_app_cycle", "gauge", "The active application's cycle (libfoguest).");
 	for (size_t i = 0; i < m->n_pairs; i++) {
 		const struct fo_member *a = &m->pairs[i].m[m->pairs[i].active];
 
 		if (a->hb.ext)
-			APPEND("failoverd_app_cycle{pair=\"%s\"} %llu\n", m->pairs[i].cfg.name,
-			       (unsigned long long)a->hb.app_cycle);
+			fo_prom_u64(out, "failoverd_app_cycle", a->hb.app_cycle, "pair", m->pairs[i].cfg.name, NULL);
 	}
-	APPEND("# HELP failoverd_app_deadline_misses_total Cycle overruns the applications reported.\n"
-	       "# TYPE failoverd_app_deadline_misses_total counter\n");
+	fo_prom_family(out, "failoverd_app_deadline_misses_total", "counter",
+		       "Cycle overruns the applications reported.");
 	for (size_t i = 0; i < m->n_pairs; i++)
 		for (int j = 0; j < 2; j++)
-			APPEND("failoverd_app_deadline_misses_total{pair=\"%s\",member=\"%s\"} %llu\n",
-			       m->pairs[i].cfg.name, fo_text_prom_label(m->pairs[i].m[j].name, mn, sizeof(mn)),
-			       (unsigned long long)m->pairs[i].m[j].hb.deadline_misses);
+			fo_prom_u64(out, "failoverd_app_deadline_misses_total", m->pairs[i].m[j].hb.deadline_misses,
+				    "pair", m->pairs[i].cfg.name, "member", m->pairs[i].m[j].name, NULL);
 	if (!hv || !hv->ops->state_info)
-		return n;
-	APPEND("# HELP failoverd_state_cycles_lost Cycles lost at the last takeover (old active's last commit - handed over).\n"
-	       "# TYPE failoverd_state_cycles_lost gauge\n");
+		return;
+	fo_prom_family(out, "failoverd_state_cycles_lost", "gauge",
+		       "Cycles lost at the last takeover (old active's last commit - handed over).");
 	for (size_t i = 0; i < m->n_pairs; i++) {
 		const struct fo_member *a = &m->pairs[i].m[m->pairs[i].active];
 		struct fo_hv_state_info si;
 
-		if (a->domid != FO_DOMID_INVALID && hv->ops->state_info(hv, a->domid, &si) && si.takeover)
-			APPEND("failoverd_state_cycles_lost{pair=\"%s\"} %lld\n", m->pairs[i].cfg.name,
-			       (long long)si.cycles_lost);
+		if (a->domid != FO_DOMID_INVALID && hv->ops->state_info(hv, a->domid, &si) && si.takeover) {
+			fo_prom_series(out, "failoverd_state_cycles_lost", "pair", m->pairs[i].cfg.name, NULL);
+			fprintf(out, "%lld\n", (long long)si.cycles_lost);
+		}
 	}
-	APPEND("# HELP failoverd_state_rejected_total Relay passes that found a member's state invalid.\n"
-	       "# TYPE failoverd_state_rejected_total counter\n");
+	fo_prom_family(out, "failoverd_state_rejected_total", "counter",
+		       "Relay passes that found a member's state invalid.");
 	for (size_t i = 0; i < m->n_pairs; i++)
 		for (int j = 0; j < 2; j++) {
 			const struct fo_member *mb = &m->pairs[i].m[j];
 			struct fo_hv_state_info si;
 
 			if (mb->domid != FO_DOMID_INVALID && hv->ops->state_info(hv, mb->domid, &si))
-				APPEND("failoverd_state_rejected_total{pair=\"%s\",member=\"%s\"} %llu\n",
-				       m->pairs[i].cfg.name, fo_text_prom_label(mb->name, mn, sizeof(mn)),
-				       (unsigned long long)si.rejected);
+				fo_prom_u64(out, "failoverd_state_rejected_total", si.rejected, "pair",
+					    m->pairs[i].cfg.name, "member", mb->name, NULL);
 		}
-	return n;
+}
+
+void fo_manager_metrics_write(const struct fo_manager *m, FILE *out)
+{
+	static const char *const what[] = { "pause", "unpause", "fault_to_running" };
+
+	fo_prom_family(out, "failoverd_pair_state", "gauge", "Pair state (1 for the current state).");
+	for (size_t i = 0; i < m->n_pairs; i++)
+		for (int s = 0; s <= FO_PAIR_REBUILDING; s++)
+			fo_prom_u64(out, "failoverd_pair_state", m->pairs[i].state == (enum fo_pair_state)s, "pair",
+				    m->pairs[i].cfg.name, "state", fo_pair_state_name(s), NULL);
+	fo_prom_family(out, "failoverd_switchovers_total", "counter", "Switchovers that started the standby.");
+	for (size_t i = 0; i < m->n_pairs; i++)
+		fo_prom_u64(out, "failoverd_switchovers_total", m->pairs[i].stats.switches, "pair", m->pairs[i].cfg.name,
+			    NULL);
+	fo_prom_family(out, "failoverd_switchovers_failed_total", "counter", "Switchovers aborted or failed.");
+	for (size_t i = 0; i < m->n_pairs; i++)
+		fo_prom_u64(out, "failoverd_switchovers_failed_total", m->pairs[i].stats.failed_switches, "pair",
+			    m->pairs[i].cfg.name, NULL);
+	fo_prom_family(out, "failoverd_last_switch_phase_microseconds", "gauge",
+		       "Phases of the last switchover, from the fault.");
+	for (size_t i = 0; i < m->n_pairs; i++)
+		for (int ph = FO_PHASE_DETECTED; ph <= FO_PHASE_UNPAUSE_DONE; ph++) {
+			uint64_t t0 = m->pairs[i].stats.last_switch_ns[FO_PHASE_FAULT];
+			uint64_t t = m->pairs[i].stats.last_switch_ns[ph];
+
+			if (t0 && t >= t0)
+				fo_prom_u64(out, "failoverd_last_switch_phase_microseconds", (t - t0) / 1000, "pair",
+					    m->pairs[i].cfg.name, "phase", fo_phase_name(ph), NULL);
+		}
+	fo_prom_family(out, "failoverd_max_switch_microseconds", "gauge",
+		       "Longest pause, unpause and fault-to-running seen.");
+	for (size_t i = 0; i < m->n_pairs; i++) {
+		const struct fo_pair_stats *st = &m->pairs[i].stats;
+		const uint64_t max[] = { st->max_pause_us, st->max_unpause_us, st->max_total_us };
+
+		for (int w = 0; w < 3; w++)
+			fo_prom_u64(out, "failoverd_max_switch_microseconds", max[w], "pair", m->pairs[i].cfg.name,
+				    "what", what[w], NULL);
+	}
+	fo_prom_family(out, "failoverd_heartbeats_total", "counter", "Valid heartbeats that made progress.");
+	for (size_t i = 0; i < m->n_pairs; i++)
+		for (int j = 0; j < 2; j++)
+			fo_prom_u64(out, "failoverd_heartbeats_total", m->pairs[i].m[j].hb.beats, "pair",
+				    m->pairs[i].cfg.name, "member", m->pairs[i].m[j].name, NULL);
+	fo_prom_family(out, "failoverd_heartbeat_invalid_total", "counter", "Heartbeat pages rejected as invalid.");
+	for (size_t i = 0; i < m->n_pairs; i++)
+		for (int j = 0; j < 2; j++)
+			fo_prom_u64(out, "failoverd_heartbeat_invalid_total", m->pairs[i].m[j].hb.invalid, "pair",
+				    m->pairs[i].cfg.name, "member", m->pairs[i].m[j].name, NULL);
+	fo_prom_family(out, "failoverd_heartbeat_misses_total", "counter", "Heartbeat deadlines that expired.");
+	for (size_t i = 0; i < m->n_pairs; i++)
+		for (int j = 0; j < 2; j++)
+			fo_prom_u64(out, "failoverd_heartbeat_misses_total", m->pairs[i].m[j].misses, "pair",
+				    m->pairs[i].cfg.name, "member", m->pairs[i].m[j].name, NULL);
+	fo_prom_family(out, "failoverd_external_unpause_total", "counter",
+		       "Times the fence audit found a member running that should be paused (unpaused outside failoverd).");
+	for (size_t i = 0; i < m->n_pairs; i++)
+		for (int j = 0; j < 2; j++)
+			fo_prom_u64(out, "failoverd_external_unpause_total", m->pairs[i].m[j].external_unpauses, "pair",
+				    m->pairs[i].cfg.name, "member", m->pairs[i].m[j].name, NULL);
+	metrics_state_handover(m, out);
 }
 
 size_t fo_manager_metrics(const struct fo_manager *m, char *buf, size_t len)
 {
-	static const struct {
-		const char *name, *help, *type;
-	} families[] = {
-		{ "failoverd_pair_state", "Pair state (1 for the current state).", "gauge" },
-		{ "failoverd_switchovers_total", "Switchovers that started the standby.", "counter" },
-		{ "failoverd_switchovers_failed_total", "Switchovers aborted or failed.", "counter" },
-		{ "failoverd_last_switch_phase_microseconds", "Phases of the last switchover, from the fault.", "gauge" },
-		{ "failoverd_max_switch_microseconds", "Longest pause, unpause and fault-to-running seen.", "gauge" },
-		{ "failoverd_heartbeats_total", "Valid heartbeats that made progress.", "counter" },
-		{ "failoverd_heartbeat_invalid_total", "Heartbeat pages rejected as invalid.", "counter" },
-		{ "failoverd_heartbeat_misses_total", "Heartbeat deadlines that expired.", "counter" },
-		{ "failoverd_external_unpause_total",
-		  "Times the fence audit found a member running that should be paused (unpaused outside failoverd).",
-		  "counter" },
-	};
-	size_t n = 0;
+	char *text = NULL;
+	size_t size = 0, n;
+	FILE *out;
 
+	if (len == 0)
+		return 0;
 	buf[0] = '\0';
-	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
-		APPEND("# HELP %s %s\n# TYPE %s %s\n", families[f].name, families[f].help, families[f].name,
-		       families[f].type);
-		for (size_t i = 0; i < m->n_pairs; i++) {
-			const struct fo_pair *p = &m->pairs[i];
-			/* Names in label values are escaped: a domain name may
-			 * hold '"' or '\\', which would end the value early. */
-			char pn[2 * FO_NAME_MAX + 1], mn[2 * FO_DOMNAME_MAX + 1];
-			fo_text_prom_label(p->cfg.name, pn, sizeof(pn));
-			switch (f) {
-			case 0:
-				for (int s = 0; s <= FO_PAIR_REBUILDING; s++)
-					APPEND("%s{pair=\"%s\",state=\"%s\"} %d\n", families[f].name, pn,
-					       fo_pair_state_name(s), p->state == (enum fo_pair_state)s);
-				break;
-			case 1:
-				APPEND("%s{pair=\"%s\"} %llu\n", families[f].name, pn,
-				       (unsigned long long)p->stats.switches);
-				break;
-			case 2:
-				APPEND("%s{pair=\"%s\"} %llu\n", families[f].name, pn,
-				       (unsigned long long)p->stats.failed_switches);
-				break;
-			case 3:
-				for (int ph = FO_PHASE_DETECTED; ph <= FO_PHASE_UNPAUSE_DONE; ph++) {
-					uint64_t t0 = p->stats.last_switch_ns[FO_PHASE_FAULT];
-					uint64_t t = p->stats.last_switch_ns[ph];
-					if (t0 && t >= t0)
-						APPEND("%s{pair=\"%s\",phase=\"%s\"} %llu\n", families[f].name, pn,
-						       fo_phase_name(ph), (unsigned long long)((t - t0) / 1000));
-				}
-				break;
-			case 4:
-				APPEND("%s{pair=\"%s\",what=\"pause\"} %llu\n", families[f].name, pn,
-				       (unsigned long long)p->stats.max_pause_us);
-				APPEND("%s{pair=\"%s\",what=\"unpause\"} %llu\n", families[f].name, pn,
-				       (unsigned long long)p->stats.max_unpause_us);
-				APPEND("%s{pair=\"%s\",what=\"fault_to_running\"} %llu\n", families[f].name, pn,
-				       (unsigned long long)p->stats.max_total_us);
-				break;
-			default:
-				for (int j = 0; j < 2; j++) {
-					const struct fo_member *mb = &p->m[j];
-					uint64_t v = f == 5 ? mb->hb.beats : f == 6 ? mb->hb.invalid
-						   : f == 7 ? mb->misses : mb->external_unpauses;
-					APPEND("%s{pair=\"%s\",member=\"%s\"} %llu\n", families[f].name, pn,
-					       fo_text_prom_label(mb->name, mn, sizeof(mn)), (unsigned long long)v);
-				}
-			}
-		}
-	}
-	n = metrics_state_handover(m, buf, len, n);
-	return n < len ? n : len - 1;
+	out = open_memstream(&text, &size);
+	if (!out)
+		return 0;
+	fo_manager_metrics_write(m, out);
+	fclose(out);
+	n = size < len ? size : len - 1;
+	memcpy(buf, text, n);
+	buf[n] = '\0';
+	free(text);
+	return n;
 }

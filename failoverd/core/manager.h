@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../hv/hv.h"
 #include "core/config/config.h"
@@ -96,7 +97,10 @@ struct fo_hv *fo_manager_hv(struct fo_manager *m);
 bool fo_manager_settled(const struct fo_manager *m);
 /* "brake-ctl ARMED, pump DEGRADED" for STATUS= */
 void fo_manager_status_line(const struct fo_manager *m, char *buf, size_t len);
-/* Prometheus text exposition. Returns bytes written (truncated to len-1). */
+/* The manager's families as Prometheus text (`failoverctl metrics`),
+ * through lib/prom.h. Not on the real-time path: it allocates. */
+void fo_manager_metrics_write(const struct fo_manager *m, FILE *out);
+/* The same into buf: its first len-1 bytes. Returns the bytes written. */
 size_t fo_manager_metrics(const struct fo_manager *m, char *buf, size_t len);
 
 #endif

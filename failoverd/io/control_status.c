@@ -11,10 +11,12 @@
 #include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "io/metrics.h"
 #include "lib/log.h"
+#include "lib/prom.h"
 #include "proto/event_json.h"
 #include "stream/state_stream.h"
 
@@ -336,32 +338,42 @@ cJSON *events_json(struct fo_control *c)
 	return o;
 }
 
-/* The manager's families, then the control socket's own counters. */
+/* The reply's text is cut to this, as a client's buffer was sized for it. */
+#define METRICS_TEXT_MAX (64 * 1024 - 1)
+
+/* The manager's families, then the control socket's own counters, written
+ * through lib/prom.h as /metrics is. */
 cJSON *metrics_json(struct fo_control *c)
 {
-	static char text[64 * 1024];
-	size_t n = fo_manager_metrics(c->mgr, text, sizeof(text));
+	static const struct {
+		const char *name, *help;
+	} counters[] = {
+		{ "failoverd_control_accept_errors_total",
+		  "Connections that could not be accepted (out of file descriptors)." },
+		{ "failoverd_control_refused_total", "Connections refused: every client slot taken." },
+		{ "failoverd_control_idle_closed_total", "Connections closed for idling." },
+		{ "failoverd_control_oversized_total", "Connections closed for a request line too long." },
+		{ "failoverd_log_dropped_total", "Log lines lost to a full log queue (journald or stderr slow)." },
+	};
+	const uint64_t values[] = { c->stats.accept_errors, c->stats.refused, c->stats.idle_closed, c->stats.oversized,
+				    fo_log_dropped() };
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
 	cJSON *reply;
 
-	snprintf(text + n, sizeof(text) - n,
-		 "# HELP failoverd_control_accept_errors_total Connections that could not be accepted "
-		 "(out of file descriptors).\n"
-		 "# TYPE failoverd_control_accept_errors_total counter\n"
-		 "failoverd_control_accept_errors_total %" PRIu64 "\n"
-		 "# HELP failoverd_control_refused_total Connections refused: every client slot taken.\n"
-		 "# TYPE failoverd_control_refused_total counter\n"
-		 "failoverd_control_refused_total %" PRIu64 "\n"
-		 "# HELP failoverd_control_idle_closed_total Connections closed for idling.\n"
-		 "# TYPE failoverd_control_idle_closed_total counter\n"
-		 "failoverd_control_idle_closed_total %" PRIu64 "\n"
-		 "# HELP failoverd_control_oversized_total Connections closed for a request line too long.\n"
-		 "# TYPE failoverd_control_oversized_total counter\n"
-		 "failoverd_control_oversized_total %" PRIu64 "\n"
-		 "# HELP failoverd_log_dropped_total Log lines lost to a full log queue (journald or stderr slow).\n"
-		 "# TYPE failoverd_log_dropped_total counter\n"
-		 "failoverd_log_dropped_total %lu\n",
-		 c->stats.accept_errors, c->stats.refused, c->stats.idle_closed, c->stats.oversized, fo_log_dropped());
+	if (!out)
+		return error_reply("metrics: %s", strerror(errno));
+	fo_manager_metrics_write(c->mgr, out);
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		fo_prom_family(out, counters[i].name, "counter", counters[i].help);
+		fo_prom_u64(out, counters[i].name, values[i], NULL);
+	}
+	fclose(out);
+	if (size > METRICS_TEXT_MAX)
+		text[METRICS_TEXT_MAX] = '\0';
 	reply = ok_reply();
 	cJSON_AddStringToObject(reply, "text", text);
+	free(text);
 	return reply;
 }

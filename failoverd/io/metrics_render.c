@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * metrics_render.c - the snapshot as Prometheus' text exposition format
- * (HTTP thread, from a consistent copy: metrics.c's seqlock).
+ * (HTTP thread, from a consistent copy: metrics.c's seqlock), written
+ * through lib/prom.h like `failoverctl metrics`' text.
  */
 #include "io/metrics_internal.h"
 
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "lib/log.h"
+#include "lib/prom.h"
 #include "stream/state_stream.h"
 
 #ifndef FO_VERSION
@@ -30,33 +32,19 @@ static const struct {
 
 void fo_metrics_escape_label(FILE *out, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '\\')
-			fputs("\\\\", out);
-		else if (*s == '"')
-			fputs("\\\"", out);
-		else if (*s == '\n')
-			fputs("\\n", out);
-		else
-			fputc(*s, out);
-	}
+	fo_prom_label_value(out, s);
 }
 
 static void family(FILE *out, const char *name, const char *type, const char *help)
 {
-	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	fo_prom_family(out, name, type, help);
 }
 
-/* name{pair="...",<key>="<value>"} : the series prefix, value follows. */
+/* name{pair="...",<key>="<value>"} : the series prefix, value follows
+ * (no second label when key is NULL). */
 static void series(FILE *out, const char *name, const struct pair_snap *ps, const char *key, const char *value)
 {
-	fprintf(out, "%s{pair=\"", name);
-	fo_metrics_escape_label(out, (const char *)ps->name);
-	if (key) {
-		fprintf(out, "\",%s=\"", key);
-		fo_metrics_escape_label(out, value);
-	}
-	fputs("\"} ", out);
+	fo_prom_series(out, name, "pair", (const char *)ps->name, key, value, NULL);
 }
 
 static void per_member(FILE *out, const struct snap *sn, const char *name, const char *type, const char *help,
@@ -93,7 +81,11 @@ static void per_pair(FILE *out, const struct snap *sn, const char *name, const c
 static void render_hist(FILE *out, const struct snap *sn, int h)
 {
 	const char *name = hist_families[h].name;
+	char bucket[96], sum[96], count[96];
 
+	snprintf(bucket, sizeof(bucket), "%s_bucket", name);
+	snprintf(sum, sizeof(sum), "%s_sum", name);
+	snprintf(count, sizeof(count), "%s_count", name);
 	family(out, name, "histogram", hist_families[h].help);
 	for (int s = 0; s < FO_MAX_PAIRS; s++) {
 		const struct pair_snap *ps = &sn->pairs[s];
@@ -108,27 +100,19 @@ static void render_hist(FILE *out, const struct snap *sn, int h)
 			if (!path[0])
 				continue;
 			for (int b = 0; b <= FO_METRICS_NBUCKETS; b++) {
+				char le[32];
+
 				cum += hi->bucket[b];
-				fprintf(out, "%s_bucket{pair=\"", name);
-				fo_metrics_escape_label(out, (const char *)ps->name);
-				fputs("\",path=\"", out);
-				fo_metrics_escape_label(out, path);
 				if (b < FO_METRICS_NBUCKETS)
-					fprintf(out, "\",le=\"%g\"} %llu\n", fo_metrics_bucket_bounds[b],
-						(unsigned long long)cum);
+					snprintf(le, sizeof(le), "%g", fo_metrics_bucket_bounds[b]);
 				else
-					fprintf(out, "\",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+					snprintf(le, sizeof(le), "+Inf");
+				fo_prom_u64(out, bucket, cum, "pair", (const char *)ps->name, "path", path, "le", le,
+					    NULL);
 			}
-			fprintf(out, "%s_sum{pair=\"", name);
-			fo_metrics_escape_label(out, (const char *)ps->name);
-			fputs("\",path=\"", out);
-			fo_metrics_escape_label(out, path);
-			fprintf(out, "\"} %.9f\n", (double)hi->sum_ns / 1e9);
-			fprintf(out, "%s_count{pair=\"", name);
-			fo_metrics_escape_label(out, (const char *)ps->name);
-			fputs("\",path=\"", out);
-			fo_metrics_escape_label(out, path);
-			fprintf(out, "\"} %llu\n", (unsigned long long)hi->count);
+			fo_prom_series(out, sum, "pair", (const char *)ps->name, "path", path, NULL);
+			fprintf(out, "%.9f\n", (double)hi->sum_ns / 1e9);
+			fo_prom_u64(out, count, hi->count, "pair", (const char *)ps->name, "path", path, NULL);
 		}
 	}
 }
@@ -145,17 +129,17 @@ static void render_stream(FILE *out, struct fo_metrics *m, const struct snap *sn
 	family(out, "failoverd_state_stream_connected", "gauge",
 	       "1 while the other host is connected and proved the key: direction in (it sends to us), out (we send "
 	       "to it).");
-	fprintf(out, "failoverd_state_stream_connected{direction=\"in\"} %d\n", st.peer_in);
-	fprintf(out, "failoverd_state_stream_connected{direction=\"out\"} %d\n", st.peer_out);
+	fo_prom_u64(out, "failoverd_state_stream_connected", (uint64_t)st.peer_in, "direction", "in", NULL);
+	fo_prom_u64(out, "failoverd_state_stream_connected", (uint64_t)st.peer_out, "direction", "out", NULL);
 	family(out, "failoverd_state_stream_states_total", "counter",
 	       "Committed states sent to the other host (out) and received from it (in).");
-	fprintf(out, "failoverd_state_stream_states_total{direction=\"in\"} %llu\n", (unsigned long long)st.received);
-	fprintf(out, "failoverd_state_stream_states_total{direction=\"out\"} %llu\n", (unsigned long long)st.sent);
+	fo_prom_u64(out, "failoverd_state_stream_states_total", st.received, "direction", "in", NULL);
+	fo_prom_u64(out, "failoverd_state_stream_states_total", st.sent, "direction", "out", NULL);
 	family(out, "failoverd_state_stream_refused_total", "counter",
 	       "Connections and messages the state stream refused, by what was wrong (each also said in the log).");
 	for (int i = 0; i < FO_REFUSED_N; i++)
-		fprintf(out, "failoverd_state_stream_refused_total{reason=\"%s\"} %llu\n",
-			fo_wire_refusal_name((enum fo_wire_refusal)i), (unsigned long long)st.refused[i]);
+		fo_prom_u64(out, "failoverd_state_stream_refused_total", st.refused[i], "reason",
+			    fo_wire_refusal_name((enum fo_wire_refusal)i), NULL);
 	family(out, "failoverd_state_stream_lag_cycles", "gauge",
 	       "Cycles between the other host's newest (its active's) and the newest state written into this "
 	       "host's standby: what a takeover here would lose now.");
@@ -183,17 +167,16 @@ int fo_metrics_render(struct fo_metrics *m, FILE *out)
 	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 
 	family(out, "failoverd_build_info", "gauge", "failoverd's version (always 1).");
-	fprintf(out, "failoverd_build_info{version=\"");
-	fo_metrics_escape_label(out, FO_VERSION);
-	fprintf(out, "\"} 1\n");
+	fo_prom_u64(out, "failoverd_build_info", 1, "version", FO_VERSION, NULL);
 	family(out, "failoverd_log_dropped_total", "counter",
 	       "Log lines lost to a full log queue (journald or stderr slow); each loss is also said in the log.");
-	fprintf(out, "failoverd_log_dropped_total %lu\n", fo_log_dropped());
+	fo_prom_u64(out, "failoverd_log_dropped_total", fo_log_dropped(), NULL);
 	family(out, "failoverd_start_time_seconds", "gauge", "When failoverd started (Unix time).");
-	fprintf(out, "failoverd_start_time_seconds %llu\n", (unsigned long long)sn->start_s);
+	fo_prom_u64(out, "failoverd_start_time_seconds", sn->start_s, NULL);
 	family(out, "failoverd_snapshot_age_seconds", "gauge",
 	       "Since the real-time loop last published these numbers (it does after every event it handles).");
-	fprintf(out, "failoverd_snapshot_age_seconds %.6f\n",
+	fo_prom_series(out, "failoverd_snapshot_age_seconds", NULL);
+	fprintf(out, "%.6f\n",
 		sn->publish_ns && now >= sn->publish_ns ? (double)(now - sn->publish_ns) / 1e9 : 0.0);
 
 	family(out, "failoverd_pair_state", "gauge", "Pair state (1 for the current state).");

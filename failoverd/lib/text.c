@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "text.h"
+#include "prom.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -92,9 +93,11 @@ const char *fo_text_prom_label(const char *s, char *buf, size_t len)
 	size_t o = 0;
 
 	for (; *s && o + 3 <= len; s++) {
-		if (*s == '\\' || *s == '"' || *s == '\n') {
-			buf[o++] = '\\';
-			buf[o++] = *s == '\n' ? 'n' : *s;
+		const char *e = fo_prom_escape_of(*s); /* two characters, or NULL */
+
+		if (e) {
+			buf[o++] = e[0];
+			buf[o++] = e[1];
 		} else {
 			buf[o++] = *s;
 		}

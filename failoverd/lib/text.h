@@ -40,9 +40,9 @@ long fo_text_utf8_invalid_at(const char *s, size_t len);
  */
 long fo_text_json_nul_escape_at(const char *s, size_t len);
 
-/* A Prometheus label value, escaped as the text exposition format asks
+/* A Prometheus label value into a buffer, escaped by lib/prom.h's rule
  * (backslash, double quote and newline as \\, \" and \n), cut short
- * rather than overflow. Returns buf. */
+ * rather than overflow (never within an escape). Returns buf. */
 const char *fo_text_prom_label(const char *s, char *buf, size_t len);
 
 #endif
