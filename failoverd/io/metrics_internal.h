@@ -21,7 +21,7 @@ enum { H_FAULT_TO_RUNNING, H_DETECTED_TO_RUNNING, H_PAUSE, H_UNPAUSE, H_COUNT };
 #define PATHS_MAX   4  /* "sim", "xenctrl", "kernel", "hypervisor" (Xen's watch) */
 #define NAME_WORDS  9  /* 72 bytes: a pair or domain name (64) and its NUL */
 #define PATH_WORDS  2  /* 16 bytes: struct fo_event.path */
-#define FAULTS      8  /* enum fo_fault: none .. heartbeat-stuck */
+#define FAULTS      FO_FAULT_COUNT /* by enum fo_fault, none included */
 #define STATES      (FO_PAIR_REBUILDING + 1)
 
 /* Everything shared is a uint64_t word, read and written atomically. */

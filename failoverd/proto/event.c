@@ -20,6 +20,7 @@ const char *fo_fault_name(enum fo_fault f)
 	static const char *const names[] = { "none", "heartbeat-timeout", "unhealthy", "crashed",
 					     "shutdown", "gone", "manual", "heartbeat-stuck",
 					     "deadline-miss" };
+	_Static_assert(sizeof(names) / sizeof(names[0]) == FO_FAULT_COUNT, "a name for every enum fo_fault");
 	return (unsigned)f < sizeof(names) / sizeof(names[0]) ? names[f] : "?";
 }
 

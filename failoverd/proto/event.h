@@ -40,6 +40,7 @@ enum fo_fault {
 	FO_FAULT_MANUAL,            /* operator asked for a switchover */
 	FO_FAULT_HEARTBEAT_STUCK,   /* kernel-armed: the agent notifies, its sequence does not move */
 	FO_FAULT_DEADLINE_MISS,     /* the application overran its cycle too often (health.fail_on_deadline_miss) */
+	FO_FAULT_COUNT              /* how many: what a table by fault is sized by */
 };
 
 enum fo_event_result {

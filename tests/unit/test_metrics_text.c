@@ -247,9 +247,49 @@ static void test_member_names_escaped(void)
 	fo_manager_free(mgr);
 }
 
+/* failoverd_switches_by_fault_total has a series for every fault a
+ * switch can have, each counting its switches. */
+static void test_every_fault_counted(void)
+{
+	struct fo_metrics *m;
+	struct fx f;
+	char *http = NULL;
+	size_t http_len = 0;
+	FILE *out;
+	int faults = 0;
+
+	fx_armed(&f);
+	CHECK(fo_metrics_new(&m) == 0, "metrics");
+	fo_metrics_publish(m, f.mgr);
+	for (enum fo_fault fault = FO_FAULT_NONE + 1; strcmp(fo_fault_name(fault), "?") != 0; fault++) {
+		struct fo_event e = { .id = (uint64_t)fault, .kind = FO_EV_SWITCHOVER, .fault = fault,
+				      .result = FO_RESULT_OK };
+
+		snprintf(e.pair, sizeof(e.pair), "brake");
+		snprintf(e.path, sizeof(e.path), "sim");
+		fo_metrics_observe(m, &e);
+		faults++;
+	}
+	out = open_memstream(&http, &http_len);
+	CHECK(fo_metrics_render(m, out) == 0, "render");
+	fclose(out);
+	for (enum fo_fault fault = FO_FAULT_NONE + 1; fault <= (enum fo_fault)faults; fault++) {
+		char line[128];
+
+		snprintf(line, sizeof(line), "\nfailoverd_switches_by_fault_total{pair=\"brake\",fault=\"%s\"} 1\n",
+			 fo_fault_name(fault));
+		CHECK(strstr(http, line) != NULL, "no line%s", line);
+	}
+	CHECK(faults >= 8, "%d faults", faults);
+	free(http);
+	fo_metrics_free(m);
+	fx_free(&f);
+}
+
 int main(void)
 {
 	RUN(test_texts);
 	RUN(test_member_names_escaped);
+	RUN(test_every_fault_counted);
 	return check_summary("test_metrics_text");
 }
