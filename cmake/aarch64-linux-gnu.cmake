@@ -44,6 +44,10 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+# The sysroot's multiarch headers (OpenSSL's opensslconf.h and
+# configuration.h live in usr/include/aarch64-linux-gnu, which the cross
+# compiler does not search: its own is /usr/aarch64-linux-gnu/include).
+set(CMAKE_C_STANDARD_INCLUDE_DIRECTORIES "${FO_ARM64_SYSROOT}/usr/include/aarch64-linux-gnu")
 set(ENV{PKG_CONFIG_LIBDIR} "${FO_ARM64_SYSROOT}/usr/lib/aarch64-linux-gnu/pkgconfig:${FO_ARM64_SYSROOT}/usr/share/pkgconfig")
 set(ENV{PKG_CONFIG_SYSROOT_DIR} "${FO_ARM64_SYSROOT}")
 set(ENV{PKG_CONFIG_PATH} "")
