@@ -461,12 +461,8 @@ void fo_manager_start(struct fo_manager *m)
 	if (m->env.hv->ops->kernel_poll_events)
 		m->env.hv->ops->kernel_poll_events(m->env.hv);
 	kernel_sweep(m, false);
-	for (size_t i = 0; i < m->n_pairs; i++) {
-		/* We did not watch what happened before: arming checks the
-		 * last recorded active against what Xen shows. */
-		m->pairs[i].started_blind = true;
-		fo_pair_arm(&m->pairs[i]);
-	}
+	for (size_t i = 0; i < m->n_pairs; i++)
+		fo_pair_start(&m->pairs[i]);
 	kernel_sweep(m, true);
 	fo_manager_check_placement(m);
 	placement_timer_arm(m);

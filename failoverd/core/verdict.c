@@ -181,6 +181,46 @@ void fo_verdicts_set_active(struct fo_verdicts *vs, const char *pair, const stru
 	vs->dirty = true;
 }
 
+static struct fo_verdict *stood_down_record(const struct fo_verdicts *vs, const char *pair)
+{
+	uint32_t h = name_hash(pair);
+
+	for (size_t i = 0; i < vs->n; i++)
+		if (vs->key[i].kind == FO_VERDICT_STOOD_DOWN && vs->key[i].pair_hash == h &&
+		    strcmp(vs->v[i].pair, pair) == 0)
+			return (struct fo_verdict *)&vs->v[i];
+	return NULL;
+}
+
+bool fo_verdicts_stood_down(const struct fo_verdicts *vs, const char *pair)
+{
+	return stood_down_record(vs, pair) != NULL;
+}
+
+void fo_verdicts_set_stood_down(struct fo_verdicts *vs, const char *pair, bool stood_down)
+{
+	struct fo_verdict *v = stood_down_record(vs, pair);
+
+	if (!stood_down) {
+		if (v) {
+			v->kind = FO_VERDICT_NONE;
+			rekey(vs, v);
+			vs->dirty = true;
+		}
+		return;
+	}
+	if (v)
+		return;
+	v = slot(vs);
+	memset(v, 0, sizeof(*v));
+	v->kind = FO_VERDICT_STOOD_DOWN;
+	snprintf(v->pair, sizeof(v->pair), "%s", pair);
+	snprintf(v->inst.name, sizeof(v->inst.name), "-");
+	v->inst.domid = FO_DOMID_INVALID;
+	rekey(vs, v);
+	vs->dirty = true;
+}
+
 void fo_verdicts_forget_other(struct fo_verdicts *vs, const struct fo_instance *inst)
 {
 	for (size_t i = 0; i < vs->n; i++) {
@@ -286,6 +326,10 @@ static bool parse_line(char *line, struct fo_verdict *v)
 	v->inst.domid = FO_DOMID_INVALID;
 	if (strcmp(f[0], "unknown") == 0 && n == 3) {
 		v->kind = FO_VERDICT_UNKNOWN;
+		return true;
+	}
+	if (strcmp(f[0], "standdown") == 0 && n == 3 && strcmp(f[2], "-") == 0) {
+		v->kind = FO_VERDICT_STOOD_DOWN;
 		return true;
 	}
 	if (strcmp(f[0], "active") == 0 && n == 5) {
@@ -443,8 +487,9 @@ static int write_all(int fd, const char *buf, size_t len)
 static size_t format_table(const struct fo_verdicts *vs, char *buf, size_t len)
 {
 	size_t n = (size_t)snprintf(buf, len,
-				    "# failoverd: failed members and the last active of each pair. A dom0 reboot clears it;\n"
-				    "# failoverctl clear-failed MEMBER clears a member after repair.\n" HEADER_V2 "%s\n",
+				    "# failoverd: failed members, the last active of each pair and the pairs stood down here.\n"
+				    "# A dom0 reboot clears it; failoverctl clear-failed MEMBER clears a member after repair.\n"
+				    HEADER_V2 "%s\n",
 				    vs->boot_id[0] ? vs->boot_id : "-");
 
 	for (size_t i = 0; i < vs->n && n < len; i++) {
@@ -460,6 +505,8 @@ static size_t format_table(const struct fo_verdicts *vs, char *buf, size_t len)
 		else if (v->kind == FO_VERDICT_ACTIVE)
 			n += (size_t)snprintf(buf + n, len - n, "active %s %s %" PRIu32 " %s\n", v->pair, v->inst.name,
 					      v->inst.domid, h);
+		else if (v->kind == FO_VERDICT_STOOD_DOWN)
+			n += (size_t)snprintf(buf + n, len - n, "standdown %s -\n", v->pair);
 	}
 	return n;
 }

@@ -26,6 +26,7 @@ enum fo_verdict_kind {
 	FO_VERDICT_FAILED,   /* this instance failed: never a standby again until cleared */
 	FO_VERDICT_UNKNOWN,  /* the file could not be read: any instance of this name may have failed */
 	FO_VERDICT_ACTIVE,   /* the pair's active as last recorded (one per pair) */
+	FO_VERDICT_STOOD_DOWN, /* the pair stood down here (served from another host) */
 };
 
 struct fo_instance {
@@ -43,7 +44,8 @@ struct fo_verdict {
 	int64_t when;              /* FAILED: wall clock, seconds since the epoch */
 };
 
-/* Per pair at most one ACTIVE and, per member, one FAILED and one UNKNOWN;
+/* Per pair at most one ACTIVE and one STOOD_DOWN and, per member, one
+ * FAILED and one UNKNOWN;
  * room for as many again left by pairs a reload removed. */
 #define FO_VERDICT_MAX (FO_MAX_PAIRS * 10)
 
@@ -110,6 +112,10 @@ void fo_verdicts_set_failed(struct fo_verdicts *vs, const char *pair, const stru
 void fo_verdicts_set_unknown(struct fo_verdicts *vs, const char *pair, const char *name);
 void fo_verdicts_set_active(struct fo_verdicts *vs, const char *pair, const struct fo_instance *inst);
 const struct fo_verdict *fo_verdicts_active(const struct fo_verdicts *vs, const char *pair);
+/* The pair stood down on this host (`failoverctl stand-down`): a restarted
+ * daemon keeps it DISARMED until `switchover` or `arm` (set false). */
+void fo_verdicts_set_stood_down(struct fo_verdicts *vs, const char *pair, bool stood_down);
+bool fo_verdicts_stood_down(const struct fo_verdicts *vs, const char *pair);
 /* FAILED verdicts on `name` for an instance other than `inst` (it is gone
  * or was re-created): dropped. */
 void fo_verdicts_forget_other(struct fo_verdicts *vs, const struct fo_instance *inst);

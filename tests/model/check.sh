@@ -15,7 +15,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 # name | owner (kmod, watch) | kind (safety, live) | FLAGS | more -D | expected
 # FLAGS (ownership.pml): 1 P5, 2 the proposed fixes, 4 strict RELEASE,
 # 8..1024, 4096 and 8192 a bug put back, 2048 the watch before rt-patches 0011,
-# 16384 P8 strict (a third party's unpause does not end a stand-down's claim).
+# 16384 P8 strict (a third party's unpause does not end a stand-down's
+# claim), 32768 finding F put back (a restart forgets the stand-down).
 # Expected: verify, or refute:PROPERTY.
 RUNS=(
 	"kmod|kmod|safety|0||verify"
@@ -38,7 +39,8 @@ RUNS=(
 	"standdown_kmod|kmod|safety|2|-DMAXSD=1|verify"
 	"standdown_watch|watch|safety|4|-DMAXSD=1|verify"
 	"bug_standdown_armed|kmod|safety|8194|-DMAXSD=1|refute:P8"
-	"finding_standdown_restart|kmod|safety|16386|-DMAXSD=1|refute:P8"
+	"standdown_strict|kmod|safety|16386|-DMAXSD=1|verify"
+	"bug_standdown_forgotten|kmod|safety|49154|-DMAXSD=1|refute:P8"
 )
 
 if [ "${1:-}" = --list ]; then

@@ -98,6 +98,7 @@
 #define F_BUG_WAIT_RELEASED 4096 /* BUG (finding E): a watch gone while failoverd waits for it is waited for */
 #define F_BUG_STANDDOWN_ARMED 8192 /* BUG: stand-down pauses the active with the owner still armed */
 #define F_STRICT_STANDDOWN 16384 /* P8 also after a third party started a member (finding F) */
+#define F_BUG_FORGET_STANDDOWN 32768 /* BUG (finding F): a restart forgets the stand-down */
 #ifndef FLAGS
 #define FLAGS 0
 #endif
@@ -206,8 +207,8 @@ byte nfault, ncrash, ntp, nop, nsd;
  * failoverd and the owner start nothing of the pair here: not the owner
  * taking the paused active for a failure, not a restarted failoverd. No
  * operator `arm` or `switchover` follows in the model. A third party's
- * unpause of a member ends the claim (with F_STRICT_STANDDOWN it does
- * not: finding F, README.md). */
+ * unpause of a member ends the claim, unless F_STRICT_STANDDOWN (finding
+ * F, README.md: the stand-down is kept in the state file for a restart). */
 bool stood;
 
 /*
@@ -314,6 +315,7 @@ bool wsplit;		/* F_BUG_QUIESCE_SPLIT: the standby checked, not yet unpaused */
 /* The state file (daemon.state_file): verdicts and the recorded active. */
 bool vf[2];
 byte raf = NOMEMBER;
+bool sdf;		/* the pair stood down (a restart keeps it DISARMED) */
 
 /* Its memory, lost when it is killed. */
 byte ds = ARMING;	/* pair state */
@@ -935,7 +937,11 @@ restart:
 		:: kq_n == 0 -> break
 		od;
 #endif
-		need_eval = 1;
+		/* fo_pair_start(): a pair that stood down stays DISARMED */
+		if
+		:: sdf -> ds = DISARMED
+		:: else -> need_eval = 1
+		fi;
 end_loop:
 		do
 		:: if
@@ -1231,7 +1237,10 @@ end_loop:
 					fence(1);
 					/* (a third party's unpause since the fences
 					 * is its own: the claim starts without it) */
-					atomic { if :: ok && !tpu[0] && !tpu[1] -> stood = 1; check() :: else fi }
+					atomic {
+						if :: ok -> sdf = !on(F_BUG_FORGET_STANDDOWN) :: else fi;
+						if :: ok && !tpu[0] && !tpu[1] -> stood = 1; check() :: else fi
+					}
 				:: else
 				fi
 			:: else	/* EAGAIN: its switch's event follows */

@@ -540,6 +540,37 @@ static void test_restart_does_not_adopt_failed(void)
 	fx_free(&f);
 }
 
+/* A stand-down is remembered across a restart (the SPIN model's finding
+ * F): the pair stood down here (served from another host); someone starts
+ * a member by hand; failoverd restarts. It stays DISARMED, hands off: that
+ * member's heartbeat loss starts nothing. `arm` ends the stand-down (and
+ * the file's record). Before, the restart adopted the running member,
+ * armed the pair and switched to the other on its fault. */
+static void test_stand_down_survives_restart(void)
+{
+	struct fx f;
+	char err[256];
+
+	state_reset();
+	fx_armed_state(&f);
+	CHECK(fo_pair_stand_down(f.p, err, sizeof(err)) == 0, "stand-down: %s", err);
+	CHECK(fo_sim_state(f.hv, f.a) == FO_DOM_PAUSED && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "both paused");
+	CHECK(file_has(state_path, "standdown brake -"), "the stand-down is on file");
+	fo_sim_set_state(f.hv, f.a, FO_DOM_RUNNING, true); /* `xl unpause brake-a` */
+	restart(&f);
+	CHECK(f.p->state == FO_PAIR_DISARMED && strstr(f.p->reason, "stood down before failoverd started"),
+	      "restart: still stood down (%s: %s)", fo_pair_state_name(f.p->state), f.p->reason);
+	live(&f, 100);
+	advance(&f, 500); /* brake-a's agent silent: no heartbeat */
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "brake-b not started: %s",
+	      fo_dom_state_name(fo_sim_state(f.hv, f.b)));
+	CHECK(count_events(&f, FO_EV_SWITCHOVER) == 0, "no switch");
+	fo_pair_arm(f.p);
+	CHECK(!file_has(state_path, "standdown brake"), "arm ends the stand-down on file");
+	CHECK(f.p->state != FO_PAIR_DISARMED, "armed again: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	fx_free(&f);
+}
+
 static void test_arm_does_not_adopt_failed(void)
 {
 	struct fx f;
@@ -1339,6 +1370,7 @@ int main(void)
 	RUN(test_audit_leaves_alone);
 	RUN(test_audit_kernel_not_fought);
 	RUN(test_restart_does_not_adopt_failed);
+	RUN(test_stand_down_survives_restart);
 	RUN(test_arm_does_not_adopt_failed);
 	RUN(test_clear_failed_allows_again);
 	RUN(test_new_instance_starts_clean);

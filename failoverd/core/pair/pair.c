@@ -239,14 +239,45 @@ void fo_pair_update_config(struct fo_pair *p, const struct fo_pair_config *cfg)
 		arm_active_deadline(p);
 }
 
+/* The operator's (or the cluster agent's) decision that the pair serves
+ * on this host again: a stand-down is forgotten. */
+static void end_stand_down(struct fo_pair *p)
+{
+	if (p->env->verdicts && fo_verdicts_stood_down(p->env->verdicts, p->cfg.name)) {
+		fo_verdicts_set_stood_down(p->env->verdicts, p->cfg.name, false);
+		persist(p);
+	}
+}
+
 void fo_pair_arm(struct fo_pair *p)
 {
+	end_stand_down(p);
 	for (int i = 0; i < 2; i++)
 		set_deadline(&p->m[i], FO_DL_NONE, 0);
 	if (!p->audit_next_ns)
 		p->audit_next_ns = now_ns(p) + MS(p->cfg.period_ms);
 	p->state = FO_PAIR_ARMING;
 	arming_evaluate(p);
+}
+
+void fo_pair_start(struct fo_pair *p)
+{
+	/* We did not watch what happened before: arming checks the last
+	 * recorded active against what Xen shows. */
+	p->started_blind = true;
+	if (!p->env->verdicts || !fo_verdicts_stood_down(p->env->verdicts, p->cfg.name)) {
+		fo_pair_arm(p);
+		return;
+	}
+	/* Stood down before this start: hands off, as the cluster left it;
+	 * the audit still watches (DISARMED). */
+	for (int i = 0; i < 2; i++) {
+		refresh_member(p, &p->m[i]);
+		set_deadline(&p->m[i], FO_DL_NONE, 0);
+	}
+	if (!p->audit_next_ns)
+		p->audit_next_ns = now_ns(p) + MS(p->cfg.period_ms);
+	become(p, FO_PAIR_DISARMED, "stood down before failoverd started: `switchover` or `arm` resumes it here");
 }
 
 void fo_pair_disarm(struct fo_pair *p)
@@ -316,6 +347,14 @@ int fo_pair_stand_down(struct fo_pair *p, char *err, size_t errlen)
 			snprintf(err, errlen, "pair %s: %s", p->cfg.name, p->reason);
 			return -EIO;
 		}
+	}
+	/* Remembered (the verdict file): a restarted failoverd keeps the pair
+	 * DISARMED, where it would otherwise adopt a member someone started
+	 * meanwhile and arm the pair again on this host (the SPIN model's
+	 * finding F). `switchover` or `arm` ends it. */
+	if (p->env->verdicts) {
+		fo_verdicts_set_stood_down(p->env->verdicts, p->cfg.name, true);
+		persist(p);
 	}
 	/* Served from the other host now: the standby's state comes from
 	 * there (the state stream), not from the paused active here. */
@@ -768,6 +807,7 @@ static int request_switchover(struct fo_pair *p, uint64_t now, char *err, size_t
 			 p->cfg.name, to->name, what, to->name);
 		return -EPERM;
 	}
+	end_stand_down(p);
 	switch (begin_switchover(p, FO_FAULT_MANUAL, now, now)) {
 	case 0:
 		return 0;

@@ -172,6 +172,9 @@ struct fo_pair {
 };
 
 void fo_pair_init(struct fo_pair *p, const struct fo_pair_config *cfg, struct fo_pair_env *env);
+/* The daemon starts: arm the pair (adopting what Xen shows), or keep it
+ * DISARMED if it stood down before (the verdict file says so). */
+void fo_pair_start(struct fo_pair *p);
 
 /* The bridges' news (fo_svcnet_news): a bridge learnt `mac` on port
  * `ifindex`, or (mac NULL) link `ifindex` changed; ifindex 0: news was
