@@ -212,6 +212,34 @@ expect "stop after the drill" 0 stop
 sim_daemon_stop
 OCF_RESKEY_CRM_meta_timeout=3000 expect "probe, stopped, daemon gone" 7 monitor
 
+# The warm scores by the state stream's freshness: a failoverctl that
+# answers status with a warm pair (both paused, DISARMED) and the
+# state_stream object given in $TMP/stream (JSON or null), and stand-down
+# with success.
+cat >"$TMP/fake-failoverctl" <<EOF
+#!/bin/sh
+case "\$*" in
+*" stand-down svc") exit 0 ;;
+*" status --json") ;;
+*) exit 2 ;;
+esac
+printf '{"ok":true,"pairs":[{"name":"svc","state":"DISARMED","protected":false,"active_state":"paused","standby_state":"paused","standby_failed":false,"state_handover":null,"state_stream":%s}]}\n' "\$(cat "$TMP/stream")"
+EOF
+chmod 755 "$TMP/fake-failoverctl"
+# warm_score STREAM_JSON WANT WHAT
+warm_score() {
+	echo "$1" >"$TMP/stream"
+	OCF_RESKEY_failoverctl=$TMP/fake-failoverctl expect "monitor, $3" 0 monitor 10000
+	expect_score "$2" "$3"
+}
+echo null >"$TMP/stream"
+OCF_RESKEY_failoverctl=$TMP/fake-failoverctl expect "start for the stream scores" 0 start
+warm_score null 50 "no state stream: not weighed"
+warm_score '{"received":0,"lag_cycles":0}' 40 "nothing arrived from the serving host"
+warm_score '{"received":120,"lag_cycles":0}' 50 "the newest state arrived"
+warm_score '{"received":120,"lag_cycles":3}' 47 "3 cycles behind"
+warm_score '{"received":120,"lag_cycles":500}' 41 "far behind: 9 at most"
+
 if [ $FAILED = 0 ]; then
 	echo "test_ocf_pair: ok ($(wc -l <"$TMP/scores") promotion scores set)"
 fi
