@@ -36,10 +36,9 @@ RUNS=(
 	"bug_watch_quiesce_split|watch|safety|512||refute:P7"
 	"bug_watch_paused_early|watch|safety|1024||refute:P6|P1"
 	"bug_watch_wait_released|watch|live|4096|-DMAXTP=1|refute:LIVE"
-	"standdown_kmod|kmod|safety|2|-DMAXSD=1|verify"
 	"standdown_watch|watch|safety|4|-DMAXSD=1|verify"
 	"bug_standdown_armed|kmod|safety|8194|-DMAXSD=1|refute:P8"
-	"standdown_strict|kmod|safety|16386|-DMAXSD=1|verify"
+	"standdown_kmod|kmod|safety|16386|-DMAXSD=1|verify"
 	"bug_standdown_forgotten|kmod|safety|49154|-DMAXSD=1|refute:P8"
 )
 
