@@ -171,6 +171,13 @@ def samples_for(files, path, cond, tsc_per_us=None):
                 s["request_to_reply_us"] = int(r["request_ns"]) / 1000.0
             if r.get("rearm_ns"):
                 s["rearm_us"] = int(r["rearm_ns"]) / 1000.0
+            # bench-ctl --wait-roles: the armed event -> the switch's roles
+            # in xenstore; and whether the last switch's were there when the
+            # request went out (older runs have neither column)
+            if r.get("roles_ns"):
+                s["roles_us"] = int(r["roles_ns"]) / 1000.0
+            if r.get("roles_at_request") in ("0", "1"):
+                s["roles_at_request"] = r["roles_at_request"] == "1"
             if path.startswith("fault") and r.get("event_after_inject_ns"):
                 # The switch must come after our injection; a negative value
                 # is a spontaneous failover the round happened to catch.
@@ -201,7 +208,7 @@ METRICS = {
     "xl": ("pause_us", "unpause_us", "pause_tsc_us", "unpause_tsc_us"),
     "bare": ("pause_us", "unpause_us", "pause_confirm_us", "unpause_confirm_us", "pause_plus_confirm_us",
              "unpause_plus_confirm_us", "pause_tsc_us", "unpause_tsc_us"),
-    "manual": ("pause_us", "unpause_us", "request_to_reply_us", "detected_to_running_us", "rearm_us"),
+    "manual": ("pause_us", "unpause_us", "request_to_reply_us", "detected_to_running_us", "rearm_us", "roles_us"),
     "fault10": ("pause_us", "unpause_us", "detected_to_running_us", "event_after_inject_us"),
     "fault5": ("pause_us", "unpause_us", "detected_to_running_us", "event_after_inject_us"),
 }
@@ -462,6 +469,7 @@ def markdown(res):
                          ", ".join(f"{p} {n}" for p, n in zeros.items()))
         for path, key, name in (("manual", "request_to_reply_us", "manual request->reply"),
                                 ("manual", "detected_to_running_us", "manual request in->running"),
+                                ("manual", "roles_us", "manual armed->roles in xenstore (waited for)"),
                                 ("fault10", "detected_to_running_us", "fault10 detected->running"),
                                 ("fault5", "detected_to_running_us", "fault5 detected->running")):
             st = s.get(cond, {}).get(path, {}).get(key, {})

@@ -10,6 +10,13 @@
  *                   following the event stream, for the switchover event
  *                   (published once the new active heartbeated) and the
  *                   pair's "armed" event (the old active is the standby).
+ *                   With --wait-roles, a round then also waits until
+ *                   xenstore holds the roles failoverd publishes for the
+ *                   switch (its writer thread writes them after the reply):
+ *                   the next round starts from a dom0 that is done with
+ *                   this switch, as the fault rounds' restore does.
+ *                   --note-roles only records whether they were there
+ *                   when the request went out (--wait-roles does too).
  *   --mode fault    writes "stop-heartbeat" into the active's
  *                   data/failover/control key (the agent stops its sequence
  *                   but stays alive), waits for the heartbeat-timeout
@@ -33,6 +40,7 @@
  *
  * Usage: bench-ctl -s SOCKET --mode manual|fault -p PAIR -n N [--gap-ms G]
  *                  [--rt PRIO] [--cpu C] [--max-s S] [--events FILE]
+ *                  [--wait-roles | --note-roles]
  *                  [--owner kernel|hypervisor] [--poll-us U [--window-ms W]
  *                  [--freeze-pid PID]]
  *        bench-ctl -s SOCKET --mode follow --events FILE
@@ -45,6 +53,11 @@
  * fields did not apply or did not happen. Times: *_ns measured here
  * (CLOCK_MONOTONIC), *_us the daemon's phases_us (microseconds after the
  * fault; for a manual switchover, after the request arrived).
+ * roles_at_request (manual, with --note-roles or --wait-roles): 1 when
+ * xenstore already held the pair's roles as failoverd's status gave them
+ * when the request was sent, 0 when the last switch's roles were still
+ * being written; roles_ns (manual, with --wait-roles): the armed event
+ * seen -> the switch's roles seen in xenstore.
  * Exit 0 when at least one round succeeded, 1 otherwise.
  */
 #include <errno.h>
@@ -69,7 +82,7 @@
 #define BENCH_CSV_HEADER                                                                              \
 	"i,mode,from,to,result,fault,request_ns,event_after_inject_ns,seen_ns,rearm_ns,detected_us,"  \
 	"decided_us,pause_issued_us,pause_done_us,unpause_issued_us,unpause_done_us,first_heartbeat_us," \
-	"event_id,path,standby_running_ns"
+	"event_id,path,standby_running_ns,roles_at_request,roles_ns"
 
 /* A failed round is retried after a restore; this many in a row ends the run. */
 #define BENCH_MAX_ERRORS 5
@@ -109,6 +122,8 @@ struct bench_ctx {
 	xc_interface *xch;    /* with --poll-us */
 	long poll_us, window_ms;
 	pid_t freeze_pid;     /* --freeze-pid, 0: none */
+	bool wait_roles;      /* --wait-roles */
+	bool note_roles;      /* --note-roles, or --wait-roles */
 };
 
 /* The state of our pair, from {"cmd":"status"}. */
@@ -434,7 +449,8 @@ static int bench_ensure_armed(struct bench_ctx *x, struct bench_pair *ret)
 
 static void bench_print_row(long i, enum bench_mode mode, const char *from, const char *to,
 			    const struct bench_switch *sw, const char *result, int64_t request_ns,
-			    int64_t after_inject_ns, int64_t seen_ns, int64_t rearm_ns, int64_t running_ns)
+			    int64_t after_inject_ns, int64_t seen_ns, int64_t rearm_ns, int64_t running_ns,
+			    int roles_at_request, int64_t roles_ns)
 {
 	printf("%ld,%s,%s,%s,%s,%s,", i, mode == BENCH_MANUAL ? "manual" : "fault", from, to, result,
 	       sw ? sw->fault : "");
@@ -449,7 +465,9 @@ static void bench_print_row(long i, enum bench_mode mode, const char *from, cons
 			printf(",");
 	}
 	sw ? printf("%.0f,%s,", sw->id, sw->path) : printf(",,");
-	running_ns >= 0 ? printf("%" PRId64 "\n", running_ns) : printf("\n");
+	running_ns >= 0 ? printf("%" PRId64 ",", running_ns) : printf(",");
+	roles_at_request >= 0 ? printf("%d,", roles_at_request) : printf(",");
+	roles_ns >= 0 ? printf("%" PRId64 "\n", roles_ns) : printf("\n");
 	fflush(stdout);
 }
 
@@ -512,6 +530,44 @@ static int64_t bench_poll_running(struct bench_ctx *x, int standby_domid, int64_
 	}
 }
 
+/* The member's role as xenstore holds it is `want` (failoverd writes
+ * data/failover/role; the agent only reads it). */
+static bool bench_role_is(struct bench_ctx *x, int domid, const char *want)
+{
+	char path[96];
+	unsigned len = 0;
+	char *v;
+	bool same;
+
+	if (domid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/local/domain/%d/data/failover/role", domid);
+	v = xs_read(x->xs, XBT_NULL, path, &len);
+	same = v && len == strlen(want) && !memcmp(v, want, len);
+	free(v);
+	return same;
+}
+
+static bool bench_roles_published(struct bench_ctx *x, int active_domid, int standby_domid)
+{
+	return bench_role_is(x, active_domid, "active") && bench_role_is(x, standby_domid, "standby");
+}
+
+/* --wait-roles: until xenstore holds the roles of the switch just made;
+ * the time it took (ns), or -ETIMEDOUT. */
+static int64_t bench_wait_roles(struct bench_ctx *x, int active_domid, int standby_domid)
+{
+	int64_t t0 = bench_now_ns(), end = t0 + (int64_t)BENCH_ARMED_TIMEOUT_MS * 1000000;
+
+	for (;;) {
+		if (bench_roles_published(x, active_domid, standby_domid))
+			return bench_now_ns() - t0;
+		if (bench_now_ns() > end)
+			return -ETIMEDOUT;
+		bench_sleep_ms(2);
+	}
+}
+
 /* One round; 0 when it produced a sample. */
 static int bench_round(struct bench_ctx *x, long i)
 {
@@ -519,19 +575,25 @@ static int bench_round(struct bench_ctx *x, long i)
 	struct bench_switch sw;
 	char req[160], why[64] = "";
 	cJSON *reply = NULL;
-	int64_t t0, t1 = 0, t_seen, t_armed, request_ns = -1, running_ns = -1;
+	int64_t t0, t1 = 0, t_seen, t_armed, request_ns = -1, running_ns = -1, roles_ns = -1;
+	int roles_at_request = -1;
 	double start_id;
 	int r;
 
 	r = bench_ensure_armed(x, &st);
 	if (r < 0) {
 		fprintf(stderr, "bench-ctl: round %ld: pair %s not ARMED: %s\n", i, x->pair, strerror(-r));
-		bench_print_row(i, x->mode, "", "", NULL, "not-armed", -1, 0, -1, -1, -1);
+		bench_print_row(i, x->mode, "", "", NULL, "not-armed", -1, 0, -1, -1, -1, -1, -1);
 		return r;
 	}
 	start_id = x->last_event_id;
 	t0 = bench_now_ns();
 	if (x->mode == BENCH_MANUAL) {
+		/* Read before the clock starts; xenstored is done with it
+		 * before the request goes out. */
+		if (x->note_roles)
+			roles_at_request = bench_roles_published(x, st.active_domid, st.standby_domid);
+		t0 = bench_now_ns();
 		snprintf(req, sizeof(req), "{\"cmd\":\"switchover\",\"pair\":\"%s\"}\n", x->pair);
 		r = bench_request(x, req, &reply);
 		t1 = bench_now_ns();
@@ -568,6 +630,14 @@ static int bench_round(struct bench_ctx *x, long i)
 	}
 	if (x->mode == BENCH_MANUAL) {
 		r = bench_wait_event(x, "armed", sw.id, BENCH_ARMED_TIMEOUT_MS, NULL);
+		if (r == 0 && x->wait_roles) {
+			/* The new active is the old standby. */
+			roles_ns = bench_wait_roles(x, st.standby_domid, st.active_domid);
+			if (roles_ns < 0) {
+				r = (int)roles_ns;
+				roles_ns = -1;
+			}
+		}
 	} else {
 		/* The old active is paused with its agent still told to stop:
 		 * clear that first, so it heartbeats when it next runs. */
@@ -581,16 +651,17 @@ static int bench_round(struct bench_ctx *x, long i)
 		fprintf(stderr, "bench-ctl: round %ld: pair %s not re-ARMED: %s\n", i, x->pair, strerror(-r));
 		snprintf(why, sizeof(why), "not-rearmed");
 		bench_print_row(i, x->mode, sw.from, sw.to, &sw, why, request_ns, sw.time_ns - t0, t_seen - t0, -1,
-				running_ns);
+				running_ns, roles_at_request, roles_ns);
 		return r;
 	}
 	bench_print_row(i, x->mode, sw.from, sw.to, &sw, sw.result, request_ns, sw.time_ns - t0, t_seen - t0,
-			t_armed - t_seen, running_ns);
+			t_armed - t_seen, running_ns, roles_at_request, roles_ns);
 	return strcmp(sw.result, "ok") == 0 ? 0 : -EIO;
 
 failed:
 	fprintf(stderr, "bench-ctl: round %ld (%s): %s\n", i, why, strerror(-r));
-	bench_print_row(i, x->mode, st.active, st.standby, NULL, why, request_ns, 0, -1, -1, running_ns);
+	bench_print_row(i, x->mode, st.active, st.standby, NULL, why, request_ns, 0, -1, -1, running_ns,
+			roles_at_request, -1);
 	bench_thaw(x); /* before any xenstore write, as above */
 	if (x->mode == BENCH_FAULT)
 		bench_xs_control(x, st.active_domid, "none");
@@ -620,6 +691,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: bench-ctl -s SOCKET --mode manual|fault -p PAIR -n N [--gap-ms G] [--rt PRIO] "
 			"[--cpu C] [--max-s S] [--events FILE]\n"
+			"                 [--wait-roles | --note-roles]\n"
 			"                 [--owner kernel|hypervisor] [--poll-us U [--window-ms W] [--freeze-pid PID]]\n"
 			"       bench-ctl -s SOCKET --mode follow --events FILE\n");
 	exit(2);
@@ -633,6 +705,7 @@ int main(int argc, char **argv)
 		{ "max-s", required_argument, NULL, 'M' }, { "events", required_argument, NULL, 'e' },
 		{ "owner", required_argument, NULL, 'o' }, { "poll-us", required_argument, NULL, 'P' },
 		{ "window-ms", required_argument, NULL, 'W' }, { "freeze-pid", required_argument, NULL, 'F' },
+		{ "wait-roles", no_argument, NULL, 'R' },  { "note-roles", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench_ctx x = { .sock_path = "/run/failoverd/control.sock", .mode = BENCH_MANUAL,
@@ -665,6 +738,12 @@ int main(int argc, char **argv)
 			break;
 		case 'e':
 			events_path = optarg;
+			break;
+		case 'R':
+			x.wait_roles = x.note_roles = true;
+			break;
+		case 'N':
+			x.note_roles = true;
 			break;
 		case 'o':
 			if (strcmp(optarg, "kernel") && strcmp(optarg, "hypervisor")) {
@@ -702,6 +781,10 @@ int main(int argc, char **argv)
 		usage();
 	if ((x.poll_us || x.freeze_pid) && x.mode != BENCH_FAULT) {
 		fprintf(stderr, "bench-ctl: --poll-us and --freeze-pid are for --mode fault\n");
+		usage();
+	}
+	if (x.note_roles && x.mode != BENCH_MANUAL) {
+		fprintf(stderr, "bench-ctl: --wait-roles and --note-roles are for --mode manual\n");
 		usage();
 	}
 	if (x.freeze_pid && !x.poll_us) {

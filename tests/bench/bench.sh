@@ -26,6 +26,9 @@
 #       --max-s S        cap on each path and condition, seconds (default 300)
 #       --dom0-weight W  experiment: Domain-0's credit2 weight during the run (default Xen's 256)
 #       --pin            experiment: dom0 vCPU i on pCPU i, the domUs only on the other pCPU(s)
+#       --wait-roles     experiment: a manual round waits until xenstore holds the last switch's
+#                        roles, and the old cadence runs beside it as path "manual-nowait" (its CSV
+#                        is in the run's blob; bench/results/2026-11-28-manual-unpause/notes.md)
 #       --dom0-kernel K  stock (default, $FO_LAB_DOM0_KERNEL) or rt: boot dom0 on Debian's
 #                        PREEMPT_RT kernel (tests/lab/lab.sh --dom0-kernel); the serial log
 #                        is then <build>/logs/bench-rt.log
@@ -70,6 +73,7 @@ HB1=""
 HB2=""
 WEIGHT=""
 PIN=0
+WAITROLES=0
 TIMEOUT=""
 FROM_LOG=""
 DOM0_KERNEL=${FO_LAB_DOM0_KERNEL:-stock}
@@ -89,6 +93,7 @@ while [ $# -gt 0 ]; do
 	--max-s) MAXS=$2; shift 2 ;;
 	--dom0-weight) WEIGHT=$2; shift 2 ;;
 	--pin) PIN=1; shift ;;
+	--wait-roles) WAITROLES=1; shift ;;
 	--dom0-kernel) DOM0_KERNEL=$2; shift 2 ;;
 	--timeout) TIMEOUT=$2; shift 2 ;;
 	--from-log) FROM_LOG=$2; shift 2 ;;
@@ -186,7 +191,7 @@ if [ -z "$FROM_LOG" ]; then
 	# The emulated machine's timing depends on the host's: keep its load.
 	load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 	set +e
-	FO_LAB_DOM0_ARGS="fo.bench.n=$N fo.bench.nfault=$NFAULT fo.bench.conds=$CONDS fo.bench.maxs=$MAXS${WEIGHT:+ fo.bench.dom0weight=$WEIGHT} fo.bench.pin=$PIN${HB1:+ fo.bench.hb1=$HB1}${HB2:+ fo.bench.hb2=$HB2}" \
+	FO_LAB_DOM0_ARGS="fo.bench.n=$N fo.bench.nfault=$NFAULT fo.bench.conds=$CONDS fo.bench.maxs=$MAXS${WEIGHT:+ fo.bench.dom0weight=$WEIGHT} fo.bench.pin=$PIN fo.bench.waitroles=$WAITROLES${HB1:+ fo.bench.hb1=$HB1}${HB2:+ fo.bench.hb2=$HB2}" \
 		FO_LAB_EXTRA_BINS="$BARE $CTL" \
 		"$REPO/tests/lab/lab.sh" run bench --build-dir "$BUILD_DIR" --timeout "$TIMEOUT" \
 		--dom0-kernel "$DOM0_KERNEL" --arch "$ARCH" "${VERBOSE[@]}"

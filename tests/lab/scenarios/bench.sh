@@ -15,6 +15,9 @@
 #   xl      bench-bare --mode xl    (h10 disarmed: `xl pause` + `xl unpause`)
 #   bare    bench-bare --mode bare  (h10 disarmed: xc_domain_pause/unpause)
 #   manual  bench-ctl --mode manual (h10 re-armed: {"cmd":"switchover"})
+#           with fo.bench.waitroles=1: a round starts once the last
+#           switch's roles are in xenstore, and manual-nowait follows,
+#           the old cadence again, noting whether they were there
 #   fault10 bench-ctl --mode fault  (h10: stop-heartbeat, wait, restore)
 #   fault5  bench-ctl --mode fault  (h5)
 # The loads are stress-ng's where the image has it (x86); the arm64 image
@@ -32,6 +35,8 @@
 # fo.bench.dom0weight=W (credit2 weight of Domain-0, default: Xen's 256)
 # fo.bench.pin=1 (dom0 vCPU i on pCPU i, every domU on the pCPU that is not
 # failoverd's: the standby's vCPU can never preempt the daemon's)
+# fo.bench.waitroles=1 (experiment: the manual rounds wait for the roles,
+# then manual-nowait runs them as before, see above)
 # fo.bench.hb1=P/T fo.bench.hb2=P/T (agent period / heartbeat timeout in ms
 # of h10 and of h5; default 10/40 and 5/20, on arm64 100/400 and 50/200)
 # needs: failoverd failoverctl fo-heartbeat
@@ -44,6 +49,7 @@ BGAP=$(karg fo.bench.gap 10)
 BMAXS=$(karg fo.bench.maxs 300)
 BWEIGHT=$(karg fo.bench.dom0weight)
 BPIN=$(karg fo.bench.pin 0)
+BWAITROLES=$(karg fo.bench.waitroles 0)
 if [ -n "$LAB_ARM" ]; then
 	BHB1=$(karg fo.bench.hb1 100/400)
 	BHB2=$(karg fo.bench.hb2 50/200)
@@ -314,8 +320,20 @@ for c in $(echo $BCONDS | tr ':' ' '); do
 	step bare $c bench-bare --mode bare -n $BN --gap-ms $BGAP --max-s $BMAXS --rt $FOD_PRIO --cpu $FOD_CPU h10-a h10-b
 	fctl arm h10 > /dev/null || fail "arm h10 failed"
 	arm_pair h10 60 || fail "h10 not ARMED after the xl/bare paths: $(status_json)"
-	step manual $c bench-ctl -s $FO_SOCK --mode manual -p h10 -n $BN --gap-ms $BGAP --max-s $BMAXS \
-		--rt $CTL_PRIO --cpu $FOD_CPU
+	if [ "$BWAITROLES" = 1 ]; then
+		# failoverd publishes the roles from its writer thread after
+		# the reply (tens of ms under TCG): these rounds wait for them,
+		# so that each switch starts from a dom0 done with the last one,
+		# as the fault rounds' restore does; then the old cadence, each
+		# round noting whether the last roles were written yet.
+		step manual $c bench-ctl -s $FO_SOCK --mode manual -p h10 -n $BN --gap-ms $BGAP \
+			--max-s $BMAXS --rt $CTL_PRIO --cpu $FOD_CPU --wait-roles
+		step manual-nowait $c bench-ctl -s $FO_SOCK --mode manual -p h10 -n $BN --gap-ms $BGAP \
+			--max-s $BMAXS --rt $CTL_PRIO --cpu $FOD_CPU --note-roles
+	else
+		step manual $c bench-ctl -s $FO_SOCK --mode manual -p h10 -n $BN --gap-ms $BGAP --max-s $BMAXS \
+			--rt $CTL_PRIO --cpu $FOD_CPU
+	fi
 	step fault10 $c bench-ctl -s $FO_SOCK --mode fault -p h10 -n $BNF --gap-ms 50 --max-s $BMAXS \
 		--rt $CTL_PRIO --cpu $FOD_CPU
 	step fault5 $c bench-ctl -s $FO_SOCK --mode fault -p h5 -n $BNF --gap-ms 50 --max-s $BMAXS \
