@@ -12,6 +12,13 @@
  * realloc, strdup, ...: every call from failoverd's own objects); log calls
  * with fo_log_calls(); hypervisor calls from the simulator's call log. The
  * window closes when the first unpause is issued (an ops-table shim).
+ *
+ * The switch's phases themselves (the event's pause_issued -> pause_done
+ * and unpause_issued -> unpause_done, what the switch benchmark reports as
+ * "pause" and "unpause") hold the fence's calls and the unpause with its
+ * confirm and nothing else, on the manual path as on the heartbeat-loss
+ * path: the phases are the stretches between the sequence's clock reads
+ * (a second shim, on now_ns, notes each).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -93,8 +100,30 @@ static int port_state(const char *vif)
 	return st;
 }
 
+/* Every clock read since the window opened: the counters then. */
+#define CLOCK_READS 64
+static struct {
+	unsigned long alloc, logs;
+	size_t calls;
+} reads[CLOCK_READS];
+static size_t n_reads;
+
 static struct fo_hv_ops shim_ops;
 static int (*real_unpause)(struct fo_hv *hv, fo_domid_t domid);
+static uint64_t (*real_now_ns)(struct fo_hv *hv);
+
+static uint64_t shim_now_ns(struct fo_hv *hv)
+{
+	const struct fo_sim_call *c;
+
+	if (n_reads < CLOCK_READS) {
+		reads[n_reads].alloc = atomic_load(&n_alloc);
+		reads[n_reads].logs = fo_log_calls();
+		reads[n_reads].calls = fo_sim_calls(hv, &c);
+		n_reads++;
+	}
+	return real_now_ns(hv);
+}
 
 static int shim_unpause(struct fo_hv *hv, fo_domid_t domid)
 {
@@ -119,6 +148,8 @@ static void shim_install(struct fx *f)
 	shim_ops = *f->hv->ops;
 	real_unpause = shim_ops.unpause;
 	shim_ops.unpause = shim_unpause;
+	real_now_ns = shim_ops.now_ns;
+	shim_ops.now_ns = shim_now_ns;
 	f->hv->ops = &shim_ops;
 }
 
@@ -132,6 +163,7 @@ static void window_open(struct fx *f, struct window *w)
 	const struct fo_sim_call *c;
 
 	snap.taken = false;
+	n_reads = 0;
 	w->calls = fo_sim_calls(f->hv, &c);
 	w->alloc = atomic_load(&n_alloc);
 	w->logs = fo_log_calls();
@@ -173,6 +205,58 @@ static void window_check(struct fx *f, const struct window *w, bool kernel, cons
 	}
 }
 
+/* Between clock reads k and k + 1: exactly the calls `ops` on `dom` (n of
+ * them), no allocation, no log call. */
+static void phase_check(struct fx *f, size_t k, const enum fo_sim_op *ops, size_t n, fo_domid_t dom,
+			const char *phase, const char *what)
+{
+	const struct fo_sim_call *c;
+	size_t first, got;
+
+	fo_sim_calls(f->hv, &c);
+	CHECK(k + 1 < n_reads, "%s: the %s phase was stamped", what, phase);
+	if (k + 1 >= n_reads)
+		return;
+	first = reads[k].calls;
+	got = reads[k + 1].calls - first;
+	CHECK(got == n, "%s: the %s phase holds %zu call(s), not %zu", what, phase, got, n);
+	for (size_t i = 0; i < got; i++)
+		CHECK(i < n && c[first + i].op == ops[i] && c[first + i].domid == dom,
+		      "%s: %s(dom%u) in the %s phase", what, op_name(c[first + i].op), c[first + i].domid, phase);
+	CHECK(reads[k + 1].alloc == reads[k].alloc, "%s: %lu allocation(s) in the %s phase", what,
+	      reads[k + 1].alloc - reads[k].alloc, phase);
+	CHECK(reads[k + 1].logs == reads[k].logs, "%s: %lu log call(s) in the %s phase", what,
+	      reads[k + 1].logs - reads[k].logs, phase);
+}
+
+/* The switch's phases, from the clock read before the active's pause on:
+ * pause (confirm running, pause, confirm paused), then nothing up to
+ * unpause_issued (the fenced hook: no service network here), then
+ * unpause (the unpause and the read that confirms the standby runs). */
+static void phases_check(struct fx *f, fo_domid_t active, fo_domid_t standby, const char *what)
+{
+	static const enum fo_sim_op pause_ops[] = { FO_SIM_GET_STATE, FO_SIM_PAUSE, FO_SIM_GET_STATE };
+	static const enum fo_sim_op unpause_ops[] = { FO_SIM_UNPAUSE, FO_SIM_GET_STATE };
+	const struct fo_sim_call *c;
+	size_t n = fo_sim_calls(f->hv, &c), k;
+
+	/* the stretch that holds the active's pause */
+	for (k = 0; k + 1 < n_reads; k++) {
+		bool has = false;
+
+		for (size_t i = reads[k].calls; i < reads[k + 1].calls && i < n; i++)
+			has |= c[i].op == FO_SIM_PAUSE && c[i].domid == active;
+		if (has)
+			break;
+	}
+	CHECK(k + 1 < n_reads, "%s: the active's pause lies between two clock reads", what);
+	if (k + 1 >= n_reads)
+		return;
+	phase_check(f, k, pause_ops, 3, active, "pause", what);
+	phase_check(f, k + 1, NULL, 0, active, "pause_done -> unpause_issued", what);
+	phase_check(f, k + 2, unpause_ops, 2, standby, "unpause", what);
+}
+
 /* The loop, 1 ms at a time, until a deadline's switch unpauses the
  * standby (at most 400 ms); w is the window of the turn that did. */
 static void run_until_unpause(struct fx *f, struct window *w)
@@ -209,6 +293,7 @@ static void run_deadline(bool kernel)
 		fo_sim_kernel_stall(f.hv, true); /* the module does not act: failoverd's backstop does */
 	run_until_unpause(&f, &w);
 	window_check(&f, &w, kernel, what);
+	phases_check(&f, f.a, f.b, what);
 	CHECK(f.p->active == 1, "%s: switched", what);
 	fx_free(&f);
 }
@@ -289,6 +374,7 @@ static void run_request(bool kernel)
 	r = fo_pair_request_switchover(f.p, err, sizeof(err));
 	CHECK(r == 0, "%s: %s", what, err);
 	window_check(&f, &w, kernel, what);
+	phases_check(&f, f.a, f.b, what);
 	fx_free(&f);
 }
 
