@@ -63,6 +63,9 @@ FAMILIES = [
      # The headline run measured the hypervisor and kernel paths; the
      # newest run with all three stays beside it (ratios only within a run).
      "also_current": ["2026-11-27-paths-2pcpu-timer-rt-housekeeping"]},
+    {"key": "manual-unpause", "title": "The manual switch's unpause phase: rounds that wait for the roles",
+     "command": "tests/bench/bench.sh --n 200 --nfault 30 --conds idle [--wait-roles]",
+     "howto": "../../tests/bench/README.md", "reader": "manualunpause", "runs": ["2026-11-28-manual-unpause"]},
     {"key": "scale", "title": "N pairs on one host, on the simulator", "command": "tests/bench/scale.sh --sim",
      "howto": "../../tests/bench/README.md", "reader": "scale",
      "runs": ["2026-11-28-scale-sim", "2026-11-28-scale-sim-deferred-persist", "2026-11-28-scale-sim-two-phase"]},
@@ -336,13 +339,63 @@ def read_rtirq(run):
     return None, out
 
 
+def read_manual_unpause(run):
+    """before.json / after.json: bench.sh runs, one boot each, the after with --wait-roles
+    (after.json absent until it ran); after-nowait.csv: the after boot's rounds at the old
+    cadence (bench-ctl's CSV, with roles_at_request per round)."""
+    out = ["The manual switch's phases against bare libxenctrl's calls in the same boot, idle, µs "
+           "(p50 / p90 / p99); ÷ bare: p50 over bare's p50. before: rounds paced by the armed event alone; "
+           "after: each round first waits until xenstore holds the last switch's roles.", "",
+           "| boot | path | n | pause p50 / p90 / p99 | unpause p50 / p90 / p99 | pause ÷ bare | unpause ÷ bare |",
+           "|---|---|---:|---|---|---:|---:|"]
+    # measured.json: the commit of each boot, where its JSON does not say (a CI run's)
+    measured = run.json("measured.json") if os.path.exists(run.path("measured.json")) else {}
+    commit = None
+    for name in ("before", "after"):
+        if not os.path.exists(run.path(name + ".json")):
+            out.append(f"| {name} | not run yet | | | | | |")
+            continue
+        j = run.json(name + ".json")
+        if j.get("commit") or measured.get(name):
+            commit = (commit + ", " if commit else "") + f"{name} {j.get('commit') or measured[name]}"
+        samples = j["samples"]["idle"]
+        st = {}
+        for p in ("bare", "manual", "fault10"):
+            ok = [x for x in samples.get(p, []) if x.get("result") == "ok"]
+            st[p] = {op: summary(x.get(op) for x in ok) for op in ("pause_us", "unpause_us")}
+        for p, label in (("bare", "bare libxenctrl"), ("manual", "failoverd, manual switchover"),
+                         ("fault10", "failoverd, heartbeat loss (h10)")):
+            a, b = st[p]["pause_us"], st[p]["unpause_us"]
+            cells = [name, label, str(b["n"]), pcts(a), pcts(b)]
+            for op in ("pause_us", "unpause_us"):
+                cells.append("-" if p == "bare" else ratio(st[p][op]["p50"], st["bare"][op]["p50"]))
+            out.append("| " + " | ".join(cells) + " |")
+    if not os.path.exists(run.path("after-nowait.csv")):
+        return commit, out
+    rows = []
+    with open(run.path("after-nowait.csv")) as f:
+        head = f.readline().strip().split(",")
+        for line in f:
+            r = dict(zip(head, line.strip().split(",")))
+            if r.get("result") == "ok" and r.get("unpause_done_us") and r.get("unpause_issued_us"):
+                rows.append(r)
+    out += ["", "The after boot's rounds at the old cadence (`manual-nowait`), by whether the last switch's "
+            "roles were in xenstore when the request went out; unpause µs:", "",
+            "| last roles written | n | unpause p50 / p90 / p99 | rounds over 700 µs |", "|---|---:|---|---:|"]
+    for flag, label in (("1", "yes"), ("0", "no, still being written")):
+        u = [int(r["unpause_done_us"]) - int(r["unpause_issued_us"]) for r in rows
+             if r.get("roles_at_request") == flag]
+        out.append(f"| {label} | {len(u)} | {pcts(summary(u))} | {sum(1 for v in u if v > 700)} |")
+    return commit, out
+
+
 def read_none(run):
     return None, ["No machine-readable figures in this result: its page says what was measured."]
 
 
 READERS = {"switch": read_switch, "kmod": read_kmod, "paths": read_paths, "scale": read_scale,
            "flood": read_flood, "net": read_net, "hvsend": read_hvsend, "fotrace": read_fotrace,
-           "rtirq": read_rtirq, "none": read_none}
+           "rtirq": read_rtirq, "manualunpause": read_manual_unpause, "none": read_none}
 
 
 def check_layout(results):
