@@ -348,7 +348,8 @@ def read_manual_unpause(run):
            "after: each round first waits until xenstore holds the last switch's roles.", "",
            "| boot | path | n | pause p50 / p90 / p99 | unpause p50 / p90 / p99 | pause ÷ bare | unpause ÷ bare |",
            "|---|---|---:|---|---|---:|---:|"]
-    # measured.json: the commit of each boot, where its JSON does not say (a CI run's)
+    # measured.json: the commit each boot's binaries were built from, where the run's JSON
+    # (the commit checked out when the boot ended) does not say it
     measured = run.json("measured.json") if os.path.exists(run.path("measured.json")) else {}
     commit = None
     for name in ("before", "after"):
@@ -356,8 +357,8 @@ def read_manual_unpause(run):
             out.append(f"| {name} | not run yet | | | | | |")
             continue
         j = run.json(name + ".json")
-        if j.get("commit") or measured.get(name):
-            commit = (commit + ", " if commit else "") + f"{name} {j.get('commit') or measured[name]}"
+        if measured.get(name) or j.get("commit"):
+            commit = (commit + ", " if commit else "") + f"{name} {measured.get(name) or j['commit']}"
         samples = j["samples"]["idle"]
         st = {}
         for p in ("bare", "manual", "fault10"):
