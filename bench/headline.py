@@ -64,7 +64,7 @@ FAMILIES = [
      # newest run with all three stays beside it (ratios only within a run).
      "also_current": ["2026-11-27-paths-2pcpu-timer-rt-housekeeping"]},
     {"key": "manual-unpause", "title": "The manual switch's unpause phase: rounds that wait for the roles",
-     "command": "tests/bench/bench.sh --n 200 --nfault 30 --conds idle [--wait-roles]",
+     "command": "tests/bench/bench.sh --n 200 --nfault 30 --conds idle (before: its old cadence)",
      "howto": "../../tests/bench/README.md", "reader": "manualunpause", "runs": ["2026-11-28-manual-unpause"]},
     {"key": "scale", "title": "N pairs on one host, on the simulator", "command": "tests/bench/scale.sh --sim",
      "howto": "../../tests/bench/README.md", "reader": "scale",

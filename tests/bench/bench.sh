@@ -26,9 +26,10 @@
 #       --max-s S        cap on each path and condition, seconds (default 300)
 #       --dom0-weight W  experiment: Domain-0's credit2 weight during the run (default Xen's 256)
 #       --pin            experiment: dom0 vCPU i on pCPU i, the domUs only on the other pCPU(s)
-#       --wait-roles     experiment: a manual round waits until xenstore holds the last switch's
-#                        roles, and the old cadence runs beside it as path "manual-nowait" (its CSV
-#                        is in the run's blob; bench/results/2026-11-28-manual-unpause/notes.md)
+#       --no-wait-roles  the manual rounds at the old cadence only: the next one right after the
+#                        armed event. By default a round waits until xenstore holds the last
+#                        switch's roles, and the old cadence runs after it as path "manual-nowait"
+#                        (its CSV is in the run's blob; bench/results/2026-11-28-manual-unpause/)
 #       --dom0-kernel K  stock (default, $FO_LAB_DOM0_KERNEL) or rt: boot dom0 on Debian's
 #                        PREEMPT_RT kernel (tests/lab/lab.sh --dom0-kernel); the serial log
 #                        is then <build>/logs/bench-rt.log
@@ -73,7 +74,7 @@ HB1=""
 HB2=""
 WEIGHT=""
 PIN=0
-WAITROLES=0
+WAITROLES=1
 TIMEOUT=""
 FROM_LOG=""
 DOM0_KERNEL=${FO_LAB_DOM0_KERNEL:-stock}
@@ -94,6 +95,7 @@ while [ $# -gt 0 ]; do
 	--dom0-weight) WEIGHT=$2; shift 2 ;;
 	--pin) PIN=1; shift ;;
 	--wait-roles) WAITROLES=1; shift ;;
+	--no-wait-roles) WAITROLES=0; shift ;;
 	--dom0-kernel) DOM0_KERNEL=$2; shift 2 ;;
 	--timeout) TIMEOUT=$2; shift 2 ;;
 	--from-log) FROM_LOG=$2; shift 2 ;;

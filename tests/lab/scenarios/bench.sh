@@ -14,10 +14,11 @@
 # CPU load, dom0 I/O + network load), in this order:
 #   xl      bench-bare --mode xl    (h10 disarmed: `xl pause` + `xl unpause`)
 #   bare    bench-bare --mode bare  (h10 disarmed: xc_domain_pause/unpause)
-#   manual  bench-ctl --mode manual (h10 re-armed: {"cmd":"switchover"})
-#           with fo.bench.waitroles=1: a round starts once the last
-#           switch's roles are in xenstore, and manual-nowait follows,
-#           the old cadence again, noting whether they were there
+#   manual  bench-ctl --mode manual (h10 re-armed: {"cmd":"switchover"});
+#           a round starts once the last switch's roles are in xenstore,
+#           and manual-nowait follows, the old cadence (the next round
+#           right after the armed event), noting whether they were there;
+#           with fo.bench.waitroles=0 only the old cadence, as "manual"
 #   fault10 bench-ctl --mode fault  (h10: stop-heartbeat, wait, restore)
 #   fault5  bench-ctl --mode fault  (h5)
 # The loads are stress-ng's where the image has it (x86); the arm64 image
@@ -35,8 +36,8 @@
 # fo.bench.dom0weight=W (credit2 weight of Domain-0, default: Xen's 256)
 # fo.bench.pin=1 (dom0 vCPU i on pCPU i, every domU on the pCPU that is not
 # failoverd's: the standby's vCPU can never preempt the daemon's)
-# fo.bench.waitroles=1 (experiment: the manual rounds wait for the roles,
-# then manual-nowait runs them as before, see above)
+# fo.bench.waitroles=0 (the manual rounds as before 2026-11-28: no wait
+# for the roles, no manual-nowait; see above)
 # fo.bench.hb1=P/T fo.bench.hb2=P/T (agent period / heartbeat timeout in ms
 # of h10 and of h5; default 10/40 and 5/20, on arm64 100/400 and 50/200)
 # needs: failoverd failoverctl fo-heartbeat
@@ -49,7 +50,7 @@ BGAP=$(karg fo.bench.gap 10)
 BMAXS=$(karg fo.bench.maxs 300)
 BWEIGHT=$(karg fo.bench.dom0weight)
 BPIN=$(karg fo.bench.pin 0)
-BWAITROLES=$(karg fo.bench.waitroles 0)
+BWAITROLES=$(karg fo.bench.waitroles 1)
 if [ -n "$LAB_ARM" ]; then
 	BHB1=$(karg fo.bench.hb1 100/400)
 	BHB2=$(karg fo.bench.hb2 50/200)
