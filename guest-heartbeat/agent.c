@@ -552,7 +552,7 @@ static void usage(FILE *f)
 		"  --hostile-seconds N     misbehave for N s, then behave (default: forever)\n"
 		"  --hostile-delay N       notify-flood: behave for N s first (the N s of\n"
 		"                          --hostile-seconds count from then)\n"
-		"  --test-commands         TEST ONLY: obey garbage-page and regrant in the control key\n"
+		"  --test-commands         TEST ONLY: obey garbage-page, regrant and notify-flood in the control key\n"
 		"  --verbose               log progress every 1000 heartbeats\n");
 }
 

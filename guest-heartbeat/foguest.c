@@ -363,6 +363,22 @@ static void handle_control(struct foguest *g, const char *cmd)
 		atomic_store(&g->control, FOGUEST_CTL_NONE);
 		atomic_store(&g->regrant, true);
 		break;
+	case FOGUEST_CMD_NOTIFY_FLOOD: {
+		/* EVTCHNOP_send on the heartbeat port as fast as it goes, from
+		 * this thread, beside a heartbeat that stays real (the page is
+		 * not touched): dom0 must mask the port, not miss the beats.
+		 * Bounded (FOGUEST_NOTIFY_FLOOD_NS): no command is read meanwhile. */
+		uint64_t n = 0, end = mono_ns() + FOGUEST_NOTIFY_FLOOD_NS;
+
+		glog(g, "control: notify-flood (TEST): notifying the heartbeat port for %llu ms",
+		     (unsigned long long)(FOGUEST_NOTIFY_FLOOD_NS / 1000000ull));
+		do {
+			foguest__notify(g);
+			n++;
+		} while ((n & 255) || mono_ns() < end);
+		glog(g, "control: notify-flood over after %llu notifications", (unsigned long long)n);
+		break;
+	}
 	default:
 		glog(g, "ignoring unknown control command \"%.32s\"", cmd);
 		break;

@@ -23,6 +23,9 @@
  * (1.2 s measured in the lab, failoverd moving Xen's watch included);
  * a reader that has not followed by then has lost the agent. */
 #define FOGUEST_REGRANT_OVERLAP_NS (5ull * 1000000000ull)
+/* notify-flood (TEST): how long the xenstore thread floods the heartbeat
+ * port; bounded, as that thread reads no new command meanwhile. */
+#define FOGUEST_NOTIFY_FLOOD_NS (3ull * 1000000000ull)
 
 /* The drill command in force (FO_HB_CMD_*), as the library parsed it. */
 enum foguest_control {
@@ -102,6 +105,7 @@ enum foguest_cmd {
 	FOGUEST_CMD_GARBAGE_STATE, /* ...and only with the state regions */
 	FOGUEST_CMD_GARBAGE_PAGE,
 	FOGUEST_CMD_REGRANT,
+	FOGUEST_CMD_NOTIFY_FLOOD,
 };
 
 static inline enum foguest_cmd foguest__parse_control(const char *cmd, unsigned flags, bool have_state)
@@ -126,6 +130,8 @@ static inline enum foguest_cmd foguest__parse_control(const char *cmd, unsigned 
 		return FOGUEST_CMD_GARBAGE_PAGE;
 	if (test && !strcmp(cmd, "regrant"))
 		return FOGUEST_CMD_REGRANT;
+	if (test && !strcmp(cmd, "notify-flood"))
+		return FOGUEST_CMD_NOTIFY_FLOOD;
 	return FOGUEST_CMD_UNKNOWN;
 }
 

@@ -3,7 +3,7 @@
  * test_foguest_control.c - how libfoguest reads its control key
  * (foguest__parse_control, guest-heartbeat/foguest_internal.h), without
  * Xen: the drills for everyone, the TEST ONLY commands (garbage-state,
- * garbage-page, regrant) only with FOGUEST_F_TEST_COMMANDS, so a
+ * garbage-page, regrant, notify-flood) only with FOGUEST_F_TEST_COMMANDS, so a
  * production guest cannot be told to scribble over its page or revoke its
  * grant through xenstore. And the guest obeys every agent command of the
  * drill table (proto/drill_kinds.def) with the fault the row expects: the
@@ -89,6 +89,9 @@ static void test_test_commands_need_the_flag(void)
 	CHECK(foguest__parse_control("regrant", 0, true) == FOGUEST_CMD_UNKNOWN, "regrant without the flag");
 	CHECK(foguest__parse_control("regrant", other, true) == FOGUEST_CMD_UNKNOWN, "other flags are not it");
 	CHECK(foguest__parse_control("regrant", t, false) == FOGUEST_CMD_REGRANT, "regrant");
+	CHECK(foguest__parse_control("notify-flood", 0, true) == FOGUEST_CMD_UNKNOWN, "notify-flood without the flag");
+	CHECK(foguest__parse_control("notify-flood", other, true) == FOGUEST_CMD_UNKNOWN, "other flags are not it");
+	CHECK(foguest__parse_control("notify-flood", t, false) == FOGUEST_CMD_NOTIFY_FLOOD, "notify-flood");
 	/* garbage-state also needs the state regions to scribble on */
 	CHECK(foguest__parse_control("garbage-state", 0, true) == FOGUEST_CMD_UNKNOWN, "garbage-state without the flag");
 	CHECK(foguest__parse_control("garbage-state", t, false) == FOGUEST_CMD_UNKNOWN, "garbage-state without state");
