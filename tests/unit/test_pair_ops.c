@@ -302,6 +302,51 @@ static void test_restart_resumes_rebuild(void)
 	fx_free(&f);
 }
 
+/* An operator re-creates a pair whose members are both gone (the chaos
+ * campaign's rebuild-fault: the new active destroyed while the failed
+ * member was rebuilt) and arms it while ARMING waits for them to exist.
+ * libxl builds the active paused and unpauses it last, which fires no
+ * domain watch: the daemon still took it for paused and waited for the
+ * standby for ever, the rebuild never resumed. Its heartbeat says it runs:
+ * with on_failover=rebuild the missing standby is re-created then. */
+static void test_created_active_heartbeat_resumes_rebuild(void)
+{
+	struct fo_config cfg;
+	struct fx f;
+
+	sim_base_config(&cfg);
+	cfg.pairs[0].on_failover = FO_ON_FAILOVER_REBUILD;
+	fx_setup_cfg(&f, &cfg, FO_DOM_GONE, FO_DOM_GONE);
+	CHECK(f.p->state == FO_PAIR_ARMING && strstr(f.p->reason, "to exist"), "both gone: waits (%s)", f.p->reason);
+	f.a = fo_sim_add_domain(f.hv, "brake-a", FO_DOM_PAUSED);
+	fo_sim_set_state(f.hv, f.a, FO_DOM_PAUSED, true); /* @introduceDomain, still being built */
+	CHECK(f.p->state == FO_PAIR_ARMING, "a appeared paused: still arming (%s)", f.p->reason);
+	CHECK(count_calls(&f, FO_SIM_CREATE, FO_SIM_ANY_DOMAIN) == 0, "no rebuild beside a paused member");
+	fo_sim_set_state(f.hv, f.a, FO_DOM_RUNNING, false); /* libxl's unpause: no watch fires */
+	fo_sim_heartbeat(f.hv, f.a);
+	fo_sim_heartbeat(f.hv, f.a);
+	CHECK(f.p->state == FO_PAIR_REBUILDING, "a's heartbeat resumed the rebuild: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(count_calls(&f, FO_SIM_CREATE, FO_SIM_ANY_DOMAIN) == 1, "b created once");
+	CHECK(f.p->active == 0, "a is the active");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+
+	/* Another policy: a's heartbeat is news too, but b is someone else's
+	 * to create; the pair keeps waiting for it, once. */
+	cfg.pairs[0].on_failover = FO_ON_FAILOVER_KEEP_PAUSED;
+	fx_setup_cfg(&f, &cfg, FO_DOM_GONE, FO_DOM_GONE);
+	f.a = fo_sim_add_domain(f.hv, "brake-a", FO_DOM_PAUSED);
+	fo_sim_set_state(f.hv, f.a, FO_DOM_PAUSED, true);
+	fo_sim_set_state(f.hv, f.a, FO_DOM_RUNNING, false);
+	fo_sim_heartbeat(f.hv, f.a);
+	fo_sim_heartbeat(f.hv, f.a);
+	CHECK(f.p->state == FO_PAIR_ARMING && strstr(f.p->reason, "brake-b"), "keep-paused waits for b: %s",
+	      f.p->reason);
+	CHECK(count_calls(&f, FO_SIM_CREATE, FO_SIM_ANY_DOMAIN) == 0, "nothing created");
+	fx_free(&f);
+}
+
 /* The new active's first heartbeat comes after its grace (an agent slow to
  * notice the unpause, as under a loaded emulator in the chaos campaign):
  * DEGRADED at the grace, then, once it heartbeats, the pair goes on as
@@ -436,6 +481,7 @@ int main(void)
 	RUN(test_reload);
 	RUN(test_late_first_heartbeat_resumes);
 	RUN(test_restart_resumes_rebuild);
+	RUN(test_created_active_heartbeat_resumes_rebuild);
 	RUN(test_reload_waits_for_in_flight);
 	RUN(test_stand_down_waits_for_rebuild);
 	RUN(test_invariant_random);

@@ -420,6 +420,18 @@ void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *p
 	if (idx == p->active) {
 		m->suspend_seen = false; /* it runs: any suspend is over */
 		state_report(p, m);
+		/* ARMING, waiting for the other member to exist, this one seen
+		 * paused: libxl builds a domain paused and unpauses it last,
+		 * and an unpause fires no domain watch. Its heartbeat says it
+		 * runs now: decide again (with on_failover=rebuild the missing
+		 * member is re-created, resume_rebuild). Once: then it is seen
+		 * running. */
+		if (p->state == FO_PAIR_ARMING && m->state != FO_DOM_RUNNING &&
+		    p->m[!idx].domid == FO_DOMID_INVALID) {
+			arming_evaluate(p);
+			if (p->state != FO_PAIR_ARMING)
+				return;
+		}
 		switch (p->state) {
 		case FO_PAIR_SWITCHING:
 			if (m->deadline_kind == FO_DL_GRACE)
