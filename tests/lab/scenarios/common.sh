@@ -607,13 +607,14 @@ exactly_one_running() {
 
 # arm_pairs PAIR...: create the pairs with agents, start failoverd on them,
 # wait until every pair is ARMED; emits arm_ms per pair.
+# ARM_DOM_ARGS: fo.KEY=VALUE options for every member (e.g. fo.test-commands).
 arm_pairs() {
 	local p
 	require_bin failoverd failoverctl
 	have_agent || fail "the domU image has no fo-heartbeat"
 	for p in "$@"; do
-		create_dom "$p-a"
-		create_dom "$p-b"
+		create_dom "$p-a" ${ARM_DOM_ARGS:-}
+		create_dom "$p-b" ${ARM_DOM_ARGS:-}
 	done
 	create_wait
 	for p in "$@"; do
