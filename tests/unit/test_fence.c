@@ -386,6 +386,54 @@ static void test_audit_leaves_alone(void)
 	fx_free(&f);
 }
 
+/* DEGRADED with no standby; an operator creates one (a new instance: libxl
+ * builds it paused and unpauses it) beside the running active: the audit
+ * pauses it before its agent could heartbeat. `failoverctl arm` then took
+ * it for a member libxl still builds and waited 120 s for a heartbeat that
+ * a paused domain cannot send (chaos campaign, rebuild-fault's recovery).
+ * It must say at once that it cannot verify it, and why. */
+static void test_arm_refuses_standby_paused_unproven(void)
+{
+	struct fx f;
+
+	fx_armed(&f);
+	fo_sim_set_state(f.hv, f.b, FO_DOM_GONE, true); /* xl destroy */
+	only_beats(&f, f.a, 50);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "no standby: %s (%s)", fo_pair_state_name(f.p->state), f.p->reason);
+	f.b = fo_sim_add_domain(f.hv, "brake-b", FO_DOM_PAUSED); /* xl create: built paused... */
+	fo_sim_set_state(f.hv, f.b, FO_DOM_PAUSED, true);
+	CHECK(fo_sim_external_unpause(f.hv, f.b) == 0, "...and unpaused last");
+	only_beats(&f, f.a, 100);
+	CHECK(fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "the audit paused it beside the running active");
+	CHECK(has_event_with(&f, FO_EV_EXTERNAL_UNPAUSE, "brake-b"), "and said so");
+	fo_sim_clear_calls(f.hv);
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_DEGRADED, "arm: DEGRADED at once, not waiting: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	CHECK(strstr(f.p->reason, "brake-b") && strstr(f.p->reason, "before it heartbeated"), "says why: %s",
+	      f.p->reason);
+	CHECK(count_calls(&f, FO_SIM_UNPAUSE, FO_SIM_ANY_DOMAIN) == 0 && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED,
+	      "b stays paused");
+	CHECK(fo_sim_violations(f.hv) == 0, "never both running");
+	fx_free(&f);
+
+	/* Arming first, then creating it: it boots and proves itself as on a
+	 * first start (the audit leaves an ARMING pair alone). */
+	fx_armed(&f);
+	fo_sim_set_state(f.hv, f.b, FO_DOM_GONE, true);
+	only_beats(&f, f.a, 50);
+	fo_pair_arm(f.p);
+	CHECK(f.p->state == FO_PAIR_ARMING, "arm waits for b to exist: %s", f.p->reason);
+	f.b = fo_sim_add_domain(f.hv, "brake-b", FO_DOM_PAUSED);
+	fo_sim_set_state(f.hv, f.b, FO_DOM_PAUSED, true);
+	fo_sim_external_unpause(f.hv, f.b);
+	only_beats(&f, f.a, 50);
+	prove(&f, f.b);
+	CHECK(f.p->state == FO_PAIR_ARMED && fo_sim_state(f.hv, f.b) == FO_DOM_PAUSED, "armed with b verified: %s (%s)",
+	      fo_pair_state_name(f.p->state), f.p->reason);
+	fx_free(&f);
+}
+
 /* Kernel-armed: the module switches by itself; the audit never pauses the
  * member it just started, and takes the pair back before pausing. */
 static void test_audit_kernel_not_fought(void)
@@ -1368,6 +1416,7 @@ int main(void)
 	RUN(test_audit_repauses_failed_member);
 	RUN(test_audit_retries_failed_pause);
 	RUN(test_audit_leaves_alone);
+	RUN(test_arm_refuses_standby_paused_unproven);
 	RUN(test_audit_kernel_not_fought);
 	RUN(test_restart_does_not_adopt_failed);
 	RUN(test_stand_down_survives_restart);

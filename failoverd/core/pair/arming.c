@@ -166,6 +166,21 @@ void arming_evaluate(struct fo_pair *p)
 			publish_roles(p);
 			return;
 		}
+		if (m[!r].fresh && m[!r].paused_unproven) {
+			/* Created beside the running active while we were not
+			 * arming: the fence audit paused it before its first
+			 * heartbeat. Nobody will unpause it, and it cannot prove
+			 * itself paused: say so now rather than wait for it. */
+			m[!r].usable = false;
+			become(p, FO_PAIR_DEGRADED,
+			       "standby %s was paused by failoverd before it heartbeated (created beside the running "
+			       "active %s): cannot verify it; destroy it and arm again%s, or arm first, then create it",
+			       m[!r].name, m[r].name,
+			       p->cfg.on_failover == FO_ON_FAILOVER_REBUILD ? " (on_failover=rebuild re-creates it)" : "");
+			arm_active_deadline(p);
+			publish_roles(p);
+			return;
+		}
 		if (m[!r].fresh) {
 			/* It appeared while we watched: paused because libxl is
 			 * still building it, not because anyone verified it. It

@@ -51,6 +51,10 @@ void fo_pair_audit(struct fo_pair *p)
 	seen = fo_dom_state_name(s->state);
 	r = fo_fence(hv, s->domid, &s->state);
 	if (r == 0) {
+		/* A member created while we watched, paused before it ever
+		 * heartbeated: arming must not take this pause for libxl's. */
+		if (s->fresh && !s->hb.progressed)
+			s->paused_unproven = true;
 		s->external_unpauses++;
 		record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
 		       "%s (domain %u) found %s though it should be paused (%s); paused again",

@@ -48,6 +48,7 @@ void refresh_identity(struct fo_pair *p, struct fo_member *m)
 		return;
 	}
 	m->fresh = m->looked_up;
+	m->paused_unproven = false; /* a new instance */
 	m->looked_up = true;
 	m->domid = domid;
 	m->has_handle = hv->ops->get_handle && hv->ops->get_handle(hv, domid, m->handle) == 0;

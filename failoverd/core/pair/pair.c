@@ -168,6 +168,7 @@ void become_armed(struct fo_pair *p, const char *how)
 	 * the pair unprotected. */
 	fo_pair_check_placement(p);
 	p->m[0].fresh = p->m[1].fresh = false;
+	p->m[0].paused_unproven = p->m[1].paused_unproven = false;
 	set_deadline(fo_pair_standby(p), FO_DL_NONE, 0);
 	/* The service network as the roles say, or DEGRADED with why (and
 	 * tried again by the audit): the roles are still recorded. */

@@ -63,6 +63,8 @@ struct fo_member {
 	uint64_t misses;            /* heartbeat deadlines that expired */
 	uint64_t external_unpauses; /* found running by the fence audit when it should be paused */
 	bool audit_failing;         /* the audit could not pause it again (said once, retried) */
+	bool paused_unproven;       /* fresh, and paused by the audit before it ever heartbeated:
+	                             * not libxl's build pause, and it cannot prove itself */
 	bool suspend_seen;          /* found suspended (a save, checkpoint, migration) since it last ran */
 	struct fo_ratelimit garbage_rl;
 };
