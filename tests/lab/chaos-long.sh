@@ -18,11 +18,20 @@ FO_LAB_DOM0_ARGS="fo.chaos.n=$n fo.chaos.seed=$seed" \
 log=$(cd "$build" && pwd)/logs/chaos.log
 out=$LAB_SRC/results/chaos-$(date +%F).md
 "${PYTHON:-python3}" - "$log" "$n" "$seed" "$rc" > "$out" <<'PY'
-import json, sys
+import json, re, sys
 log, n, seed, rc = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 rows, metrics, result = [], {}, None
+# Each fault's time on dom0's clock: from its observer's start (just
+# before the injection) to its own line ("== [T] chaos I/N KIND: ..."),
+# once the pair settled (a rebuild, a recovery included).
+secs, t_obs = {}, None
 for line in open(log, errors="replace"):
     line = line.strip().replace("\r", "")
+    m = re.match(r"== \[([0-9.]+)\] (observer [0-9]+ on |chaos ([0-9]+)/[0-9]+ )", line)
+    if m and m.group(2).startswith("observer"):
+        t_obs = float(m.group(1))
+    elif m and t_obs is not None:
+        secs[int(m.group(3))] = float(m.group(1)) - t_obs
     if line.startswith("@@FO-CHAOS "):
         rows.append(json.loads(line[len("@@FO-CHAOS "):]))
     elif line.startswith("@@FO-METRIC "):
@@ -52,17 +61,20 @@ expected = {
 }
 kinds = {}
 for r in rows:
-    k = kinds.setdefault(r["kind"], {"n": 0, "switches": 0, "ms": [], "budget": 0, "both": 0})
+    k = kinds.setdefault(r["kind"], {"n": 0, "switches": 0, "ms": [], "budget": 0, "both": 0, "s": []})
     k["n"] += 1; k["switches"] += r["switches"]; k["both"] += r["both_running_samples"]
+    if r["i"] in secs:
+        k["s"].append(secs[r["i"]])
     if r["fault_to_running_ms"] is not None:
         k["ms"].append(r["fault_to_running_ms"])
         k["budget"] = max(k["budget"], r["budget_ms"])
-print("\n| fault | expected | count | switches | fault -> running p50 / max (ms) | budget (ms) | both-running samples |")
-print("|---|---|---:|---:|---|---:|---:|")
+print("\n| fault | expected | count | switches | fault -> running p50 / max (ms) | budget (ms) | both-running samples | s injection -> settled (mean) |")
+print("|---|---|---:|---:|---|---:|---:|---:|")
 for name, k in sorted(kinds.items()):
     ms = sorted(k["ms"])
     print(f"| {name} | {expected.get(name, '?')} | {k['n']} | {k['switches']} | "
-          + (f"{ms[len(ms)//2]} / {ms[-1]} | {k['budget']}" if ms else "- | -") + f" | {k['both']} |")
+          + (f"{ms[len(ms)//2]} / {ms[-1]} | {k['budget']}" if ms else "- | -") + f" | {k['both']} | "
+          + (f"{sum(k['s']) / len(k['s']):.0f}" if k["s"] else "-") + " |")
 print("\n<details><summary>every fault</summary>\n")
 print("| # | fault | from | to | switches | fault -> running (ms) | budget (ms) | both-running samples | third-party window (ms) | seen |")
 print("|---:|---|---|---|---:|---:|---:|---:|---:|---|")

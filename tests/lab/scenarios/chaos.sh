@@ -82,7 +82,7 @@ draw() {
 # instance, so no failure verdict applies), and it proves itself.
 # Not "create it, then arm": a DEGRADED pair's fence audit pauses a member
 # created beside a running active at once, before its agent starts, and
-# arming then waits for that paused member to heartbeat.
+# arming cannot verify it then (it says so: DEGRADED).
 recover() {
 	local act m
 	act=$(pair_field p1 active)
