@@ -333,6 +333,10 @@ while [ $i -lt $N ]; do
 	[ -z "$bad" ] || fail "chaos $i $kind: a member with a failure verdict runs: $bad ($(cat /run/failoverd/failed-members))"
 	new=$(pair_field p1 active)
 	switched=$(events_json | jq -s --argjson id "$id0" '[.[] | select(.id > $id and (.kind == "switchover" or .kind == "drill"))] | length')
+	# failoverd's own stamps for each switch, beside the observer's view:
+	# a late row is then the daemon's (detected -> unpaused) or not.
+	stamps=$(events_json | jq -r -s --argjson id "$id0" '[.[] | select(.id > $id and (.kind == "switchover" or .kind == "drill"))
+		| "\(.kind) \(.fault) \(.result): detected -> unpause done \(((.phases_us.unpause_done // 0) - (.phases_us.detected // 0)) / 1000 | floor) ms, its fault stamp (a heartbeat loss: the deadline) -> unpause done \((.phases_us.unpause_done // 0) / 1000 | floor) ms"] | join("; ")')
 	# Double running outside a third party's window is a violation.
 	both=$(jq '.both_running' $LAB/observer.json)
 	win=""
@@ -414,6 +418,7 @@ while [ $i -lt $N ]; do
 		fail "chaos $i $kind: p1 did not settle within 180 s: $(status_json)"
 	a=$(dom_state p1-a) b=$(dom_state p1-b)
 	[ "$a" = running ] && [ "$b" = running ] && fail "chaos $i $kind: both members running after the fault settled"
+	[ -z "$stamps" ] || note="${note:+$note; }failoverd: $stamps"
 	[ "$kind" != rebuild-fault ] || recover_dead "$i"
 	faults=$((faults + 1))
 	echo "@@FO-CHAOS {\"i\":$i,\"kind\":\"$kind\",\"from\":\"$act\",\"to\":\"$new\",\"switches\":$switched,\"fault_to_running_ms\":${ms:-null},\"budget_ms\":$budget,\"both_running_samples\":$both,\"third_party_window_ms\":${win:-null},\"note\":\"$(json_str "$note")\"}"
