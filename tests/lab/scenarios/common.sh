@@ -419,9 +419,11 @@ gen_config() {
 			[ -z "${FO_ON_FAILOVER:-}" ] || printf '     "on_failover": "%s",\n' "$FO_ON_FAILOVER"
 			# FO_NETWORK_PAIR=PAIR: that pair's service network on the
 			# lab's bridge (one pair: the MAC is the lab's one).
+			# FO_NETWORK_EXTRA: more keys of that section.
 			[ "${FO_NETWORK_PAIR:-}" != "$p" ] ||
-				printf '     "network": {"bridge": "%s", "mac": "%s", "ipv4": "%s", "ipv6": "%s"},\n' \
-					"$NET_BRIDGE" "$NET_MAC" "${NET_IP4%/*}" "${NET_IP6%/*}"
+				printf '     "network": {"bridge": "%s", "mac": "%s", "ipv4": "%s", "ipv6": "%s"%s},\n' \
+					"$NET_BRIDGE" "$NET_MAC" "${NET_IP4%/*}" "${NET_IP6%/*}" \
+					"${FO_NETWORK_EXTRA:+, $FO_NETWORK_EXTRA}"
 			printf '     "domain_config": {"active": "%s/%s-a.cfg", "standby": "%s/%s-b.cfg"}}' "$LAB" "$p" "$LAB" "$p"
 			sep=","
 		done
@@ -1396,6 +1398,23 @@ net_client_stop() {
 	# The summary without its lists, for the serial log.
 	jq -M -c '{name, udp: (.udp | del(.outages, .late_replies, .two_answerer_seqs, .responders)),
 		tcp: (.tcp | del(.reconnects))}' $NET_DIR/client-$1.json
+}
+
+# net_field PAIR FIELD: a field of the pair's network object in status.
+net_field() {
+	status_json | jq -r --arg p "$1" --arg f "$2" '.pairs[] | select(.name == $p) | .network[$f] // empty'
+}
+
+# wait_for SECONDS WHAT CMD...: poll CMD every 100 ms until it succeeds;
+# fails the scenario naming WHAT if it does not within SECONDS.
+wait_for() {
+	local secs=$1 what=$2 end=$(($(date +%s) + $1))
+	shift 2
+	while [ "$(date +%s)" -le $end ]; do
+		"$@" && return 0
+		usleep 100000
+	done
+	fail "$what: not within $secs s"
 }
 
 # net_announce: what the new active's host says after a switch: a

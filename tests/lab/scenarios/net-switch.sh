@@ -60,19 +60,6 @@ is_paused() {
 vif_down_or_gone() {
 	[ ! -e /sys/class/net/$1 ] || ! admin_up "$1"
 }
-net_field() {
-	status_json | jq -r --arg p p1 --arg f "$1" '.pairs[] | select(.name == $p) | .network[$f] // empty'
-}
-# wait_for SECONDS WHAT CMD...: poll CMD every 100 ms.
-wait_for() {
-	local end=$(($(date +%s) + $1)) what=$2
-	shift 2
-	while [ "$(date +%s)" -le $end ]; do
-		"$@" && return 0
-		usleep 100000
-	done
-	fail "$what: not within the wait"
-}
 
 arm_pairs p1
 case $NET_PATH in
@@ -88,7 +75,7 @@ vb=$(vif_of p1-b)
 admin_up $vb || fail "the standby's vif $vb is down (it should stay up, ready for a switch)"
 set -- $(fdb_port)
 [ "${1:-}" = "$va" ] || fail "the service MAC's FDB entry is on '${1:-none}', not $va"
-[ "$(net_field state)" = ok ] && [ "$(net_field active_vif)" = "$va" ] ||
+[ "$(net_field p1 state)" = ok ] && [ "$(net_field p1 active_vif)" = "$va" ] ||
 	fail "status network: $(status_json | jq -c '.pairs[0].network')"
 log "armed: $va forwarding, $vb disabled (vif up), FDB on $va"
 
@@ -190,11 +177,11 @@ wait_state p1 ARMED 30 || fail "p1 not ARMED after the external unpause: $(statu
 
 # ---- 3b. the standby's port set forwarding by hand: the audit disables it
 # again within a period and counts it (status network.recuts)
-recuts0=$(net_field recuts)
+recuts0=$(net_field p1 recuts)
 bridge link set dev $va state 3 || fail "bridge link set dev $va state 3 refused"
 log "set the standby's port $va forwarding by hand: $(port_state $va)"
 wait_for 5 "the audit disables $va again" port_is_disabled $va
-recuts1=$(net_field recuts)
+recuts1=$(net_field p1 recuts)
 metric recuts $((recuts1 - recuts0))
 [ $((recuts1 - recuts0)) = 1 ] || fail "status network.recuts went from $recuts0 to $recuts1, expected one more"
 
