@@ -154,20 +154,25 @@ void fo_verdicts_set_unknown(struct fo_verdicts *vs, const char *pair, const cha
 	vs->dirty = true;
 }
 
-const struct fo_verdict *fo_verdicts_active(const struct fo_verdicts *vs, const char *pair)
+/* The pair's one record of `kind` (ACTIVE, STOOD_DOWN), or NULL. */
+static struct fo_verdict *pair_record(const struct fo_verdicts *vs, enum fo_verdict_kind kind, const char *pair)
 {
 	uint32_t h = name_hash(pair);
 
 	for (size_t i = 0; i < vs->n; i++)
-		if (vs->key[i].kind == FO_VERDICT_ACTIVE && vs->key[i].pair_hash == h &&
-		    strcmp(vs->v[i].pair, pair) == 0)
-			return &vs->v[i];
+		if (vs->key[i].kind == kind && vs->key[i].pair_hash == h && strcmp(vs->v[i].pair, pair) == 0)
+			return (struct fo_verdict *)&vs->v[i];
 	return NULL;
+}
+
+const struct fo_verdict *fo_verdicts_active(const struct fo_verdicts *vs, const char *pair)
+{
+	return pair_record(vs, FO_VERDICT_ACTIVE, pair);
 }
 
 void fo_verdicts_set_active(struct fo_verdicts *vs, const char *pair, const struct fo_instance *inst)
 {
-	struct fo_verdict *v = (struct fo_verdict *)fo_verdicts_active(vs, pair);
+	struct fo_verdict *v = pair_record(vs, FO_VERDICT_ACTIVE, pair);
 
 	if (v && fo_instance_same(&v->inst, inst) && v->inst.has_handle == inst->has_handle)
 		return; /* unchanged: nothing to write */
@@ -181,25 +186,14 @@ void fo_verdicts_set_active(struct fo_verdicts *vs, const char *pair, const stru
 	vs->dirty = true;
 }
 
-static struct fo_verdict *stood_down_record(const struct fo_verdicts *vs, const char *pair)
-{
-	uint32_t h = name_hash(pair);
-
-	for (size_t i = 0; i < vs->n; i++)
-		if (vs->key[i].kind == FO_VERDICT_STOOD_DOWN && vs->key[i].pair_hash == h &&
-		    strcmp(vs->v[i].pair, pair) == 0)
-			return (struct fo_verdict *)&vs->v[i];
-	return NULL;
-}
-
 bool fo_verdicts_stood_down(const struct fo_verdicts *vs, const char *pair)
 {
-	return stood_down_record(vs, pair) != NULL;
+	return pair_record(vs, FO_VERDICT_STOOD_DOWN, pair) != NULL;
 }
 
 void fo_verdicts_set_stood_down(struct fo_verdicts *vs, const char *pair, bool stood_down)
 {
-	struct fo_verdict *v = stood_down_record(vs, pair);
+	struct fo_verdict *v = pair_record(vs, FO_VERDICT_STOOD_DOWN, pair);
 
 	if (!stood_down) {
 		if (v) {
