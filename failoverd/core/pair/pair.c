@@ -250,13 +250,20 @@ static void end_stand_down(struct fo_pair *p)
 	}
 }
 
-void fo_pair_arm(struct fo_pair *p)
+/* Before a decision about the pair's state: no member deadline left from
+ * before, and the fence audit running (it watches in every state). */
+static void reset_watch(struct fo_pair *p)
 {
-	end_stand_down(p);
 	for (int i = 0; i < 2; i++)
 		set_deadline(&p->m[i], FO_DL_NONE, 0);
 	if (!p->audit_next_ns)
 		p->audit_next_ns = now_ns(p) + MS(p->cfg.period_ms);
+}
+
+void fo_pair_arm(struct fo_pair *p)
+{
+	end_stand_down(p);
+	reset_watch(p);
 	p->state = FO_PAIR_ARMING;
 	arming_evaluate(p);
 }
@@ -272,12 +279,9 @@ void fo_pair_start(struct fo_pair *p)
 	}
 	/* Stood down before this start: hands off, as the cluster left it;
 	 * the audit still watches (DISARMED). */
-	for (int i = 0; i < 2; i++) {
-		refresh_member(p, &p->m[i]);
-		set_deadline(&p->m[i], FO_DL_NONE, 0);
-	}
-	if (!p->audit_next_ns)
-		p->audit_next_ns = now_ns(p) + MS(p->cfg.period_ms);
+	refresh_member(p, &p->m[0]);
+	refresh_member(p, &p->m[1]);
+	reset_watch(p);
 	become(p, FO_PAIR_DISARMED, "stood down before failoverd started: `switchover` or `arm` resumes it here");
 }
 
