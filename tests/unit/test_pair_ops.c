@@ -271,8 +271,8 @@ static void test_reload_waits_for_in_flight(void)
 
 /* A daemon killed between a rebuild's two steps (destroy the failed member,
  * create it again) restarts with the member gone: with on_failover=rebuild
- * it re-creates it and arms, instead of waiting for ever (chaos campaign,
- * 2026-11-25). Another policy waits for the domain, as before. */
+ * it re-creates it and arms, instead of waiting for ever (found by the chaos
+ * campaign). Another policy waits for the domain, as before. */
 static void test_restart_resumes_rebuild(void)
 {
 	struct fo_config cfg;
