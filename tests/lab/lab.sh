@@ -342,9 +342,11 @@ check_group() {
 build_project_image() {
 	local root=$RUN_DIR/project b
 	rm -rf "$root"
-	mkdir -p "$root/lab/bin" "$root/lab/scenarios" "$root/lab/configs" "$root/boot"
+	mkdir -p "$root/lab/bin" "$root/lab/scenarios/lib" "$root/lab/configs" "$root/boot"
 	install -m 0755 "$LAB_SRC/dom0/init" "$root/init"
 	install -m 0755 "$LAB_SRC"/scenarios/*.sh "$root/lab/scenarios/"
+	# common.sh's helpers by topic, which it sources from there.
+	install -m 0644 "$LAB_SRC"/scenarios/lib/*.sh "$root/lab/scenarios/lib/"
 	img_copy_exe "$root" "$OBSERVER" /lab/bin/fo-observer
 	img_copy_exe "$root" "$LABTIME" /lab/bin/fo-labtime
 	if [ -n "$NETCLIENT" ]; then

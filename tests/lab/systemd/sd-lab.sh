@@ -78,10 +78,12 @@ make_debs() {
 make_run_disk() {
 	local run=$1 d=$RUN_DIR/disk agent
 	rm -rf "$d"
-	mkdir -p "$d/bin" "$d/scenarios"
+	mkdir -p "$d/bin" "$d/scenarios/lib"
 	make_debs "$d/debs"
 	install -m 0755 "$BUILD_DIR/tests/lab/fo-observer" "$BUILD_DIR/tests/lab/fo-labtime" "$d/bin/"
 	install -m 0644 "$LAB_SRC/scenarios/common.sh" "$SD_SRC"/scenarios/*.sh "$d/scenarios/"
+	# common.sh's helpers by topic, which it sources from there.
+	install -m 0644 "$LAB_SRC"/scenarios/lib/*.sh "$d/scenarios/lib/"
 	# The guest agent as packaged: taken out of the fo-heartbeat .deb.
 	dpkg-deb -x "$d"/debs/fo-heartbeat_*.deb "$RUN_DIR/fo-heartbeat-pkg"
 	agent=$RUN_DIR/fo-heartbeat-pkg/usr/bin/fo-heartbeat
