@@ -46,21 +46,8 @@
 #                         build dir build-arm64/), PVH domUs. Files:
 #                         <run>-arm64.{log,json}. Also FO_LAB_ARCH.
 #       -v, --verbose     stream the serial console while it runs
-#   Environment: FO_LAB_DOM0_ARGS (more fo.KEY=VALUE words for dom0's kernel
-#   command line, no commas), FO_LAB_EXTRA_BINS (more executables for /lab/bin),
-#   FO_LAB_QEMU_ARGS (more QEMU options, after the scenario's own),
-#   FO_LAB_XEN_ARGS (more words for Xen's own command line), FO_LAB_SMP
-#   (pCPUs of the emulated machine, default 2 or the scenario's "# smp: N"),
-#   FO_LAB_BOOT_STALL_S (a boot not at dom0's /init by then is retried
-#   once, default 150), FO_LAB_HANG_DUMP_S (Xen's debug keys into the
-#   serial log once it has been silent this long; off by default),
-#   FO_LAB_TCG_THREAD (single|multi; default multi or the scenario's
-#   "# tcg: single"), FO_LAB_PIN_VCPUS=1 (multi-threaded TCG: emulated
-#   pCPU k's host thread only on host core k mod cores), FO_LAB_TIMER_RT=1
-#   (QEMU's main loop, which delivers the emulated timers, at host
-#   SCHED_FIFO 1) and FO_LAB_HOUSEKEEPING=1 (the host's other tasks on
-#   host core 0 while QEMU runs): for benchmarks, see place_qemu_threads
-#   and housekeeping_confine
+#   Environment: the FO_LAB_* knobs, one line each with its default, are
+#   listed below by `lab.sh --help` (one table: lib/knobs.sh).
 #   A scenario's header may ask for more: "# xen-args: ..." (Xen's command
 #   line), "# qemu: ..." (QEMU options, e.g. a q35 machine with an IOMMU and
 #   NICs), "# smp: N" (pCPUs; dom0 keeps its 2 vCPUs, the others are free
@@ -78,6 +65,8 @@ REPO=$(cd "$LAB_SRC/../.." && pwd)
 export LAB_SRC
 # shellcheck source=mkimage.sh
 . "$LAB_SRC/mkimage.sh"
+# shellcheck source=lib/knobs.sh
+. "$LAB_SRC/lib/knobs.sh"
 
 # Host packages: QEMU, build tools, libxen-dev (whose libraries the dom0
 # image's Xen tools use too) and the dom0 image's userland tools. Nothing
@@ -111,9 +100,11 @@ note() {
 	echo "lab: $*"
 }
 
+# usage [STATUS]: this file's header up to "Exit status", then the knobs.
 usage() {
-	sed -n '4,47p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
-	exit 2
+	sed -n '4,/^# Exit status/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+	knobs_help
+	exit "${1:-2}"
 }
 
 cmd_deps() {
@@ -1029,5 +1020,6 @@ run) shift; cmd_run "$@" ;;
 demo) shift; cmd_demo "$@" ;;
 image) shift; cmd_image "$@" ;;
 list) cmd_list ;;
+-h | --help | help) usage 0 ;;
 *) usage ;;
 esac
