@@ -5,8 +5,11 @@
 # with the stall retry and the hang dump, QEMU's threads placed on host
 # cores, host housekeeping, and what the run records. Sourced by lab.sh.
 
-# A boot that has not reached dom0's /init by then has stalled (boot_qemu).
+# A boot that has not reached dom0's /init by then has stalled (boot_qemu):
+# dom0/init prints BOOT_UP_MARK first thing. Empty: no stall watch (the
+# systemd lab, whose dom0 boots Debian's systemd first).
 BOOT_STALL_S=${FO_LAB_BOOT_STALL_S:-150}
+BOOT_UP_MARK='== dom0 up'
 RC_BOOT_STALL=200
 # Where boot_qemu places QEMU's threads (place_qemu_threads): vCPU threads
 # bound to host cores (FO_LAB_PIN_VCPUS), the main loop at SCHED_FIFO 1
@@ -53,7 +56,7 @@ boot_with_retry() {
 # boot_qemu LOG QEMU-ARGV...: run the emulated machine, its serial output
 # into LOG (and the terminal with -v), for at most $TIMEOUT s. Returns
 # QEMU's status (124 on the timeout), or RC_BOOT_STALL when dom0's /init
-# has not said "== dom0 up" within BOOT_STALL_S: TCG sometimes wedges a
+# has not said BOOT_UP_MARK within BOOT_STALL_S: TCG sometimes wedges a
 # boot under host load (seen once in CI, a 4-pCPU boot silent after
 # "Poking KASLR" for 280 s, where it takes ~20 s), and nothing of ours has
 # run yet, so the caller boots once more instead of failing the scenario.
@@ -68,10 +71,11 @@ boot_qemu() {
 		tailpid=$!
 	fi
 	[ "$QEMU_VCPUS" != 0 ] || placed=1
+	[ -n "$BOOT_UP_MARK" ] || booted=1
 	HANG_SIZE=0 HANG_QUIET=0
 	while kill -0 $pid 2>/dev/null; do
 		[ $placed = 1 ] || ! place_qemu_threads "$pid" "$log" || placed=1
-		[ $booted = 1 ] || ! grep -aq '== dom0 up' "$log" || booted=1
+		[ $booted = 1 ] || ! grep -aq -e "$BOOT_UP_MARK" "$log" || booted=1
 		if [ $booted = 0 ] && [ $waited -ge "$BOOT_STALL_S" ]; then
 			kill -TERM $pid 2>/dev/null
 			wait $pid 2>/dev/null
@@ -288,13 +292,12 @@ check_dom0_kernel() {
 	note "dom0 ran $KVER, preempt_rt=$want"
 }
 
-# record_run LOG T0 RC: after the boot (started at T0, date +%s.%N, QEMU's
-# status RC): the wall time, what QEMU's status means, the @@FO-LAB line
-# (with the commit the tree was at) appended to LOG, and the verdict:
-# results.py's (LOG_DIR/RUN_NAME.json) and the dom0 kernel check's.
-# Returns 0 only when both passed.
-record_run() {
-	local log=$1 t0=$2 rc=$3 wall commit vrc=0
+# lab_record LOG T0 RC: after the boot (started at T0, date +%s.%N, QEMU's
+# status RC): the wall time, what QEMU's status means, and the @@FO-LAB
+# line (dom0's kernel flavour when DOM0_KERNEL is set, the commit the tree
+# was at) appended to LOG. The systemd lab's record too.
+lab_record() {
+	local log=$1 t0=$2 rc=$3 wall commit
 	wall=$(echo "$(date +%s.%N) $t0" | awk '{ printf "%.1f", $1 - $2 }')
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		note "qemu killed after ${TIMEOUT}s timeout"
@@ -306,8 +309,16 @@ record_run() {
 	# which the analyses copy into their results (bench/results/HEADLINE.md).
 	commit=$(git -C "$LAB_SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	[ "$commit" = unknown ] || git -C "$LAB_SRC" diff --quiet HEAD 2>/dev/null || commit="$commit+dirty"
-	echo "@@FO-LAB {\"scenario\":\"$SCENARIO\",\"dom0_kernel\":\"$DOM0_KERNEL\",\"wall_s\":$wall,\"qemu_rc\":$rc,\"commit\":\"$commit\"}" >> "$log"
-	"$PYTHON" "$LAB_SRC/results.py" "$log" "$SCENARIO" "$LOG_DIR/$RUN_NAME.json" || vrc=$?
-	check_dom0_kernel "$log" || vrc=1
+	echo "@@FO-LAB {\"scenario\":\"$SCENARIO\",${DOM0_KERNEL:+\"dom0_kernel\":\"$DOM0_KERNEL\",}\"wall_s\":$wall,\"qemu_rc\":$rc,\"commit\":\"$commit\"}" >> "$log"
+}
+
+# record_run LOG T0 RC: lab_record, then the verdict: results.py's
+# (LOG_DIR/RUN_NAME.json) and the dom0 kernel check's. Returns 0 only when
+# both passed.
+record_run() {
+	local vrc=0
+	lab_record "$@"
+	"$PYTHON" "$LAB_SRC/results.py" "$1" "$SCENARIO" "$LOG_DIR/$RUN_NAME.json" || vrc=$?
+	check_dom0_kernel "$1" || vrc=1
 	return $vrc
 }

@@ -125,6 +125,7 @@ placement_knobs() {
 		die "FO_LAB_HOUSEKEEPING=1 needs FO_LAB_PIN_VCPUS=1 (the vCPU threads placed on their cores)"
 	[ "$PIN_VCPUS$TIMER_RT" != 00 ] || return 0
 	[ "$TCG_THREAD" = multi ] || die "FO_LAB_PIN_VCPUS and FO_LAB_TIMER_RT need multi-threaded TCG (a host thread per vCPU)"
+	# shellcheck disable=SC2034 # boot_qemu's (lib/boot.sh)
 	QEMU_VCPUS=$SMP
 	# Named threads: "CPU k/TCG".
 	QEMU_ARGV+=(-name fo-lab,debug-threads=on)

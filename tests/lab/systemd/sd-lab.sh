@@ -27,6 +27,14 @@ export PYTHON
 . "$SD_SRC/mkroot.sh"
 # shellcheck source=../mkimage.sh
 . "$LAB_SRC/mkimage.sh"
+# The busybox lab's boot (its lock, QEMU under timeout with -v and
+# FO_LAB_HANG_DUMP_S, the @@FO-LAB record), with this lab's messages.
+# shellcheck source=../lib/boot.sh
+. "$LAB_SRC/lib/boot.sh"
+note() { sd_note "$@"; }
+die() { sd_die "$@"; }
+# No stall watch: dom0 boots Debian's systemd before any line of ours.
+BOOT_UP_MARK=""
 # Boot + poweroff around the scenario's own limit in dom0.
 BOOT_MARGIN_S=70
 
@@ -110,6 +118,8 @@ cmd_root() {
 	echo "$ROOT_IMG"
 }
 
+# run SCENARIO [OPTIONS]: the per-run disk and overlay, one boot under the
+# lab's lock, the verdict.
 cmd_run() {
 	[ $# -ge 1 ] || usage
 	SCENARIO=$1
@@ -117,6 +127,24 @@ cmd_run() {
 	[ -f "$SD_SRC/scenarios/$SCENARIO.sh" ] && [ "$SCENARIO" != sd-common ] ||
 		sd_die "no scenario '$SCENARIO' ($0 list)"
 	parse_opts "$@"
+	prepare_run
+	local log=$LOG_DIR/$SCENARIO.log rc t0
+	sd_qemu_argv
+	lab_lock
+	sd_note "booting $SCENARIO (timeout ${TIMEOUT}s, serial log $log)"
+	t0=$(date +%s.%N)
+	set +e
+	boot_qemu "$log" "${QEMU_ARGV[@]}"
+	rc=$?
+	set -e
+	exec 8>&-
+	lab_record "$log" "$t0" "$rc"
+	"$PYTHON" "$LAB_SRC/results.py" "$log" "$SCENARIO" "$LOG_DIR/$SCENARIO.json"
+}
+
+# prepare_run: the cached root, RUN_DIR with the per-run disk, the root's
+# throw-away overlay and Xen.
+prepare_run() {
 	local t0=$SECONDS
 	command -v qemu-system-x86_64 > /dev/null && command -v qemu-img > /dev/null && command -v mke2fs > /dev/null ||
 		sd_die "qemu-system-x86_64, qemu-img or mke2fs missing ($0 deps; tests/lab/lab.sh deps)"
@@ -131,42 +159,23 @@ cmd_run() {
 	qemu-img create -q -f qcow2 -F raw -b "$ROOT_IMG" "$RUN_DIR/root.qcow2"
 	zcat "$XEN_ROOT/boot/xen-4.17-amd64.gz" > "$RUN_DIR/xen"
 	sd_note "images ready in $((SECONDS - t0)) s"
+}
 
-	local log=$LOG_DIR/$SCENARIO.log dom0_timeout rc tq wall
+# sd_qemu_argv: QEMU_ARGV, the machine: Debian's root on the first virtio
+# disk, the per-run disk read-only on the second, Xen with the host's
+# kernel and the root's initrd as dom0's.
+sd_qemu_argv() {
+	local dom0_timeout xen_args dom0_args
 	dom0_timeout=$((TIMEOUT - BOOT_MARGIN_S))
 	[ $dom0_timeout -ge 30 ] || dom0_timeout=30
-	local xen_args="dom0_mem=1024M,max:1024M console=com1 com1=115200,8n1 noreboot dom0_max_vcpus=2"
-	local dom0_args="console=hvc0 root=/dev/vda rw quiet fo.scenario=$SCENARIO fo.timeout=$dom0_timeout"
-	# One emulated machine per host at a time (shared with the busybox lab).
-	local lock=${FO_LAB_LOCK:-/tmp/fo-lab.lock}
-	exec 8> "$lock"
-	if ! flock -n 8; then
-		sd_note "another lab run holds $lock; waiting for it"
-		flock 8
-	fi
-	sd_note "booting $SCENARIO (timeout ${TIMEOUT}s, serial log $log)"
-	tq=$(date +%s.%N)
-	local qemu=(timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi
+	xen_args="dom0_mem=1024M,max:1024M console=com1 com1=115200,8n1 noreboot dom0_max_vcpus=2"
+	dom0_args="console=hvc0 root=/dev/vda rw quiet fo.scenario=$SCENARIO fo.timeout=$dom0_timeout"
+	QEMU_ARGV=(qemu-system-x86_64 -accel tcg,thread=multi
 		-cpu qemu64,+svm -m 2048 -smp 2 -nographic -no-reboot
 		-drive "file=$RUN_DIR/root.qcow2,if=virtio,format=qcow2"
 		-drive "file=$RUN_DIR/lab.img,if=virtio,format=raw,readonly=on"
 		-kernel "$RUN_DIR/xen" -append "$xen_args"
 		-initrd "$KROOT/boot/vmlinuz-$KVER $dom0_args,$ROOT_IMG.initrd")
-	set +e
-	if [ "$VERBOSE" = 1 ]; then
-		"${qemu[@]}" < /dev/null 2>&1 | tee "$log"
-		rc=${PIPESTATUS[0]}
-	else
-		"${qemu[@]}" < /dev/null > "$log" 2>&1
-		rc=$?
-	fi
-	set -e
-	exec 8>&-
-	wall=$(echo "$(date +%s.%N) $tq" | awk '{ printf "%.1f", $1 - $2 }')
-	[ $rc -eq 124 ] || [ $rc -eq 137 ] && sd_note "qemu killed after ${TIMEOUT}s timeout"
-	sd_note "wall time ${wall}s (qemu rc $rc)"
-	echo "@@FO-LAB {\"scenario\":\"$SCENARIO\",\"wall_s\":$wall,\"qemu_rc\":$rc}" >> "$log"
-	"$PYTHON" "$LAB_SRC/results.py" "$log" "$SCENARIO" "$LOG_DIR/$SCENARIO.json"
 }
 
 # Beyond tests/lab/lab.sh deps: the root builder, the overlay tool, mke2fs.
