@@ -28,6 +28,7 @@ FO_LAB_PIN_VCPUS|0|1: emulated pCPU k's host thread only on host core k mod core
 FO_LAB_TIMER_RT|0|1: QEMU's main loop (the emulated timers) at host SCHED_FIFO 1 (multi TCG)
 FO_LAB_HOUSEKEEPING|0|1: the host's other tasks on host core 0 while QEMU runs (needs FO_LAB_PIN_VCPUS=1)
 FO_LAB_LOCK|/tmp/fo-lab.lock|the lock that lets one emulated machine run on the host at a time
+FO_LAB_NICE|-15|QEMU's nice value (every thread) when run as root; 0 leaves it as the caller's
 FO_LAB_DIR|<build>/lab|images, their cache and the per-run files
 FO_LAB_CACHE|~/.cache/failoverd-lab|Debian's Xen, kernels and arm64 sysroot, fetched and unpacked (debroot.sh)
 FO_LAB_KERNEL|<linux-headers-amd64>|the amd64 kernel version to unpack and boot instead
