@@ -1110,7 +1110,7 @@ end_loop:
 				fi
 			fi
 
-		/* ---- the active's heartbeat deadline (kernel_backstop()) */
+		/* ---- the active's heartbeat deadline (kernel_on_deadline()) */
 		:: !busy && ds == ARMED && !beats(da) && !(karmed && kfiring) ->
 			if
 			/* BUG_NO_HB_SWITCH: a heartbeat loss is left to the
@@ -1163,7 +1163,7 @@ end_loop:
 			 * is failoverd's again (kernel_gone_while_firing(), from
 			 * fo_pair_on_domains_changed(), which the VIRQ's QUERY
 			 * reports). Not waiting, it finds the watch gone at its
-			 * deadline (kernel_backstop()). F_BUG_WAIT_RELEASED:
+			 * deadline (kernel_on_deadline()). F_BUG_WAIT_RELEASED:
 			 * it waits for ever, as the code did. */
 			:: r == ENOENT && karmed && kfiring && !on(F_BUG_WAIT_RELEASED) ->
 				karmed = 0; kfiring = 0; news();

@@ -404,7 +404,7 @@ static void test_agent_new_page_followed(void)
 /* An armed active turns hostile: garbage over its whole page, every
  * period, sequence included. Xen's watch only asks whether the sequence
  * moved, so it hears progress and never fires; we reject every page. Only
- * the daemon can take the pair back (the stuck check of kernel_backstop,
+ * the daemon can take the pair back (kernel_owner.c's stuck_check,
  * fed by Xen's last-progress stamp), DISARMing first, and the garbage
  * member must not be handed to Xen again. */
 static void test_garbage_page_while_armed(void)
@@ -702,7 +702,7 @@ static void test_failed_quiesce_released(void)
  * to wait at one of these points while Xen quiesces the silent active:
  */
 enum wait_point {
-	WAIT_DEADLINE,   /* its own deadline's look (kernel_backstop) found the watch QUIESCING */
+	WAIT_DEADLINE,   /* its own deadline's look (kernel_on_deadline) found the watch QUIESCING */
 	WAIT_OWN_SWITCH, /* its own switch (an operator's switchover) was told EALREADY by DISARM */
 	WAIT_DISARM,     /* `failoverctl disarm`: leaving ARMED, DISARM said EALREADY */
 	WAIT_RESTART,    /* a daemon restarted meanwhile: arming found the watch QUIESCING */

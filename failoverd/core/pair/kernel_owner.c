@@ -18,9 +18,10 @@
  *     its event. Only after a DISARM that succeeded do we pause/unpause.
  *     The module refuses unpause and SWITCH of an armed pair's members
  *     (EBUSY), so a stale view of ours can never start a second member.
- *   - Our heartbeat deadline becomes a look at the module (timeout +
- *     period after the last progress we saw, when a silent agent has long
- *     been switched by the module): we ask it (PAIRINFO). Firing/just
+ *   - Our heartbeat deadline becomes a look at the module, in a handler of
+ *     its own (kernel_on_deadline, the backstop; timeout + period after the
+ *     last progress we saw, when a silent agent has long been switched by
+ *     the module): we ask it (PAIRINFO). Firing/just
  *     switched: wait for its event. Its deadline long past and not firing:
  *     take it back and switch. Still hearing notifications while the
  *     page's sequence does not move (a stuck agent, something only we can
@@ -280,22 +281,85 @@ bool kernel_yield_for_fence(struct fo_pair *p)
 }
 
 /*
- * Our heartbeat deadline passed while the module has the pair (`due`: when
- * it was due). Returns the fault to switch for ourselves, with its time in
- * *fault_ns (the module gave the pair up, cannot see the fault, or does not
- * act on it), or FO_FAULT_NONE if the module is on it or we look again
- * (a new deadline is set).
+ * The owner hears the agent within timeout_ms (the module its
+ * notifications, Xen a moving sequence), so it will not act, but no valid
+ * page of it has progressed for timeout + period: a fault only we can see.
+ * `k` is what the owner said at this look; `second`: a first look at the
+ * same active found no progress either. Returns the fault to switch for
+ * (its time in *fault_ns), or FO_FAULT_NONE if we look again.
  */
-enum fo_fault kernel_backstop(struct fo_pair *p, uint64_t now, uint64_t due, uint64_t *fault_ns)
+static enum fo_fault stuck_check(struct fo_pair *p, const struct fo_hv_karm *k, bool second, uint64_t now,
+				 uint64_t *fault_ns)
+{
+	struct fo_member *a = fo_pair_active(p);
+	uint64_t period = MS(p->cfg.period_ms);
+	bool heard;
+
+	if (!second) {
+		/* Not yet: progress the agent notified just now may sit in the
+		 * page until the next poll. One period later, with a page read
+		 * after this look, it cannot. */
+		p->kstuck.looked = true;
+		p->kstuck.member = p->active;
+		p->kstuck.beats = a->hb.beats;
+		p->kstuck.notifications = k->notifications;
+		p->kstuck.last_notify_ns = k->last_notify_ns;
+		p->kstuck.at_ns = now;
+		/* The fault: timeout_ms without progress, one period before
+		 * this deadline (hb_timeout_ns). */
+		p->kstuck.fault_ns = *fault_ns > period ? *fault_ns - period : *fault_ns;
+		set_deadline(a, FO_DL_HEARTBEAT, now + period);
+		return FO_FAULT_NONE;
+	}
+	*fault_ns = p->kstuck.fault_ns;
+	/* What the owner hears: the module counts notifications; Xen's watch
+	 * reads the sequence itself and reports when it last moved. Xen hears
+	 * a page full of garbage, whose "sequence" changes at random, as
+	 * progress; we reject every such page, so only this check can take the
+	 * pair back from Xen. */
+	heard = k->notifications > p->kstuck.notifications || k->last_notify_ns > p->kstuck.last_notify_ns;
+	if (heard && a->last_read_ns > p->kstuck.at_ns) {
+		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		       "%s still hears active %s (%llu notifications, last progress it saw %llu ms ago) but no valid heartbeat progress reached failoverd in %llu ms (sequence %llu, %llu pages rejected); failoverd takes the pair back (unless the owner is switching it already)",
+		       owner_desc(p), a->name, (unsigned long long)(k->notifications - p->kstuck.notifications),
+		       (unsigned long long)(now > k->last_notify_ns ? (now - k->last_notify_ns) / 1000000ull : 0),
+		       (unsigned long long)((now - p->kstuck.at_ns) / 1000000ull), (unsigned long long)a->hb.sequence,
+		       (unsigned long long)a->hb.invalid);
+		return FO_FAULT_HEARTBEAT_STUCK;
+	}
+	if (heard && now >= p->kstuck.at_ns + MS(p->cfg.timeout_ms / 2)) {
+		/* Notifying, and no page of it has reached us for half a
+		 * timeout: we cannot see progress it might make, and it made
+		 * none we could see. As before this check existed. */
+		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		       "%s still hears active %s but no page of it reached failoverd for %llu ms; failoverd takes the pair back",
+		       owner_desc(p), a->name, (unsigned long long)((now - a->last_read_ns) / 1000000ull));
+		return FO_FAULT_HEARTBEAT_STUCK;
+	}
+	/* No new notification (the agent may be going quiet: then the module
+	 * fires at its deadline) or no page read yet: look again, keeping the
+	 * first look. */
+	p->kstuck.looked = true;
+	set_deadline(a, FO_DL_HEARTBEAT, now + period);
+	return FO_FAULT_NONE;
+}
+
+/*
+ * The backstop: our heartbeat deadline passed while the owner has the pair
+ * (`due`: when it was due). Returns the fault to switch for ourselves, with
+ * its time in *fault_ns (the owner gave the pair up, cannot see the fault,
+ * or does not act on it), or FO_FAULT_NONE if the owner is on it or we look
+ * again (a new deadline is set).
+ */
+static enum fo_fault backstop_fault(struct fo_pair *p, uint64_t now, uint64_t due, uint64_t *fault_ns)
 {
 	struct fo_hv *hv = p->env->hv;
 	struct fo_member *a = fo_pair_active(p);
-	uint64_t seen = p->kernel_switches, period = MS(p->cfg.period_ms);
+	uint64_t seen = p->kernel_switches;
 	/* A second look only counts for the same active with no progress
 	 * since the first (progress sets a new deadline anyway). */
 	bool second = p->kstuck.looked && p->kstuck.member == p->active && p->kstuck.beats == a->hb.beats;
 	struct fo_hv_karm k;
-	bool heard;
 	int r;
 
 	*fault_ns = due && due <= now ? due : now;
@@ -326,59 +390,8 @@ enum fo_fault kernel_backstop(struct fo_pair *p, uint64_t now, uint64_t due, uin
 		set_deadline(a, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
 		return FO_FAULT_NONE;
 	}
-	if (now < k.deadline_ns) {
-		/* The owner hears the agent within timeout_ms (the module its
-		 * notifications, Xen a moving sequence), so it will not act,
-		 * but no valid page of it has progressed for timeout + period:
-		 * a fault only we can see. */
-		if (!second) {
-			/* Not yet: progress the agent notified just now may sit
-			 * in the page until the next poll. One period later,
-			 * with a page read after this look, it cannot. */
-			p->kstuck.looked = true;
-			p->kstuck.member = p->active;
-			p->kstuck.beats = a->hb.beats;
-			p->kstuck.notifications = k.notifications;
-			p->kstuck.last_notify_ns = k.last_notify_ns;
-			p->kstuck.at_ns = now;
-			/* The fault: timeout_ms without progress, one period
-			 * before this deadline (hb_timeout_ns). */
-			p->kstuck.fault_ns = *fault_ns > period ? *fault_ns - period : *fault_ns;
-			set_deadline(a, FO_DL_HEARTBEAT, now + period);
-			return FO_FAULT_NONE;
-		}
-		*fault_ns = p->kstuck.fault_ns;
-		/* What the owner hears: the module counts notifications; Xen's
-		 * watch reads the sequence itself and reports when it last
-		 * moved. Xen hears a page full of garbage, whose "sequence"
-		 * changes at random, as progress; we reject every such page,
-		 * so only this check can take the pair back from Xen. */
-		heard = k.notifications > p->kstuck.notifications || k.last_notify_ns > p->kstuck.last_notify_ns;
-		if (heard && a->last_read_ns > p->kstuck.at_ns) {
-			record(p, FO_EV_INFO, FO_RESULT_INFO,
-			       "%s still hears active %s (%llu notifications, last progress it saw %llu ms ago) but no valid heartbeat progress reached failoverd in %llu ms (sequence %llu, %llu pages rejected); failoverd takes the pair back (unless the owner is switching it already)",
-			       owner_desc(p), a->name, (unsigned long long)(k.notifications - p->kstuck.notifications),
-			       (unsigned long long)(now > k.last_notify_ns ? (now - k.last_notify_ns) / 1000000ull : 0),
-			       (unsigned long long)((now - p->kstuck.at_ns) / 1000000ull), (unsigned long long)a->hb.sequence,
-			       (unsigned long long)a->hb.invalid);
-			return FO_FAULT_HEARTBEAT_STUCK;
-		}
-		if (heard && now >= p->kstuck.at_ns + MS(p->cfg.timeout_ms / 2)) {
-			/* Notifying, and no page of it has reached us for half a
-			 * timeout: we cannot see progress it might make, and it
-			 * made none we could see. As before this check existed. */
-			record(p, FO_EV_INFO, FO_RESULT_INFO,
-			       "%s still hears active %s but no page of it reached failoverd for %llu ms; failoverd takes the pair back",
-			       owner_desc(p), a->name, (unsigned long long)((now - a->last_read_ns) / 1000000ull));
-			return FO_FAULT_HEARTBEAT_STUCK;
-		}
-		/* No new notification (the agent may be going quiet: then the
-		 * module fires at its deadline) or no page read yet: look
-		 * again, keeping the first look. */
-		p->kstuck.looked = true;
-		set_deadline(a, FO_DL_HEARTBEAT, now + period);
-		return FO_FAULT_NONE;
-	}
+	if (now < k.deadline_ns)
+		return stuck_check(p, &k, second, now, fault_ns);
 	if (now < k.deadline_ns + MS(p->cfg.timeout_ms)) {
 		set_deadline(a, FO_DL_HEARTBEAT, k.deadline_ns + MS(p->cfg.timeout_ms));
 		return FO_FAULT_NONE;
@@ -387,6 +400,18 @@ enum fo_fault kernel_backstop(struct fo_pair *p, uint64_t now, uint64_t due, uin
 	       "%s has not switched %llu ms after its deadline; failoverd takes the pair back", owner_desc(p),
 	       (unsigned long long)((now - k.deadline_ns) / 1000000ull));
 	return FO_FAULT_HEARTBEAT_TIMEOUT;
+}
+
+/* The active's heartbeat deadline of an ARMED pair that an armed owner has
+ * (pair.c: on_heartbeat_deadline dispatches here): the backstop decides,
+ * and a fault it finds is switched as ours. */
+void kernel_on_deadline(struct fo_pair *p, uint64_t due, uint64_t now)
+{
+	uint64_t fault_ns;
+	enum fo_fault fault = backstop_fault(p, now, due, &fault_ns);
+
+	if (fault != FO_FAULT_NONE)
+		fail_over(p, fault, fault_ns, now);
 }
 
 /* The fault behind an owner's switch. */

@@ -132,7 +132,7 @@ void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...)
  * one period later, so that a heartbeat loss finds the module already
  * switching (its deadline counts from the notification, ours from our
  * read of the page, which is never earlier), not a race with it; what we
- * do then is kernel_backstop(). */
+ * do then is the backstop, kernel_on_deadline(). */
 static uint64_t hb_timeout_ns(const struct fo_pair *p)
 {
 	uint64_t t = MS(p->cfg.timeout_ms);
@@ -381,25 +381,6 @@ static enum fo_fault fault_of_state(enum fo_dom_state s)
 	}
 }
 
-/* An automatic failover: a fault on the active. */
-static void fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t now)
-{
-	int r = begin_switchover(p, fault, fault_ns, now);
-
-	if (r == -ENODEV) {
-		mark_failed(p, fo_pair_active(p), fo_fault_name(fault));
-		persist(p);
-		become(p, FO_PAIR_DEGRADED, "active %s failed (%s) and there is no standby to take over",
-		       fo_pair_active(p)->name, fo_fault_name(fault));
-	}
-	else if (r == -EBUSY)
-		/* The module still has the pair and would not give it back:
-		 * it stays the owner (it switches on heartbeat loss). */
-		record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s failed (%s) but the kernel module would not give the pair back",
-		       fo_pair_active(p)->name, fo_fault_name(fault));
-	/* -EIO: the switch ran and failed; its event and DEGRADED say why. */
-}
-
 static bool page_is_unhealthy(const struct fo_pair *p, const struct fo_member *m)
 {
 	return p->cfg.fail_on_unhealthy && m->hb.app_status == FO_HB_APP_UNHEALTHY;
@@ -550,11 +531,54 @@ void fo_pair_on_created(struct fo_pair *p, int idx, int err, const char *reason)
 		 p->m[idx].name, p->m[idx].domid);
 }
 
+/* A last look at the page when a heartbeat deadline passes: a backend that
+ * held this member's notifications back (a flooding guest's port, left
+ * masked) hands it over now. True if a beat in it set a new deadline. */
+static bool heartbeat_in_last_look(struct fo_pair *p, struct fo_member *m)
+{
+	if (!p->env->hv->ops->heartbeat_look || m->domid == FO_DOMID_INVALID)
+		return false;
+	p->env->hv->ops->heartbeat_look(p->env->hv, m->domid);
+	return m->deadline_kind != FO_DL_NONE;
+}
+
+/*
+ * A member's heartbeat deadline passed (`due`: when it was due; a heartbeat
+ * loss is a fault from then on). The pair is ours or an armed owner's, and
+ * each has its own handling:
+ *   - ours: the fault is the deadline, not our noticing it (the timer's
+ *     lateness counts, as it does for the module), and the fenced switch
+ *     follows at once;
+ *   - an armed owner's (the kernel module, Xen's watch): it switches at
+ *     timeout_ms itself, and this deadline, one period later, is its
+ *     backstop (kernel_owner.c: kernel_on_deadline).
+ */
+static void on_heartbeat_deadline(struct fo_pair *p, int idx, uint64_t due, uint64_t now)
+{
+	struct fo_member *m = &p->m[idx];
+
+	if (heartbeat_in_last_look(p, m))
+		return;
+	m->misses++;
+	if (idx != p->active || p->state != FO_PAIR_ARMED) {
+		/* Not armed: nothing to switch to, but say so once. */
+		if (p->state != FO_PAIR_DISARMED)
+			record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s missed its heartbeat deadline (%u ms) while %s",
+			       m->name, p->cfg.timeout_ms, fo_pair_state_name(p->state));
+		return;
+	}
+	if (p->kernel_armed) {
+		kernel_on_deadline(p, due, now);
+		return;
+	}
+	fail_over(p, FO_FAULT_HEARTBEAT_TIMEOUT, due && due <= now ? due : now, now);
+}
+
 void fo_pair_on_deadline(struct fo_pair *p, int idx)
 {
 	struct fo_member *m = &p->m[idx];
 	enum fo_deadline_kind kind = m->deadline_kind;
-	uint64_t due = m->deadline_ns; /* a heartbeat loss is a fault from here on */
+	uint64_t due = m->deadline_ns;
 	uint64_t now = now_ns(p);
 
 	set_deadline(m, FO_DL_NONE, 0);
@@ -562,30 +586,7 @@ void fo_pair_on_deadline(struct fo_pair *p, int idx)
 	case FO_DL_NONE:
 		break;
 	case FO_DL_HEARTBEAT:
-		/* A last look at the page: a backend that held this member's
-		 * notifications back (a flooding guest's port, left masked)
-		 * hands it over now, and a beat in it re-arms the deadline. */
-		if (p->env->hv->ops->heartbeat_look && m->domid != FO_DOMID_INVALID) {
-			p->env->hv->ops->heartbeat_look(p->env->hv, m->domid);
-			if (m->deadline_kind != FO_DL_NONE)
-				return;
-		}
-		m->misses++;
-		if (idx == p->active && p->state == FO_PAIR_ARMED) {
-			/* The fault is the deadline, not our noticing it: the
-			 * timer's lateness counts, as it does for the module. */
-			enum fo_fault fault = FO_FAULT_HEARTBEAT_TIMEOUT;
-			uint64_t fault_ns = due && due <= now ? due : now;
-
-			if (p->kernel_armed && (fault = kernel_backstop(p, now, due, &fault_ns)) == FO_FAULT_NONE)
-				return; /* the module has it, or we look again */
-			fail_over(p, fault, fault_ns, now);
-			return;
-		}
-		/* Not armed: nothing to switch to, but say so once. */
-		if (p->state != FO_PAIR_DISARMED)
-			record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s missed its heartbeat deadline (%u ms) while %s",
-			       m->name, p->cfg.timeout_ms, fo_pair_state_name(p->state));
+		on_heartbeat_deadline(p, idx, due, now);
 		break;
 	case FO_DL_GRACE:
 		if (p->state == FO_PAIR_SWITCHING)

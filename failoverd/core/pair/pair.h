@@ -127,7 +127,7 @@ struct fo_pair {
 	uint64_t kernel_retry_ns;  /* a failed ARM is retried no earlier than this */
 	uint64_t kernel_switches;  /* switches the module did for this pair */
 	bool kevent_stored;        /* an event read while ARMING, applied once members are known */
-	/* The stuck-sequence check (kernel_owner.c, kernel_backstop): its first look
+	/* The stuck-sequence check (kernel_owner.c, stuck_check): its first look
 	 * saw the module hear notifications while the sequence did not move. */
 	struct {
 		bool looked;

@@ -67,7 +67,7 @@ int take_from_kernel(struct fo_pair *p);
 bool kernel_yield_for_fence(struct fo_pair *p);
 bool kernel_gone_while_firing(struct fo_pair *p);
 const char *owner_desc(const struct fo_pair *p);
-enum fo_fault kernel_backstop(struct fo_pair *p, uint64_t now, uint64_t due, uint64_t *fault_ns);
+void kernel_on_deadline(struct fo_pair *p, uint64_t due, uint64_t now);
 void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int ai);
 bool kernel_adopt_on_arming(struct fo_pair *p);
 
@@ -75,6 +75,7 @@ bool kernel_adopt_on_arming(struct fo_pair *p);
 struct fo_event *claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enum fo_fault fault, bool drill,
 				    const struct fo_member *from, const struct fo_member *to);
 int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t detected_ns);
+void fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t now);
 int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_outcome *outp, enum fo_fault fault,
 		 bool drill);
 struct fo_event *pending_switch_event(struct fo_pair *p);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * switch.c - a switch of the pair around fo_switchover_execute(): the one
- * owner check, the event and its phases, the failed member's verdict, the
- * statistics, and the end of SWITCHING (the new active's first heartbeat).
+ * switch.c - a switch of the pair around fo_switchover_execute(): the
+ * automatic failover (fail_over), the one owner check, the event and its
+ * phases, the failed member's verdict, the statistics, and the end of
+ * SWITCHING (the new active's first heartbeat).
  * Ours and the kernel module's switches end the same way (after_switch).
  */
 #include "core/pair/pair_internal.h"
@@ -120,15 +121,18 @@ int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, 
 	/* A suspended standby is not dead, but no unpause starts it. */
 	if (to->domid == FO_DOMID_INVALID || fo_dom_state_is_dead(to->state) || to->state == FO_DOM_SUSPENDED)
 		return -ENODEV;
-	/* One owner per pair: the module lets go first, or it already acted.
-	 * A refusal is -EBUSY to our callers, whatever the module said: -EIO
-	 * from here means a switch that ran and did not end well. */
-	r = take_from_kernel(p);
-	if (r == -EALREADY)
-		return r;
-	if (r < 0) {
-		fo_warn("pair %s: the kernel module would not give the pair back: %s", p->cfg.name, strerror(-r));
-		return -EBUSY;
+	/* One owner per pair: an armed owner lets go first, or it already
+	 * acted. A refusal is -EBUSY to our callers, whatever the module said:
+	 * -EIO from here means a switch that ran and did not end well. */
+	if (p->kernel_armed) {
+		r = take_from_kernel(p);
+		if (r == -EALREADY)
+			return r;
+		if (r < 0) {
+			fo_warn("pair %s: the kernel module would not give the pair back: %s", p->cfg.name,
+				strerror(-r));
+			return -EBUSY;
+		}
 	}
 
 	e = claim_switch_event(p, detected_ns, fault, drill, from, to);
@@ -154,6 +158,26 @@ int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, 
 			 (unsigned long long)((detected_ns - (from->hb.progressed ? from->hb.last_progress_ns : fault_ns)) /
 					      1000000ull));
 	return after_switch(p, e, &out, fault, drill);
+}
+
+/* An automatic failover: a fault on the active (its heartbeat deadline, an
+ * unhealthy page, missed deadlines, its death), `fault_ns` when it began. */
+void fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t now)
+{
+	int r = begin_switchover(p, fault, fault_ns, now);
+
+	if (r == -ENODEV) {
+		mark_failed(p, fo_pair_active(p), fo_fault_name(fault));
+		persist(p);
+		become(p, FO_PAIR_DEGRADED, "active %s failed (%s) and there is no standby to take over",
+		       fo_pair_active(p)->name, fo_fault_name(fault));
+	}
+	else if (r == -EBUSY)
+		/* The module still has the pair and would not give it back:
+		 * it stays the owner (it switches on heartbeat loss). */
+		record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s failed (%s) but the kernel module would not give the pair back",
+		       fo_pair_active(p)->name, fo_fault_name(fault));
+	/* -EIO: the switch ran and failed; its event and DEGRADED say why. */
 }
 
 /*
