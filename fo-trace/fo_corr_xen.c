@@ -9,7 +9,7 @@
  * the watch's timer (TIMER_SOFTIRQ on the pCPU failoverd named). failoverd
  * learns of it from VIRQ_FAILOVER afterwards, QUERYs the watch and records
  * Xen's stamps as the event's phases (failoverd/hv/fowatch/owner.c,
- * core/pair/kernel_owner.c kernel_adopt_switch). The daemon did not wake,
+ * core/pair/kernel_owner.c fo_pair_kernel_adopt_switch). The daemon did not wake,
  * decide or make an ioctl for the switch, so the dom0 chain (woken,
  * running, pause ioctl, ...) would pin Xen's time on records that are not
  * part of it: failoverd's records in the window are its adoption (the
@@ -18,7 +18,7 @@
  * stamp of that adoption (time_ns is Xen's detection), so fo-trace does
  * not report one.
  *
- * The phases, as kernel_adopt_switch fills them for this path:
+ * The phases, as fo_pair_kernel_adopt_switch fills them for this path:
  *   fault         the deadline t_progress + timeout (a heartbeat timeout);
  *                 = detected for a crash or shutdown; for a drill
  *                 failoverd's own injection stamp

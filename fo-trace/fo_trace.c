@@ -57,7 +57,7 @@ static void vwarnx(const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
-void die(const char *fmt, ...)
+void fo_trace_die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -138,19 +138,19 @@ static void preflight(const struct options *o)
 	char name[128];
 
 	if (geteuid() != 0)
-		die("needs root (loading BPF programs takes CAP_BPF and CAP_PERFMON); run it with sudo");
+		fo_trace_die("needs root (loading BPF programs takes CAP_BPF and CAP_PERFMON); run it with sudo");
 	if (o->btf_path) {
 		btf = btf__parse(o->btf_path, NULL);
 		if (!btf)
-			die("--btf %s: cannot read BTF from it: %s", o->btf_path, strerror(errno));
+			fo_trace_die("--btf %s: cannot read BTF from it: %s", o->btf_path, strerror(errno));
 	} else {
 		if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
-			die("this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): fo-trace is a CO-RE tool and needs "
+			fo_trace_die("this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): fo-trace is a CO-RE tool and needs "
 			    "CONFIG_DEBUG_INFO_BTF=y (Debian's kernels have it), or --btf FILE for this kernel",
 			    strerror(errno));
 		btf = btf__load_vmlinux_btf();
 		if (!btf)
-			die("cannot load the kernel's BTF from /sys/kernel/btf/vmlinux: %s", strerror(errno));
+			fo_trace_die("cannot load the kernel's BTF from /sys/kernel/btf/vmlinux: %s", strerror(errno));
 	}
 	/* A BTF-enabled tracepoint T exists when the kernel's BTF has the
 	 * typedef btf_trace_T (what libbpf looks up to attach tp_btf/T). */
@@ -161,7 +161,7 @@ static void preflight(const struct options *o)
 		snprintf(name, sizeof(name), "btf_trace_%s", tp);
 		if (btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) < 0) {
 			btf__free(btf);
-			die("the kernel lacks the tracepoint %s (no %s in its BTF); fo-trace needs all of: sched_wakeup "
+			fo_trace_die("the kernel lacks the tracepoint %s (no %s in its BTF); fo-trace needs all of: sched_wakeup "
 			    "sched_wakeup_new sched_switch sched_process_exec sched_process_fork sched_process_exit",
 			    tp, name);
 		}
@@ -242,11 +242,11 @@ static pid_t spawn(char **argv, int targets_fd, uint64_t *spawn_ns)
 	char c;
 
 	if (pipe2(p, O_CLOEXEC) < 0)
-		die("pipe: %s", strerror(errno));
+		fo_trace_die("pipe: %s", strerror(errno));
 	*spawn_ns = mono_ns();
 	pid = fork();
 	if (pid < 0)
-		die("fork: %s", strerror(errno));
+		fo_trace_die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(p[1]);
 		if (read(p[0], &c, 1) != 1)
@@ -317,17 +317,17 @@ static void write_json_doc(const struct options *o, cJSON *doc)
 	FILE *f;
 
 	if (!text)
-		die("out of memory printing JSON");
+		fo_trace_die("out of memory printing JSON");
 	if (!strcmp(o->json_path, "-")) {
 		puts(text);
 	} else {
 		f = fopen(o->json_path, "w");
 		if (!f)
-			die("--json %s: %s", o->json_path, strerror(errno));
+			fo_trace_die("--json %s: %s", o->json_path, strerror(errno));
 		fputs(text, f);
 		fputc('\n', f);
 		if (fclose(f) != 0)
-			die("--json %s: %s", o->json_path, strerror(errno));
+			fo_trace_die("--json %s: %s", o->json_path, strerror(errno));
 	}
 	free(text);
 }
@@ -399,15 +399,15 @@ int main(int argc, char **argv)
 	bool xt_on = false, have_privcmd, have_fo_switch;
 	const char *privcmd_hook, *fo_switch_hook;
 
-	parse_args(argc, argv, &o);
+	fo_trace_parse_args(argc, argv, &o);
 	/* With the JSON on stdout, the human table moves to stderr. */
 	tab = o.json_path && !strcmp(o.json_path, "-") ? stderr : stdout;
 	preflight(&o);
 
 	if (!o.xl) {
-		dpid = o.pid ? o.pid : daemon_pid_from_socket(o.socket);
+		dpid = o.pid ? o.pid : fo_trace_daemon_pid_from_socket(o.socket);
 		if (!pid_alive(dpid, comm, sizeof(comm)))
-			die("no process %d (failoverd is not running under that pid)", (int)dpid);
+			fo_trace_die("no process %d (failoverd is not running under that pid)", (int)dpid);
 	}
 
 	libbpf_set_print(libbpf_print);
@@ -416,7 +416,7 @@ int main(int argc, char **argv)
 		skel = fo_trace_bpf__open_opts(&oo);
 	}
 	if (!skel)
-		die("cannot open the BPF object: %s", strerror(errno));
+		fo_trace_die("cannot open the BPF object: %s", strerror(errno));
 	/* The ioctl probes need their modules: without xen-privcmd there is no
 	 * hypercall to see (not a dom0?), without fo_switch.ko no kernel path. */
 	have_privcmd = ksym_exists("privcmd_ioctl");
@@ -440,7 +440,7 @@ int main(int argc, char **argv)
 			char *end;
 			unsigned long k = strtoul(v, &end, 10);
 			if (*end || k > 4)
-				die("FO_TRACE_IOCTL_VARIANT=%s: expected 0-4", v);
+				fo_trace_die("FO_TRACE_IOCTL_VARIANT=%s: expected 0-4", v);
 			skel->rodata->ioctl_variant = (__u32)k;
 			if (k)
 				warnx_("FO_TRACE_IOCTL_VARIANT=%lu: ioctl records are incomplete (overhead experiment)", k);
@@ -456,7 +456,7 @@ int main(int argc, char **argv)
 		bool sys = h && !strcmp(h, "syscalls") && have_privcmd;
 
 		if (h && *h && strcmp(h, "syscalls") && strcmp(h, "handler"))
-			die("FO_TRACE_IOCTL_HOOK=%s: expected syscalls or handler", h);
+			fo_trace_die("FO_TRACE_IOCTL_HOOK=%s: expected syscalls or handler", h);
 		bpf_program__set_autoload(skel->progs.fo_sys_enter, sys);
 		bpf_program__set_autoload(skel->progs.fo_sys_exit, sys);
 		if (sys) {
@@ -473,7 +473,7 @@ int main(int argc, char **argv)
 	skel->rodata->daemon_tgid = (__u32)dpid;
 	err = fo_trace_bpf__load(skel);
 	if (err)
-		die("cannot load the BPF programs (%s)%s", strerror(-err),
+		fo_trace_die("cannot load the BPF programs (%s)%s", strerror(-err),
 		    -err == EPERM ? ": not permitted (root with CAP_BPF + CAP_PERFMON, and kernel.unprivileged_bpf_disabled "
 				    "does not matter for root; check lockdown / seccomp)"
 				  : "; libbpf's messages above say which program or relocation failed");
@@ -481,12 +481,12 @@ int main(int argc, char **argv)
 	targets_fd = bpf_map__fd(skel->maps.targets);
 	err = fo_trace_bpf__attach(skel);
 	if (err)
-		die("cannot attach (%s); the kernel must support BTF-enabled raw tracepoints (tp_btf, Linux 5.5+) "
+		fo_trace_die("cannot attach (%s); the kernel must support BTF-enabled raw tracepoints (tp_btf, Linux 5.5+) "
 		    "and fentry (BPF trampolines) or kprobes; libbpf's messages above name the program",
 		    strerror(-err));
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, NULL, NULL);
 	if (!rb)
-		die("cannot open the ring buffer: %s", strerror(errno));
+		fo_trace_die("cannot open the ring buffer: %s", strerror(errno));
 
 	/* One line on stderr once attached: scripts wait for it before they
 	 * start the work to be traced. */
@@ -501,7 +501,7 @@ int main(int argc, char **argv)
 	if (o.xentrace_doms) {
 		char xerr[512];
 		if (fo_xentrace_start(&xt, o.xentrace_bin, o.xentrace_doms, xerr, sizeof(xerr)) < 0)
-			die("--xentrace: %s", xerr);
+			fo_trace_die("--xentrace: %s", xerr);
 		xt_on = true;
 		xt_live = &xt;
 	}
@@ -534,7 +534,7 @@ int main(int argc, char **argv)
 			char *e;
 			long v = strtol(pm, &e, 10);
 			if (*e || v < 1 || v > 60000)
-				die("FO_TRACE_POLL_MS=%s: expected milliseconds in 1..60000", pm);
+				fo_trace_die("FO_TRACE_POLL_MS=%s: expected milliseconds in 1..60000", pm);
 			poll_ms = (int)v;
 		}
 		while (!stop_flag && mono_ns() < end) {
@@ -584,7 +584,7 @@ int main(int argc, char **argv)
 		struct fo_corr_xl *xs = calloc(MAX_CMD_RUNS * 4, sizeof(*xs));
 		size_t nx = 0;
 		if (!xs)
-			die("out of memory");
+			fo_trace_die("out of memory");
 		/* Every process of a run that exec()ed: the command and its children. */
 		for (unsigned i = 0; i < nruns; i++) {
 			for (size_t k = 0; k < nrecs && nx < MAX_CMD_RUNS * 4; k++) {
@@ -651,19 +651,19 @@ int main(int argc, char **argv)
 		cJSON_AddStringToObject(d, "comm", comm);
 		cJSON_AddStringToObject(d, "socket", o.socket);
 		if (o.events_path) {
-			events = events_from_file(o.events_path);
+			events = fo_trace_events_from_file(o.events_path);
 		} else {
-			cJSON *reply = control_request(o.socket, "{\"cmd\":\"events\"}\n", err2, sizeof(err2));
+			cJSON *reply = fo_trace_control_request(o.socket, "{\"cmd\":\"events\"}\n", err2, sizeof(err2));
 			if (!reply)
-				die("fetching failoverd's events: %s", err2);
+				fo_trace_die("fetching failoverd's events: %s", err2);
 			events = cJSON_DetachItemFromObjectCaseSensitive(reply, "events");
 			cJSON_Delete(reply);
 			if (!cJSON_IsArray(events))
-				die("failoverd's events reply has no \"events\" array");
+				fo_trace_die("failoverd's events reply has no \"events\" array");
 		}
 		sw = calloc((size_t)cJSON_GetArraySize(events) + 1, sizeof(*sw));
 		if (!sw)
-			die("out of memory");
+			fo_trace_die("out of memory");
 		cJSON_ArrayForEach(ev, events) {
 			struct fo_corr_event ce;
 			char why[128];

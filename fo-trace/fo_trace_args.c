@@ -48,7 +48,7 @@ static void usage(FILE *f)
 		DEFAULT_SOCKET, MAX_CMD_RUNS);
 }
 
-void parse_args(int argc, char **argv, struct options *o)
+void fo_trace_parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_XL = 256, OPT_PNG, OPT_EVENTS, OPT_TOL, OPT_BTF, OPT_TP, OPT_XT, OPT_XTBIN, OPT_PLOT, OPT_NOIOC,
 	       OPT_NOSCHED, OPT_IOC };

@@ -47,7 +47,7 @@ static int connect_socket(const char *path, char *err, size_t len)
 
 /* The daemon's pid, from the peer credentials of its control socket:
  * no protocol change, and it is the process actually serving the socket. */
-pid_t daemon_pid_from_socket(const char *path)
+pid_t fo_trace_daemon_pid_from_socket(const char *path)
 {
 	char err[512];
 	struct ucred cred;
@@ -55,17 +55,17 @@ pid_t daemon_pid_from_socket(const char *path)
 	int fd = connect_socket(path, err, sizeof(err));
 
 	if (fd < 0)
-		die("%s", err);
+		fo_trace_die("%s", err);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl) < 0 || cred.pid <= 0) {
 		close(fd);
-		die("cannot read the peer credentials of %s: %s; pass --pid", path, strerror(errno));
+		fo_trace_die("cannot read the peer credentials of %s: %s; pass --pid", path, strerror(errno));
 	}
 	close(fd);
 	return cred.pid;
 }
 
 /* One request line, one reply line. Returns the parsed reply or NULL. */
-cJSON *control_request(const char *path, const char *req, char *err, size_t len)
+cJSON *fo_trace_control_request(const char *path, const char *req, char *err, size_t len)
 {
 	size_t cap = 1 << 16, used = 0;
 	char *buf = malloc(cap);
@@ -119,7 +119,7 @@ out:
 
 /* Events from a file: `failoverctl events --json` (one object per line), a
  * JSON array, or a reply object {"events":[...]}. Returns an array. */
-cJSON *events_from_file(const char *path)
+cJSON *fo_trace_events_from_file(const char *path)
 {
 	FILE *f = fopen(path, "r");
 	cJSON *arr, *doc;
@@ -127,14 +127,14 @@ cJSON *events_from_file(const char *path)
 	size_t len = 0;
 
 	if (!f)
-		die("--events %s: %s", path, strerror(errno));
+		fo_trace_die("--events %s: %s", path, strerror(errno));
 	{
 		char chunk[65536];
 		size_t r;
 		while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0) {
 			char *n = realloc(text, len + r + 1);
 			if (!n)
-				die("--events %s: out of memory", path);
+				fo_trace_die("--events %s: out of memory", path);
 			text = n;
 			memcpy(text + len, chunk, r);
 			len += r;
@@ -142,7 +142,7 @@ cJSON *events_from_file(const char *path)
 	}
 	fclose(f);
 	if (!text)
-		die("--events %s: empty file", path);
+		fo_trace_die("--events %s: empty file", path);
 	text[len] = 0;
 	doc = cJSON_Parse(text);
 	if (doc && cJSON_IsArray(doc)) {
@@ -163,7 +163,7 @@ cJSON *events_from_file(const char *path)
 			continue;
 		o = cJSON_Parse(line);
 		if (!o || !cJSON_IsObject(o))
-			die("--events %s: not JSON lines, an array or {\"events\":[...]}", path);
+			fo_trace_die("--events %s: not JSON lines, an array or {\"events\":[...]}", path);
 		cJSON_AddItemToArray(arr, o);
 	}
 	free(text);

@@ -45,14 +45,14 @@ struct options {
 };
 
 /* fo_trace.c: "fo-trace: " and the message on stderr, then exit 1. */
-__attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...);
+__attribute__((noreturn, format(printf, 1, 2))) void fo_trace_die(const char *fmt, ...);
 
 /* fo_trace_args.c: the command line into `o` (exits 2 on a usage error). */
-void parse_args(int argc, char **argv, struct options *o);
+void fo_trace_parse_args(int argc, char **argv, struct options *o);
 
 /* fo_trace_daemon.c: failoverd's control socket and event files. */
-pid_t daemon_pid_from_socket(const char *path);
-cJSON *control_request(const char *path, const char *req, char *err, size_t len);
-cJSON *events_from_file(const char *path);
+pid_t fo_trace_daemon_pid_from_socket(const char *path);
+cJSON *fo_trace_control_request(const char *path, const char *req, char *err, size_t len);
+cJSON *fo_trace_events_from_file(const char *path);
 
 #endif

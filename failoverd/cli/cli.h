@@ -70,48 +70,48 @@ struct conn {
 
 /* ---- render.c: output and the reply's fields -------------------------- */
 
-FILE *err_out(const struct options *o);
-void cmd_error(const struct options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void put_clean(FILE *f, const char *s);
-void clean_copy(char *dst, size_t len, const char *s);
-const char *jstr(const cJSON *obj, const char *key);
-bool jnum(const cJSON *obj, const char *key, double *ret);
-void format_age_s(char *buf, size_t len, double s);
-void format_ms(char *buf, size_t len, double ms);
-void format_member(char *buf, size_t len, const cJSON *p, const char *name_key, const char *domid_key);
-void print_event_line(const cJSON *ev);
-int print_event_json(const struct options *o, const cJSON *ev);
+FILE *fo_cli_err_out(const struct options *o);
+void fo_cli_cmd_error(const struct options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void fo_cli_put_clean(FILE *f, const char *s);
+void fo_cli_clean_copy(char *dst, size_t len, const char *s);
+const char *fo_cli_jstr(const cJSON *obj, const char *key);
+bool fo_cli_jnum(const cJSON *obj, const char *key, double *ret);
+void fo_cli_format_age_s(char *buf, size_t len, double s);
+void fo_cli_format_ms(char *buf, size_t len, double ms);
+void fo_cli_format_member(char *buf, size_t len, const cJSON *p, const char *name_key, const char *domid_key);
+void fo_cli_print_event_line(const cJSON *ev);
+int fo_cli_print_event_json(const struct options *o, const cJSON *ev);
 
 /* ---- conn.c: the control socket ----------------------------------------- */
 
 /* Set by SIGINT/SIGTERM while status --watch runs (watch.c): a wait on the
  * daemon gives up (-EINTR) and nothing more is said about it. */
-extern volatile sig_atomic_t cli_stop;
+extern volatile sig_atomic_t fo_cli_stop;
 
-int64_t now_ms(void);
-void conn_close(struct conn *c);
-int conn_read_line(struct conn *c, int64_t deadline, char **ret_line);
-const char *read_error_text(int r);
-cJSON *parse_reply(const struct options *o, const char *line);
-int transact(const struct options *o, struct conn *c, const cJSON *req, cJSON **ret_reply, char **ret_line);
+int64_t fo_cli_now_ms(void);
+void fo_cli_conn_close(struct conn *c);
+int fo_cli_conn_read_line(struct conn *c, int64_t deadline, char **ret_line);
+const char *fo_cli_read_error_text(int r);
+cJSON *fo_cli_parse_reply(const struct options *o, const char *line);
+int fo_cli_transact(const struct options *o, struct conn *c, const cJSON *req, cJSON **ret_reply, char **ret_line);
 
 /* ---- json_raw.c: the daemon's JSON text as sent ------------------------- */
 
-const char *raw_member(const char *obj, const char *key, const char **ret_end);
-bool print_raw(const char *line, const char *key, bool elements);
+const char *fo_cli_raw_member(const char *obj, const char *key, const char **ret_end);
+bool fo_cli_print_raw(const char *line, const char *key, bool elements);
 
 /* ---- commands.c, drill.c, watch.c --------------------------------------- */
 
-int request_pairs(const struct options *o, struct conn *c, const char *cmd, cJSON **ret_reply,
+int fo_cli_request_pairs(const struct options *o, struct conn *c, const char *cmd, cJSON **ret_reply,
 		  const cJSON **ret_pairs, bool *ret_printed);
-int cmd_status(const struct options *o, struct conn *c);
-int status_once(const struct options *o, struct conn *c, FILE *out);
-int cmd_status_watch(const struct options *o, struct conn *c);
-int cmd_kernel(const struct options *o, struct conn *c);
-int cmd_pair_action(const struct options *o, struct conn *c);
-int cmd_events(const struct options *o, struct conn *c);
-int cmd_metrics(const struct options *o, struct conn *c);
-int cmd_drill(const struct options *o, struct conn *c);
-int cmd_drill_rounds(const struct options *o, struct conn *c);
+int fo_cli_cmd_status(const struct options *o, struct conn *c);
+int fo_cli_status_once(const struct options *o, struct conn *c, FILE *out);
+int fo_cli_cmd_status_watch(const struct options *o, struct conn *c);
+int fo_cli_cmd_kernel(const struct options *o, struct conn *c);
+int fo_cli_cmd_pair_action(const struct options *o, struct conn *c);
+int fo_cli_cmd_events(const struct options *o, struct conn *c);
+int fo_cli_cmd_metrics(const struct options *o, struct conn *c);
+int fo_cli_cmd_drill(const struct options *o, struct conn *c);
+int fo_cli_cmd_drill_rounds(const struct options *o, struct conn *c);
 
 #endif

@@ -16,7 +16,7 @@ enum { COL_PAIR, COL_STATE, COL_ACTIVE, COL_STANDBY, COL_PATH, COL_LAST, COL_HB,
  * On EXIT_OK *ret_pairs is that array inside *ret_reply (the caller frees
  * the reply); with --json the reply line is printed as is and *ret_printed
  * says the caller has nothing left to print. */
-int request_pairs(const struct options *o, struct conn *c, const char *cmd, cJSON **ret_reply,
+int fo_cli_request_pairs(const struct options *o, struct conn *c, const char *cmd, cJSON **ret_reply,
 		  const cJSON **ret_pairs, bool *ret_printed)
 {
 	cJSON *req = cJSON_CreateObject();
@@ -27,16 +27,16 @@ int request_pairs(const struct options *o, struct conn *c, const char *cmd, cJSO
 	*ret_printed = false;
 	if (!req || !cJSON_AddStringToObject(req, "cmd", cmd)) {
 		cJSON_Delete(req);
-		cmd_error(o, "out of memory");
+		fo_cli_cmd_error(o, "out of memory");
 		return EXIT_DAEMON;
 	}
-	rc = transact(o, c, req, ret_reply, &line);
+	rc = fo_cli_transact(o, c, req, ret_reply, &line);
 	cJSON_Delete(req);
 	if (rc != EXIT_OK)
 		return rc;
 	*ret_pairs = cJSON_GetObjectItemCaseSensitive(*ret_reply, "pairs");
 	if (!cJSON_IsArray(*ret_pairs)) {
-		cmd_error(o, "malformed reply from failoverd: \"pairs\" is missing or not an array");
+		fo_cli_cmd_error(o, "malformed reply from failoverd: \"pairs\" is missing or not an array");
 		return EXIT_DAEMON;
 	}
 	if (o->json) {
@@ -69,19 +69,19 @@ static int protection(const struct options *o, FILE *out, const cJSON *pairs)
 	cJSON_ArrayForEach(p, pairs) {
 		const cJSON *prot = cJSON_GetObjectItemCaseSensitive(p, "protected");
 
-		name = jstr(p, "name");
+		name = fo_cli_jstr(p, "name");
 		if (!cJSON_IsBool(prot)) {
-			fprintf(err_out(o), "failoverctl: %s: failoverd does not say whether pair ", o->cmd);
-			put_clean(err_out(o), name ? name : "?");
+			fprintf(fo_cli_err_out(o), "failoverctl: %s: failoverd does not say whether pair ", o->cmd);
+			fo_cli_put_clean(fo_cli_err_out(o), name ? name : "?");
 			fputs(" is protected (no \"protected\" in its status: a failoverd older than failoverctl?)\n",
-			      err_out(o));
+			      fo_cli_err_out(o));
 			return EXIT_DAEMON;
 		}
 		if (cJSON_IsTrue(prot))
 			continue;
 		if (!o->json) {
 			fputs(unprotected ? ", " : "not protected: ", out);
-			put_clean(out, name ? name : "?");
+			fo_cli_put_clean(out, name ? name : "?");
 		}
 		unprotected++;
 	}
@@ -103,7 +103,7 @@ static int print_status(const struct options *o, FILE *out, const cJSON *reply, 
 
 	rows = calloc((size_t)cJSON_GetArraySize(pairs) + 1, sizeof(*rows));
 	if (!rows) {
-		cmd_error(o, "out of memory");
+		fo_cli_cmd_error(o, "out of memory");
 		return EXIT_DAEMON;
 	}
 	cJSON_ArrayForEach(p, pairs) {
@@ -111,26 +111,26 @@ static int print_status(const struct options *o, FILE *out, const cJSON *reply, 
 		const char *s;
 		double v;
 
-		clean_copy(row->cell[COL_PAIR], sizeof(row->cell[0]),
-			   (s = jstr(p, "name")) ? s : "?");
-		clean_copy(row->cell[COL_STATE], sizeof(row->cell[0]),
-			   (s = jstr(p, "state")) ? s : "?");
-		format_member(row->cell[COL_ACTIVE], sizeof(row->cell[0]), p, "active",
+		fo_cli_clean_copy(row->cell[COL_PAIR], sizeof(row->cell[0]),
+			   (s = fo_cli_jstr(p, "name")) ? s : "?");
+		fo_cli_clean_copy(row->cell[COL_STATE], sizeof(row->cell[0]),
+			   (s = fo_cli_jstr(p, "state")) ? s : "?");
+		fo_cli_format_member(row->cell[COL_ACTIVE], sizeof(row->cell[0]), p, "active",
 			      "active_domid");
-		format_member(row->cell[COL_STANDBY], sizeof(row->cell[0]), p, "standby",
+		fo_cli_format_member(row->cell[COL_STANDBY], sizeof(row->cell[0]), p, "standby",
 			      "standby_domid");
 		/* kernel (/dev/fo_switch), xenctrl or sim; "-" from an older daemon */
-		clean_copy(row->cell[COL_PATH], sizeof(row->cell[0]),
-			   (s = jstr(p, "switch_path")) ? s : "-");
-		if (jnum(p, "last_switch_age_s", &v) && v >= 0)
-			format_age_s(row->cell[COL_LAST], sizeof(row->cell[0]), v);
+		fo_cli_clean_copy(row->cell[COL_PATH], sizeof(row->cell[0]),
+			   (s = fo_cli_jstr(p, "switch_path")) ? s : "-");
+		if (fo_cli_jnum(p, "last_switch_age_s", &v) && v >= 0)
+			fo_cli_format_age_s(row->cell[COL_LAST], sizeof(row->cell[0]), v);
 		else
 			snprintf(row->cell[COL_LAST], sizeof(row->cell[0]), "never");
-		if (jnum(p, "heartbeat_age_ms", &v) && v >= 0)
-			format_ms(row->cell[COL_HB], sizeof(row->cell[0]), v);
+		if (fo_cli_jnum(p, "heartbeat_age_ms", &v) && v >= 0)
+			fo_cli_format_ms(row->cell[COL_HB], sizeof(row->cell[0]), v);
 		else
 			snprintf(row->cell[COL_HB], sizeof(row->cell[0]), "-");
-		row->reason = jstr(p, "reason");
+		row->reason = fo_cli_jstr(p, "reason");
 		if (row->reason && row->reason[0])
 			any_reason = true;
 	}
@@ -163,7 +163,7 @@ static int print_status(const struct options *o, FILE *out, const cJSON *reply, 
 				fprintf(out, "%-*s  ", (int)width[j], rows[i].cell[j]);
 		}
 		if (has_reason) {
-			put_clean(out, rows[i].reason);
+			fo_cli_put_clean(out, rows[i].reason);
 			fputc('\n', out);
 		}
 	}
@@ -172,20 +172,20 @@ static int print_status(const struct options *o, FILE *out, const cJSON *reply, 
 	 * and the detail is too long for a column. */
 	{
 		const cJSON *h = cJSON_GetObjectItemCaseSensitive(reply, "host_placement");
-		const char *st = h ? jstr(h, "state") : NULL, *det;
+		const char *st = h ? fo_cli_jstr(h, "state") : NULL, *det;
 
-		if (st && strcmp(st, "drift") == 0 && (det = jstr(h, "detail"))) {
+		if (st && strcmp(st, "drift") == 0 && (det = fo_cli_jstr(h, "detail"))) {
 			fputs("placement drift (host): ", out);
-			put_clean(out, det);
+			fo_cli_put_clean(out, det);
 			fputc('\n', out);
 		}
 		cJSON_ArrayForEach(p, pairs) {
-			st = jstr(p, "placement");
-			det = jstr(p, "placement_detail");
+			st = fo_cli_jstr(p, "placement");
+			det = fo_cli_jstr(p, "placement_detail");
 			if (!st || strcmp(st, "drift") != 0 || !det)
 				continue;
-			fprintf(out, "placement drift (%s): ", (st = jstr(p, "name")) ? st : "?");
-			put_clean(out, det);
+			fprintf(out, "placement drift (%s): ", (st = fo_cli_jstr(p, "name")) ? st : "?");
+			fo_cli_put_clean(out, det);
 			fputc('\n', out);
 		}
 		/* The service network, one line per pair that has one. */
@@ -193,16 +193,16 @@ static int print_status(const struct options *o, FILE *out, const cJSON *reply, 
 			const cJSON *net = cJSON_GetObjectItemCaseSensitive(p, "network");
 			const char *vif;
 
-			if (!cJSON_IsObject(net) || !(st = jstr(net, "state")))
+			if (!cJSON_IsObject(net) || !(st = fo_cli_jstr(net, "state")))
 				continue;
-			vif = jstr(net, "active_vif");
-			fprintf(out, "network (%s): ", (det = jstr(p, "name")) ? det : "?");
-			put_clean(out, st);
+			vif = fo_cli_jstr(net, "active_vif");
+			fprintf(out, "network (%s): ", (det = fo_cli_jstr(p, "name")) ? det : "?");
+			fo_cli_put_clean(out, st);
 			fputs(" on ", out);
-			put_clean(out, (det = jstr(net, "bridge")) ? det : "?");
+			fo_cli_put_clean(out, (det = fo_cli_jstr(net, "bridge")) ? det : "?");
 			if (vif && vif[0]) {
 				fputs(" via ", out);
-				put_clean(out, vif);
+				fo_cli_put_clean(out, vif);
 			}
 			fputc('\n', out);
 		}
@@ -212,35 +212,35 @@ static int print_status(const struct options *o, FILE *out, const cJSON *reply, 
 
 /* One status exchange, printed on `out` (--json: the reply line, on
  * stdout). The exit code says whether every pair is protected. */
-int status_once(const struct options *o, struct conn *c, FILE *out)
+int fo_cli_status_once(const struct options *o, struct conn *c, FILE *out)
 {
 	cJSON *reply = NULL;
 	const cJSON *pairs;
 	bool printed;
 	int rc;
 
-	rc = request_pairs(o, c, "status", &reply, &pairs, &printed);
+	rc = fo_cli_request_pairs(o, c, "status", &reply, &pairs, &printed);
 	if (rc == EXIT_OK)
 		rc = printed ? protection(o, out, pairs) : print_status(o, out, reply, pairs);
 	cJSON_Delete(reply);
 	return rc;
 }
 
-int cmd_status(const struct options *o, struct conn *c)
+int fo_cli_cmd_status(const struct options *o, struct conn *c)
 {
-	return o->watch ? cmd_status_watch(o, c) : status_once(o, c, stdout);
+	return o->watch ? fo_cli_cmd_status_watch(o, c) : fo_cli_status_once(o, c, stdout);
 }
 
 /* kernel: what kmod-switch has armed (LIST), one line per pair; the PAIR
  * column is the configured pair owning the id, "-" for an orphan. */
-int cmd_kernel(const struct options *o, struct conn *c)
+int fo_cli_cmd_kernel(const struct options *o, struct conn *c)
 {
 	cJSON *reply = NULL;
 	const cJSON *pairs, *p;
 	bool printed;
 	int rc;
 
-	rc = request_pairs(o, c, "kernel", &reply, &pairs, &printed);
+	rc = fo_cli_request_pairs(o, c, "kernel", &reply, &pairs, &printed);
 	if (rc != EXIT_OK || printed)
 		goto out;
 	if (cJSON_GetArraySize(pairs) == 0) {
@@ -254,13 +254,13 @@ int cmd_kernel(const struct options *o, struct conn *c)
 		double id = 0, a = 0, b = 0, t = 0, age = 0;
 		const char *sv;
 
-		clean_copy(name, sizeof(name), (sv = jstr(p, "pair")) ? sv : "-");
-		clean_copy(state, sizeof(state), (sv = jstr(p, "state")) ? sv : "?");
-		jnum(p, "pair_id", &id);
-		jnum(p, "active_domid", &a);
-		jnum(p, "standby_domid", &b);
-		jnum(p, "timeout_ms", &t);
-		jnum(p, "last_notify_age_ms", &age);
+		fo_cli_clean_copy(name, sizeof(name), (sv = fo_cli_jstr(p, "pair")) ? sv : "-");
+		fo_cli_clean_copy(state, sizeof(state), (sv = fo_cli_jstr(p, "state")) ? sv : "?");
+		fo_cli_jnum(p, "pair_id", &id);
+		fo_cli_jnum(p, "active_domid", &a);
+		fo_cli_jnum(p, "standby_domid", &b);
+		fo_cli_jnum(p, "timeout_ms", &t);
+		fo_cli_jnum(p, "last_notify_age_ms", &age);
 		snprintf(tmo, sizeof(tmo), "%.0f ms", t);
 		printf("%-10.0f  %-20s  dom%-3.0f  dom%-4.0f  %-6s  %-10s  %.0f ms ago\n", id, name, a, b, state, tmo, age);
 	}
@@ -271,7 +271,7 @@ out:
 
 /* switchover, arm, disarm: {"cmd":X,"pair":P}; clear-failed, the same
  * exchange about a member: {"cmd":"clear-failed","member":M}. */
-int cmd_pair_action(const struct options *o, struct conn *c)
+int fo_cli_cmd_pair_action(const struct options *o, struct conn *c)
 {
 	cJSON *req = NULL, *reply = NULL;
 	const cJSON *ev;
@@ -281,30 +281,30 @@ int cmd_pair_action(const struct options *o, struct conn *c)
 	req = cJSON_CreateObject();
 	if (!req || !cJSON_AddStringToObject(req, "cmd", o->cmd) ||
 	    !cJSON_AddStringToObject(req, o->member ? "member" : "pair", o->pair)) {
-		cmd_error(o, "out of memory");
+		fo_cli_cmd_error(o, "out of memory");
 		rc = EXIT_DAEMON;
 		goto out;
 	}
-	rc = transact(o, c, req, &reply, NULL);
+	rc = fo_cli_transact(o, c, req, &reply, NULL);
 	if (rc != EXIT_OK)
 		goto out;
 
 	printf("%s %s: ok", o->cmd, o->pair);
-	if ((msg = jstr(reply, "message")) && msg[0]) {
+	if ((msg = fo_cli_jstr(reply, "message")) && msg[0]) {
 		fputs(": ", stdout);
-		put_clean(stdout, msg);
+		fo_cli_put_clean(stdout, msg);
 	}
 	fputc('\n', stdout);
 	ev = cJSON_GetObjectItemCaseSensitive(reply, "event");
 	if (cJSON_IsObject(ev))
-		print_event_line(ev);
+		fo_cli_print_event_line(ev);
 out:
 	cJSON_Delete(reply);
 	cJSON_Delete(req);
 	return rc;
 }
 
-int cmd_events(const struct options *o, struct conn *c)
+int fo_cli_cmd_events(const struct options *o, struct conn *c)
 {
 	cJSON *req = NULL, *reply = NULL, *later = NULL;
 	const cJSON *events, *ev;
@@ -314,29 +314,29 @@ int cmd_events(const struct options *o, struct conn *c)
 	req = cJSON_CreateObject();
 	if (!req || !cJSON_AddStringToObject(req, "cmd", "events") ||
 	    !cJSON_AddBoolToObject(req, "follow", o->follow)) {
-		cmd_error(o, "out of memory");
+		fo_cli_cmd_error(o, "out of memory");
 		rc = EXIT_DAEMON;
 		goto out;
 	}
-	rc = transact(o, c, req, &reply, &line);
+	rc = fo_cli_transact(o, c, req, &reply, &line);
 	if (rc != EXIT_OK)
 		goto out;
 
 	events = cJSON_GetObjectItemCaseSensitive(reply, "events");
 	if (!cJSON_IsArray(events)) {
-		cmd_error(o, "malformed reply from failoverd: \"events\" is missing or not an array");
+		fo_cli_cmd_error(o, "malformed reply from failoverd: \"events\" is missing or not an array");
 		rc = EXIT_DAEMON;
 		goto out;
 	}
-	if (o->json && !print_raw(line, "events", true)) {
+	if (o->json && !fo_cli_print_raw(line, "events", true)) {
 		cJSON_ArrayForEach(ev, events) {
-			rc = print_event_json(o, ev);
+			rc = fo_cli_print_event_json(o, ev);
 			if (rc != EXIT_OK)
 				goto out;
 		}
 	} else if (!o->json) {
 		cJSON_ArrayForEach(ev, events)
-			print_event_line(ev);
+			fo_cli_print_event_line(ev);
 	}
 	fflush(stdout);
 	if (!o->follow)
@@ -344,17 +344,17 @@ int cmd_events(const struct options *o, struct conn *c)
 
 	/* Following: no deadline; the operator ends it with ^C. */
 	for (;;) {
-		r = conn_read_line(c, -1, &line);
+		r = fo_cli_conn_read_line(c, -1, &line);
 		if (r < 0) {
-			cmd_error(o, "%s", r == -ECONNRESET ? "failoverd closed the connection"
-				  : read_error_text(r));
+			fo_cli_cmd_error(o, "%s", r == -ECONNRESET ? "failoverd closed the connection"
+				  : fo_cli_read_error_text(r));
 			rc = EXIT_DAEMON;
 			goto out;
 		}
 		if (line[0] == '\0')
 			continue;
 		cJSON_Delete(later);
-		later = parse_reply(o, line);
+		later = fo_cli_parse_reply(o, line);
 		if (!later) {
 			rc = EXIT_DAEMON;
 			goto out;
@@ -362,17 +362,17 @@ int cmd_events(const struct options *o, struct conn *c)
 		ev = cJSON_GetObjectItemCaseSensitive(later, "event");
 		if (cJSON_IsObject(ev)) {
 			if (!o->json)
-				print_event_line(ev);
-			else if (!print_raw(line, "event", false))
-				rc = print_event_json(o, ev);
+				fo_cli_print_event_line(ev);
+			else if (!fo_cli_print_raw(line, "event", false))
+				rc = fo_cli_print_event_json(o, ev);
 			if (rc != EXIT_OK)
 				goto out;
 			fflush(stdout);
 		} else if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(later, "ok"))) {
-			const char *e = jstr(later, "error");
+			const char *e = fo_cli_jstr(later, "error");
 
 			fprintf(stderr, "failoverctl: %s: ", o->cmd);
-			put_clean(stderr, e ? e : "failoverd ended the stream without saying why");
+			fo_cli_put_clean(stderr, e ? e : "failoverd ended the stream without saying why");
 			fputc('\n', stderr);
 			rc = EXIT_DAEMON;
 			goto out;
@@ -387,7 +387,7 @@ out:
 	return rc;
 }
 
-int cmd_metrics(const struct options *o, struct conn *c)
+int fo_cli_cmd_metrics(const struct options *o, struct conn *c)
 {
 	cJSON *req = NULL, *reply = NULL;
 	const char *text;
@@ -396,16 +396,16 @@ int cmd_metrics(const struct options *o, struct conn *c)
 
 	req = cJSON_CreateObject();
 	if (!req || !cJSON_AddStringToObject(req, "cmd", "metrics")) {
-		cmd_error(o, "out of memory");
+		fo_cli_cmd_error(o, "out of memory");
 		rc = EXIT_DAEMON;
 		goto out;
 	}
-	rc = transact(o, c, req, &reply, NULL);
+	rc = fo_cli_transact(o, c, req, &reply, NULL);
 	if (rc != EXIT_OK)
 		goto out;
-	text = jstr(reply, "text");
+	text = fo_cli_jstr(reply, "text");
 	if (!text) {
-		cmd_error(o, "malformed reply from failoverd: \"text\" is missing or not a string");
+		fo_cli_cmd_error(o, "malformed reply from failoverd: \"text\" is missing or not a string");
 		rc = EXIT_DAEMON;
 		goto out;
 	}

@@ -2,7 +2,7 @@
 /*
  * conn.c - failoverctl's side of the control socket: connect, send one
  * request line, read reply lines within a deadline, and the one exchange
- * every command makes (transact).
+ * every command makes (fo_cli_transact).
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,9 +19,9 @@
 #define REQUEST_MAX           4096
 #define REPLY_MAX             (1024 * 1024)
 
-volatile sig_atomic_t cli_stop;
+volatile sig_atomic_t fo_cli_stop;
 
-int64_t now_ms(void)
+int64_t fo_cli_now_ms(void)
 {
 	struct timespec ts;
 
@@ -34,7 +34,7 @@ int64_t now_ms(void)
 static int conn_open(struct conn *c, const char *path, int64_t deadline)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int64_t left = deadline - now_ms();
+	int64_t left = deadline - fo_cli_now_ms();
 	struct timeval tv;
 
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -54,7 +54,7 @@ static int conn_open(struct conn *c, const char *path, int64_t deadline)
 	return 0;
 }
 
-void conn_close(struct conn *c)
+void fo_cli_conn_close(struct conn *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
@@ -79,7 +79,7 @@ static int conn_send_line(struct conn *c, const char *line)
 		ssize_t r = send(c->fd, buf + off, len - off, MSG_NOSIGNAL);
 
 		if (r < 0) {
-			if (errno == EINTR && !cli_stop)
+			if (errno == EINTR && !fo_cli_stop)
 				continue;
 			return errno == EAGAIN ? -ETIMEDOUT : -errno;
 		}
@@ -94,7 +94,7 @@ static int conn_send_line(struct conn *c, const char *line)
  * Returns 0, -ETIMEDOUT, -ECONNRESET (closed between lines), -EPROTO
  * (closed in the middle of a line), -EMSGSIZE (line over 1 MiB) or -errno.
  */
-int conn_read_line(struct conn *c, int64_t deadline, char **ret_line)
+int fo_cli_conn_read_line(struct conn *c, int64_t deadline, char **ret_line)
 {
 	if (c->consumed) {
 		memmove(c->buf, c->buf + c->consumed, c->len - c->consumed);
@@ -132,7 +132,7 @@ int conn_read_line(struct conn *c, int64_t deadline, char **ret_line)
 		}
 
 		if (deadline >= 0) {
-			int64_t left = deadline - now_ms();
+			int64_t left = deadline - fo_cli_now_ms();
 
 			if (left <= 0)
 				return -ETIMEDOUT;
@@ -140,7 +140,7 @@ int conn_read_line(struct conn *c, int64_t deadline, char **ret_line)
 		}
 		r = poll(&pfd, 1, timeout);
 		if (r < 0) {
-			if (errno == EINTR && !cli_stop)
+			if (errno == EINTR && !fo_cli_stop)
 				continue;
 			return -errno;
 		}
@@ -149,7 +149,7 @@ int conn_read_line(struct conn *c, int64_t deadline, char **ret_line)
 
 		n = read(c->fd, c->buf + c->len, c->cap - c->len);
 		if (n < 0) {
-			if ((errno == EINTR && !cli_stop) || errno == EAGAIN)
+			if ((errno == EINTR && !fo_cli_stop) || errno == EAGAIN)
 				continue;
 			return -errno;
 		}
@@ -159,7 +159,7 @@ int conn_read_line(struct conn *c, int64_t deadline, char **ret_line)
 	}
 }
 
-const char *read_error_text(int r)
+const char *fo_cli_read_error_text(int r)
 {
 	switch (r) {
 	case -ETIMEDOUT:
@@ -176,15 +176,15 @@ const char *read_error_text(int r)
 }
 
 /* Parse a reply line into a JSON object. On failure prints why. */
-cJSON *parse_reply(const struct options *o, const char *line)
+cJSON *fo_cli_parse_reply(const struct options *o, const char *line)
 {
 	char shown[81];
 	cJSON *reply;
 
 	reply = cJSON_ParseWithOpts(line, NULL, true);
 	if (!reply || !cJSON_IsObject(reply)) {
-		clean_copy(shown, sizeof(shown), line);
-		cmd_error(o, "malformed reply from failoverd (%s): \"%s%s\"",
+		fo_cli_clean_copy(shown, sizeof(shown), line);
+		fo_cli_cmd_error(o, "malformed reply from failoverd (%s): \"%s%s\"",
 			  reply ? "not a JSON object" : "not valid JSON", shown,
 			  strlen(line) >= sizeof(shown) ? "..." : "");
 		cJSON_Delete(reply);
@@ -198,10 +198,10 @@ cJSON *parse_reply(const struct options *o, const char *line)
  * EXIT_OK *ret_reply is the parsed {"ok":true,...} and *ret_line the raw
  * text (valid while the connection is open).
  */
-int transact(const struct options *o, struct conn *c, const cJSON *req,
+int fo_cli_transact(const struct options *o, struct conn *c, const cJSON *req,
 	     cJSON **ret_reply, char **ret_line)
 {
-	int64_t deadline = now_ms() + (int64_t)(o->timeout_s * 1000.0);
+	int64_t deadline = fo_cli_now_ms() + (int64_t)(o->timeout_s * 1000.0);
 	const cJSON *ok;
 	char *text = NULL, *line;
 	cJSON *reply = NULL;
@@ -209,19 +209,19 @@ int transact(const struct options *o, struct conn *c, const cJSON *req,
 
 	text = cJSON_PrintUnformatted(req);
 	if (!text) {
-		cmd_error(o, "out of memory building the request");
+		fo_cli_cmd_error(o, "out of memory building the request");
 		rc = EXIT_DAEMON;
 		goto out;
 	}
 	if (strlen(text) + 1 > REQUEST_MAX) {
-		cmd_error(o, "request too long (%zu bytes, limit %d)", strlen(text),
+		fo_cli_cmd_error(o, "request too long (%zu bytes, limit %d)", strlen(text),
 			  REQUEST_MAX - 1);
 		rc = EXIT_USAGE;
 		goto out;
 	}
 
 	r = conn_open(c, o->socket_path, deadline);
-	if (r < 0 && cli_stop) {
+	if (r < 0 && fo_cli_stop) {
 		rc = EXIT_CONNECT;
 		goto out;
 	}
@@ -234,14 +234,14 @@ int transact(const struct options *o, struct conn *c, const cJSON *req,
 			hint = " (run as root or as a member of the daemon's control_group)";
 		else if (r == -EAGAIN)
 			hint = " (timed out: failoverd is not accepting connections)";
-		fprintf(err_out(o), "failoverctl: cannot connect to %s: %s%s\n", o->socket_path,
+		fprintf(fo_cli_err_out(o), "failoverctl: cannot connect to %s: %s%s\n", o->socket_path,
 			strerror(-r), hint);
 		rc = EXIT_CONNECT;
 		goto out;
 	}
 
 	send_r = conn_send_line(c, text);
-	if (send_r < 0 && cli_stop) {
+	if (send_r < 0 && fo_cli_stop) {
 		rc = EXIT_DAEMON;
 		goto out;
 	}
@@ -250,49 +250,49 @@ int transact(const struct options *o, struct conn *c, const cJSON *req,
 	 * send fails with EPIPE, but its reason is waiting to be read, and is
 	 * what the operator needs to see (not "Broken pipe"). */
 	if (send_r < 0 && send_r != -EPIPE && send_r != -ECONNRESET) {
-		cmd_error(o, "sending the request to failoverd failed: %s",
+		fo_cli_cmd_error(o, "sending the request to failoverd failed: %s",
 			  send_r == -ETIMEDOUT ? "timed out" : strerror(-send_r));
 		rc = EXIT_DAEMON;
 		goto out;
 	}
 
-	r = conn_read_line(c, deadline, &line);
-	if (r < 0 && cli_stop) {
+	r = fo_cli_conn_read_line(c, deadline, &line);
+	if (r < 0 && fo_cli_stop) {
 		rc = EXIT_DAEMON;
 		goto out;
 	}
 	if (r < 0 && send_r < 0) {
-		cmd_error(o, "sending the request to failoverd failed: %s", strerror(-send_r));
+		fo_cli_cmd_error(o, "sending the request to failoverd failed: %s", strerror(-send_r));
 		rc = EXIT_DAEMON;
 		goto out;
 	}
 	if (r < 0) {
 		if (r == -ETIMEDOUT)
-			cmd_error(o, "no reply from failoverd within %g s (see --timeout)",
+			fo_cli_cmd_error(o, "no reply from failoverd within %g s (see --timeout)",
 				  o->timeout_s);
 		else
-			cmd_error(o, "%s", read_error_text(r));
+			fo_cli_cmd_error(o, "%s", fo_cli_read_error_text(r));
 		rc = EXIT_DAEMON;
 		goto out;
 	}
 
-	reply = parse_reply(o, line);
+	reply = fo_cli_parse_reply(o, line);
 	if (!reply) {
 		rc = EXIT_DAEMON;
 		goto out;
 	}
 	ok = cJSON_GetObjectItemCaseSensitive(reply, "ok");
 	if (!cJSON_IsBool(ok)) {
-		cmd_error(o, "malformed reply from failoverd: no boolean \"ok\"");
+		fo_cli_cmd_error(o, "malformed reply from failoverd: no boolean \"ok\"");
 		rc = EXIT_DAEMON;
 		goto out;
 	}
 	if (cJSON_IsFalse(ok)) {
-		const char *e = jstr(reply, "error");
+		const char *e = fo_cli_jstr(reply, "error");
 
-		fprintf(err_out(o), "failoverctl: %s: ", o->cmd);
-		put_clean(err_out(o), e ? e : "failoverd refused the request without saying why");
-		fputc('\n', err_out(o));
+		fprintf(fo_cli_err_out(o), "failoverctl: %s: ", o->cmd);
+		fo_cli_put_clean(fo_cli_err_out(o), e ? e : "failoverd refused the request without saying why");
+		fputc('\n', fo_cli_err_out(o));
 		rc = EXIT_DAEMON;
 		goto out;
 	}

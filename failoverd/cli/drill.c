@@ -23,7 +23,7 @@ static bool drill_passed(const cJSON *ev, char *why, size_t len)
 {
 	const cJSON *within = cJSON_GetObjectItemCaseSensitive(ev, "within_deadline");
 	const cJSON *ph = cJSON_GetObjectItemCaseSensitive(ev, "phases_us");
-	const char *result = jstr(ev, "result");
+	const char *result = fo_cli_jstr(ev, "result");
 	double deadline_ms, unpause_us;
 	struct fo_proto_event v;
 	int64_t det, run;
@@ -32,7 +32,7 @@ static bool drill_passed(const cJSON *ev, char *why, size_t len)
 	if (!result || strcmp(result, "ok") != 0) {
 		char clean[32];
 
-		clean_copy(clean, sizeof(clean), result ? result : "missing");
+		fo_cli_clean_copy(clean, sizeof(clean), result ? result : "missing");
 		snprintf(why, len, "result is %s, not ok", clean);
 		return false;
 	}
@@ -40,7 +40,7 @@ static bool drill_passed(const cJSON *ev, char *why, size_t len)
 		snprintf(why, len, "%s", cJSON_IsTrue(within) ? "within deadline" : "deadline missed");
 		return cJSON_IsTrue(within);
 	}
-	if (!jnum(ev, "deadline_ms", &deadline_ms) || !jnum(ph, fo_phase_name(FO_PHASE_UNPAUSE_DONE), &unpause_us)) {
+	if (!fo_cli_jnum(ev, "deadline_ms", &deadline_ms) || !fo_cli_jnum(ph, fo_phase_name(FO_PHASE_UNPAUSE_DONE), &unpause_us)) {
 		snprintf(why, len, "no deadline verdict and no unpause_done phase");
 		return false;
 	}
@@ -60,36 +60,36 @@ static void print_drill(const cJSON *ev, bool pass, const char *why)
 	int i;
 
 	fputs("drill ", stdout);
-	put_clean(stdout, (s = jstr(ev, "pair")) ? s : "?");
+	fo_cli_put_clean(stdout, (s = fo_cli_jstr(ev, "pair")) ? s : "?");
 	fputs(": fault ", stdout);
-	put_clean(stdout, (s = jstr(ev, "fault")) && s[0] ? s : "?");
-	if ((s = jstr(ev, "from")) && s[0]) {
+	fo_cli_put_clean(stdout, (s = fo_cli_jstr(ev, "fault")) && s[0] ? s : "?");
+	if ((s = fo_cli_jstr(ev, "from")) && s[0]) {
 		fputs(", ", stdout);
-		put_clean(stdout, s);
+		fo_cli_put_clean(stdout, s);
 		fputs(" -> ", stdout);
-		put_clean(stdout, (s = jstr(ev, "to")) && s[0] ? s : "?");
+		fo_cli_put_clean(stdout, (s = fo_cli_jstr(ev, "to")) && s[0] ? s : "?");
 	}
 	fputc('\n', stdout);
 
 	printf("  %-16s %12s %12s\n", "phase", "at (us)", "step (us)");
 	printf("  %-16s %12d\n", "injection", 0);
 	for (i = FO_PHASE_DETECTED; i < FO_PHASE_COUNT; i++) {
-		if (!jnum(ph, fo_phase_name(i), &v)) {
+		if (!fo_cli_jnum(ph, fo_phase_name(i), &v)) {
 			printf("  %-16s %12s\n", fo_phase_label(i), "-");
 			continue;
 		}
 		printf("  %-16s %12.0f %+12.0f\n", fo_phase_label(i), v, v - prev);
 		prev = v;
 	}
-	if ((s = jstr(ev, "message")) && s[0]) {
+	if ((s = fo_cli_jstr(ev, "message")) && s[0]) {
 		fputs("  message: ", stdout);
-		put_clean(stdout, s);
+		fo_cli_put_clean(stdout, s);
 		fputc('\n', stdout);
 	}
-	if (jnum(ph, fo_phase_name(FO_PHASE_UNPAUSE_DONE), &v) && jnum(ev, "deadline_ms", &deadline_ms)) {
+	if (fo_cli_jnum(ph, fo_phase_name(FO_PHASE_UNPAUSE_DONE), &v) && fo_cli_jnum(ev, "deadline_ms", &deadline_ms)) {
 		double det = 0, budget_ms = 0;
-		jnum(ph, fo_phase_name(FO_PHASE_DETECTED), &det);
-		jnum(ev, "budget_ms", &budget_ms);
+		fo_cli_jnum(ph, fo_phase_name(FO_PHASE_DETECTED), &det);
+		fo_cli_jnum(ev, "budget_ms", &budget_ms);
 		printf("  detected -> standby running %.3f ms (deadline %.0f ms); injection -> running %.3f ms"
 		       " (budget %.0f ms = timeout + period + deadline): %s (%s)\n",
 		       (v - det) / 1000.0, deadline_ms, v / 1000.0, budget_ms, pass ? "PASS" : "FAIL", why);
@@ -106,7 +106,7 @@ static void print_drill(const cJSON *ev, bool pass, const char *why)
  */
 static const char *jstr0(const cJSON *obj, const char *key)
 {
-	const char *s = jstr(obj, key);
+	const char *s = fo_cli_jstr(obj, key);
 
 	return s ? s : "";
 }
@@ -124,7 +124,7 @@ static void print_drill_state(const struct options *o, struct conn *c, const cJS
 		bool printed;
 		struct timespec ts = { 0, 100000000 };
 
-		if (request_pairs(&q, c, "status", &reply, &pairs, &printed) != EXIT_OK) {
+		if (fo_cli_request_pairs(&q, c, "status", &reply, &pairs, &printed) != EXIT_OK) {
 			cJSON_Delete(reply);
 			return;
 		}
@@ -139,8 +139,8 @@ static void print_drill_state(const struct options *o, struct conn *c, const cJS
 		/* this drill's takeover, not an earlier one of the same member */
 		double tt = 0, et = 0;
 
-		jnum(t, "time_ns", &tt);
-		jnum(ev, "time_ns", &et);
+		fo_cli_jnum(t, "time_ns", &tt);
+		fo_cli_jnum(ev, "time_ns", &et);
 		if (cJSON_IsObject(t) && !strcmp(jstr0(t, "new_active"), to) && jstr0(t, "restore")[0] && tt >= et) {
 			const cJSON *rc = cJSON_GetObjectItemCaseSensitive(t, "restored_cycle");
 			const cJSON *hc = cJSON_GetObjectItemCaseSensitive(t, "handed_cycle");
@@ -173,19 +173,19 @@ static int drill_request(const struct options *o, struct conn *c, cJSON **ret_re
 	    !cJSON_AddStringToObject(req, "pair", o->pair) ||
 	    !cJSON_AddStringToObject(req, "fault", o->fault)) {
 		cJSON_Delete(req);
-		cmd_error(o, "out of memory");
+		fo_cli_cmd_error(o, "out of memory");
 		return EXIT_DAEMON;
 	}
-	rc = transact(o, c, req, ret_reply, ret_line);
+	rc = fo_cli_transact(o, c, req, ret_reply, ret_line);
 	cJSON_Delete(req);
 	if (rc == EXIT_OK && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(*ret_reply, "event"))) {
-		cmd_error(o, "malformed reply from failoverd: \"event\" is missing or not an object");
+		fo_cli_cmd_error(o, "malformed reply from failoverd: \"event\" is missing or not an object");
 		rc = EXIT_DAEMON;
 	}
 	return rc;
 }
 
-int cmd_drill(const struct options *o, struct conn *c)
+int fo_cli_cmd_drill(const struct options *o, struct conn *c)
 {
 	cJSON *reply = NULL;
 	const cJSON *ev;
@@ -202,8 +202,8 @@ int cmd_drill(const struct options *o, struct conn *c)
 	if (!o->json) {
 		print_drill(ev, pass, why);
 		print_drill_state(o, c, ev);
-	} else if (!print_raw(line, "event", false)) {
-		rc = print_event_json(o, ev);
+	} else if (!fo_cli_print_raw(line, "event", false)) {
+		rc = fo_cli_print_event_json(o, ev);
 	}
 	if (rc == EXIT_OK && !pass)
 		rc = EXIT_DAEMON;
@@ -214,7 +214,7 @@ out:
 
 /* ---- drill --rounds: repeated drills, statistics and a report ----------- */
 
-const struct drill_stat drill_stats[N_STATS] = {
+const struct drill_stat fo_cli_drill_stats[N_STATS] = {
 	{ "detected", "detected" },
 	{ "pause", "pause" },
 	{ "unpause", "unpause" },
@@ -236,7 +236,7 @@ static void phase_stats_add(struct phase_stats *s, double v)
 }
 
 /* Sample variance (n - 1): the rounds are a sample of the switch's behaviour. */
-double phase_stats_variance(const struct phase_stats *s)
+double fo_cli_phase_stats_variance(const struct phase_stats *s)
 {
 	return s->n > 1 ? s->m2 / (s->n - 1) : 0.0;
 }
@@ -245,7 +245,7 @@ static bool phase_diff(const cJSON *ph, enum fo_phase from, enum fo_phase to, do
 {
 	double a, b;
 
-	if (!jnum(ph, fo_phase_name(from), &a) || !jnum(ph, fo_phase_name(to), &b))
+	if (!fo_cli_jnum(ph, fo_phase_name(from), &a) || !fo_cli_jnum(ph, fo_phase_name(to), &b))
 		return false;
 	*ret = b - a;
 	return true;
@@ -255,11 +255,11 @@ static void round_measure(struct drill_round *r)
 {
 	const cJSON *ph = cJSON_GetObjectItemCaseSensitive(r->event, "phases_us");
 
-	r->have[ST_DETECTED] = jnum(ph, fo_phase_name(FO_PHASE_DETECTED), &r->us[ST_DETECTED]);
+	r->have[ST_DETECTED] = fo_cli_jnum(ph, fo_phase_name(FO_PHASE_DETECTED), &r->us[ST_DETECTED]);
 	r->have[ST_PAUSE] = phase_diff(ph, FO_PHASE_PAUSE_ISSUED, FO_PHASE_PAUSE_DONE, &r->us[ST_PAUSE]);
 	r->have[ST_UNPAUSE] = phase_diff(ph, FO_PHASE_UNPAUSE_ISSUED, FO_PHASE_UNPAUSE_DONE, &r->us[ST_UNPAUSE]);
-	r->have[ST_RUNNING] = jnum(ph, fo_phase_name(FO_PHASE_UNPAUSE_DONE), &r->us[ST_RUNNING]);
-	r->have[ST_FIRST_HB] = jnum(ph, fo_phase_name(FO_PHASE_FIRST_HEARTBEAT), &r->us[ST_FIRST_HB]);
+	r->have[ST_RUNNING] = fo_cli_jnum(ph, fo_phase_name(FO_PHASE_UNPAUSE_DONE), &r->us[ST_RUNNING]);
+	r->have[ST_FIRST_HB] = fo_cli_jnum(ph, fo_phase_name(FO_PHASE_FIRST_HEARTBEAT), &r->us[ST_FIRST_HB]);
 }
 
 static void fmt_us(char *buf, size_t len, bool have, double v)
@@ -280,19 +280,19 @@ static void print_round_line(const struct drill_run *run, unsigned i)
 	for (k = 0; k < N_STATS; k++)
 		fmt_us(v[k], sizeof(v[k]), r->have[k], r->us[k]);
 	printf("round %u/%u: ", i + 1, run->o->rounds);
-	put_clean(stdout, (s = jstr(r->event, "fault")) && s[0] ? s : "?");
+	fo_cli_put_clean(stdout, (s = fo_cli_jstr(r->event, "fault")) && s[0] ? s : "?");
 	fputc(' ', stdout);
-	put_clean(stdout, (s = jstr(r->event, "from")) && s[0] ? s : "?");
+	fo_cli_put_clean(stdout, (s = fo_cli_jstr(r->event, "from")) && s[0] ? s : "?");
 	fputs(" -> ", stdout);
-	put_clean(stdout, (s = jstr(r->event, "to")) && s[0] ? s : "?");
+	fo_cli_put_clean(stdout, (s = fo_cli_jstr(r->event, "to")) && s[0] ? s : "?");
 	printf(": detected %s, pause %s, unpause %s, running at %s, first heartbeat %s us: %s",
 	       v[ST_DETECTED], v[ST_PAUSE], v[ST_UNPAUSE], v[ST_RUNNING], v[ST_FIRST_HB],
 	       r->pass ? "PASS" : "FAIL");
 	if (!r->pass) {
 		printf(" (%s", r->why);
-		if ((s = jstr(r->event, "message")) && s[0]) {
+		if ((s = fo_cli_jstr(r->event, "message")) && s[0]) {
 			fputs(": ", stdout);
-			put_clean(stdout, s);
+			fo_cli_put_clean(stdout, s);
 		}
 		fputc(')', stdout);
 	}
@@ -310,7 +310,7 @@ static void print_round_line(const struct drill_run *run, unsigned i)
 static int wait_armed(struct drill_run *run, struct conn *c, bool *ret_armed)
 {
 	struct options so = *run->o;
-	int64_t deadline = now_ms() + (int64_t)(run->o->round_timeout_s * 1000.0);
+	int64_t deadline = fo_cli_now_ms() + (int64_t)(run->o->round_timeout_s * 1000.0);
 	cJSON *req = NULL, *reply = NULL;
 	int rc;
 
@@ -318,7 +318,7 @@ static int wait_armed(struct drill_run *run, struct conn *c, bool *ret_armed)
 	so.timeout_s = DEFAULT_TIMEOUT_S;
 	req = cJSON_CreateObject();
 	if (!req || !cJSON_AddStringToObject(req, "cmd", "status")) {
-		cmd_error(run->o, "out of memory");
+		fo_cli_cmd_error(run->o, "out of memory");
 		rc = EXIT_DAEMON;
 		goto out;
 	}
@@ -328,34 +328,34 @@ static int wait_armed(struct drill_run *run, struct conn *c, bool *ret_armed)
 
 		cJSON_Delete(reply);
 		reply = NULL;
-		rc = transact(&so, c, req, &reply, NULL);
-		conn_close(c);
+		rc = fo_cli_transact(&so, c, req, &reply, NULL);
+		fo_cli_conn_close(c);
 		if (rc != EXIT_OK)
 			goto out;
 		pairs = cJSON_GetObjectItemCaseSensitive(reply, "pairs");
 		cJSON_ArrayForEach(p, pairs) {
-			const char *name = jstr(p, "name");
+			const char *name = fo_cli_jstr(p, "name");
 
 			if (name && strcmp(name, run->o->pair) == 0)
 				found = p;
 		}
 		if (!found) {
-			cmd_error(run->o, "failoverd has no pair named %s (see failoverctl status)",
+			fo_cli_cmd_error(run->o, "failoverd has no pair named %s (see failoverctl status)",
 				  run->o->pair);
 			rc = EXIT_DAEMON;
 			goto out;
 		}
-		state = jstr(found, "state");
-		reason = jstr(found, "reason");
-		clean_copy(run->stop_state, sizeof(run->stop_state), state ? state : "?");
-		clean_copy(run->stop_reason, sizeof(run->stop_reason), reason ? reason : "");
+		state = fo_cli_jstr(found, "state");
+		reason = fo_cli_jstr(found, "reason");
+		fo_cli_clean_copy(run->stop_state, sizeof(run->stop_state), state ? state : "?");
+		fo_cli_clean_copy(run->stop_reason, sizeof(run->stop_reason), reason ? reason : "");
 		if (state && strcmp(state, "ARMED") == 0) {
 			*ret_armed = true;
 			goto out;
 		}
 		if (state && (strcmp(state, "DEGRADED") == 0 || strcmp(state, "DISARMED") == 0))
 			goto out;
-		if (now_ms() >= deadline)
+		if (fo_cli_now_ms() >= deadline)
 			goto out;
 		/* ARMING, SWITCHING, REBUILDING: the daemon is on its way. */
 		poll(NULL, 0, 100);
@@ -409,7 +409,7 @@ static int run_one_drill(struct drill_run *run, struct conn *c, struct drill_rou
 	if (rc != EXIT_OK)
 		goto out;
 	r->event = cJSON_DetachItemFromObjectCaseSensitive(reply, "event");
-	raw = raw_member(line, "event", &end);
+	raw = fo_cli_raw_member(line, "event", &end);
 	if (raw) {
 		r->raw = strndup(raw, (size_t)(end - raw));
 	} else {
@@ -419,14 +419,14 @@ static int run_one_drill(struct drill_run *run, struct conn *c, struct drill_rou
 		cJSON_free(text);
 	}
 	if (!r->raw) {
-		cmd_error(o, "out of memory");
+		fo_cli_cmd_error(o, "out of memory");
 		rc = EXIT_DAEMON;
 		goto out;
 	}
 	r->pass = drill_passed(r->event, r->why, sizeof(r->why));
 	round_measure(r);
 out:
-	conn_close(c);
+	fo_cli_conn_close(c);
 	cJSON_Delete(reply);
 	return rc;
 }
@@ -444,7 +444,7 @@ static void drill_summarise(struct drill_run *run)
 
 		if (r->pass)
 			run->passed++;
-		if (run->deadline_ms < 0 && jnum(r->event, "deadline_ms", &d))
+		if (run->deadline_ms < 0 && fo_cli_jnum(r->event, "deadline_ms", &d))
 			run->deadline_ms = d;
 		for (k = 0; k < N_STATS; k++)
 			if (r->have[k])
@@ -455,7 +455,7 @@ static void drill_summarise(struct drill_run *run)
 	}
 }
 
-void fmt_deadline(const struct drill_run *run, char *buf, size_t len)
+void fo_cli_fmt_deadline(const struct drill_run *run, char *buf, size_t len)
 {
 	if (run->deadline_ms >= 0)
 		snprintf(buf, len, "%.0f ms", run->deadline_ms);
@@ -469,7 +469,7 @@ static void print_summary(const struct drill_run *run)
 	char dl[32];
 	int k;
 
-	fmt_deadline(run, dl, sizeof(dl));
+	fo_cli_fmt_deadline(run, dl, sizeof(dl));
 	printf("\ndrill %s: fault %s, %u of %u rounds, deadline %s\n", o->pair, o->fault, run->done,
 	       o->rounds, dl);
 	printf("  %-16s %5s %14s %16s %12s %12s\n", "phase (us)", "n", "mean", "variance", "min",
@@ -478,12 +478,12 @@ static void print_summary(const struct drill_run *run)
 		const struct phase_stats *s = &run->stats[k];
 
 		if (!s->n) {
-			printf("  %-16s %5u %14s %16s %12s %12s\n", drill_stats[k].label, 0u, "-", "-",
+			printf("  %-16s %5u %14s %16s %12s %12s\n", fo_cli_drill_stats[k].label, 0u, "-", "-",
 			       "-", "-");
 			continue;
 		}
-		printf("  %-16s %5u %14.1f %16.1f %12.0f %12.0f\n", drill_stats[k].label, s->n,
-		       s->mean, phase_stats_variance(s), s->min, s->max);
+		printf("  %-16s %5u %14.1f %16.1f %12.0f %12.0f\n", fo_cli_drill_stats[k].label, s->n,
+		       s->mean, fo_cli_phase_stats_variance(s), s->min, s->max);
 	}
 	printf("PASS %u/%u within deadline %s", run->passed, o->rounds, dl);
 	if (run->worst >= 0)
@@ -495,7 +495,7 @@ static void print_summary(const struct drill_run *run)
 }
 
 
-int cmd_drill_rounds(const struct options *o, struct conn *c)
+int fo_cli_cmd_drill_rounds(const struct options *o, struct conn *c)
 {
 	struct drill_run run = { .o = o, .worst = -1 };
 	char *doc_text = NULL;
@@ -506,16 +506,16 @@ int cmd_drill_rounds(const struct options *o, struct conn *c)
 	/* Before the first drill: a report that cannot be written is better
 	 * known now than after an hour of rounds. */
 	if (o->report_dir) {
-		r = make_dirs(o->report_dir);
+		r = fo_cli_make_dirs(o->report_dir);
 		if (r < 0) {
-			cmd_error(o, "report directory %s: %s", o->report_dir, strerror(-r));
+			fo_cli_cmd_error(o, "report directory %s: %s", o->report_dir, strerror(-r));
 			rc = EXIT_REPORT;
 			goto out;
 		}
 	}
 	run.rounds = calloc(o->rounds, sizeof(*run.rounds));
 	if (!run.rounds) {
-		cmd_error(o, "out of memory");
+		fo_cli_cmd_error(o, "out of memory");
 		rc = EXIT_DAEMON;
 		goto out;
 	}
@@ -558,10 +558,10 @@ int cmd_drill_rounds(const struct options *o, struct conn *c)
 	if (run.passed != o->rounds && rc == EXIT_OK)
 		rc = EXIT_DAEMON;
 
-	doc = drill_document(&run);
+	doc = fo_cli_drill_document(&run);
 	doc_text = doc ? cJSON_Print(doc) : NULL;
 	if (!doc_text) {
-		cmd_error(o, "out of memory building the drill summary");
+		fo_cli_cmd_error(o, "out of memory building the drill summary");
 		rc = EXIT_DAEMON;
 		goto out;
 	}
@@ -569,7 +569,7 @@ int cmd_drill_rounds(const struct options *o, struct conn *c)
 		puts(doc_text);
 		fflush(stdout);
 	}
-	if (o->report_dir && write_report(&run, doc_text) < 0 && rc == EXIT_OK)
+	if (o->report_dir && fo_cli_write_report(&run, doc_text) < 0 && rc == EXIT_OK)
 		rc = EXIT_REPORT;
 out:
 	if (run.rounds)

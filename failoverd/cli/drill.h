@@ -20,7 +20,7 @@ struct drill_stat {
 	const char *key;   /* samples.json and CSV (+ "_us") */
 	const char *label; /* tables */
 };
-extern const struct drill_stat drill_stats[N_STATS];
+extern const struct drill_stat fo_cli_drill_stats[N_STATS];
 
 struct drill_round {
 	cJSON *event; /* as parsed, for our own reading */
@@ -52,14 +52,14 @@ struct drill_run {
 };
 
 /* drill.c */
-double phase_stats_variance(const struct phase_stats *s);
-void fmt_deadline(const struct drill_run *run, char *buf, size_t len);
+double fo_cli_phase_stats_variance(const struct phase_stats *s);
+void fo_cli_fmt_deadline(const struct drill_run *run, char *buf, size_t len);
 
 /* report.c */
-int make_dirs(const char *path);
+int fo_cli_make_dirs(const char *path);
 /* samples.json and the --json output; NULL when out of memory. */
-cJSON *drill_document(const struct drill_run *run);
+cJSON *fo_cli_drill_document(const struct drill_run *run);
 /* CSV, JSON, plots, then the Markdown; < 0 if any is missing. */
-int write_report(const struct drill_run *run, const char *doc_text);
+int fo_cli_write_report(const struct drill_run *run, const char *doc_text);
 
 #endif

@@ -61,7 +61,7 @@ static const char *value_end(const char *p)
 }
 
 /* The raw value of `key` in the top-level object `obj`, or NULL. */
-const char *raw_member(const char *obj, const char *key, const char **ret_end)
+const char *fo_cli_raw_member(const char *obj, const char *key, const char **ret_end)
 {
 	size_t klen = strlen(key);
 	const char *p = skip_ws(obj);
@@ -92,9 +92,9 @@ const char *raw_member(const char *obj, const char *key, const char **ret_end)
 
 /* Print `key`'s value (an object), or each element of it (an array), one
  * per line. False if the key was not found in raw form (e.g. escaped). */
-bool print_raw(const char *line, const char *key, bool elements)
+bool fo_cli_print_raw(const char *line, const char *key, bool elements)
 {
-	const char *end, *val = raw_member(line, key, &end);
+	const char *end, *val = fo_cli_raw_member(line, key, &end);
 
 	if (!val)
 		return false;

@@ -352,20 +352,20 @@ int main(int argc, char **argv)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
 
 	if (strcmp(o.cmd, "status") == 0)
-		rc = cmd_status(&o, &c);
+		rc = fo_cli_cmd_status(&o, &c);
 	else if (strcmp(o.cmd, "events") == 0)
-		rc = cmd_events(&o, &c);
+		rc = fo_cli_cmd_events(&o, &c);
 	else if (strcmp(o.cmd, "metrics") == 0)
-		rc = cmd_metrics(&o, &c);
+		rc = fo_cli_cmd_metrics(&o, &c);
 	else if (strcmp(o.cmd, "kernel") == 0)
-		rc = cmd_kernel(&o, &c);
+		rc = fo_cli_cmd_kernel(&o, &c);
 	else if (strcmp(o.cmd, "drill") == 0 && (o.rounds_set || o.report_dir))
-		rc = cmd_drill_rounds(&o, &c);
+		rc = fo_cli_cmd_drill_rounds(&o, &c);
 	else if (strcmp(o.cmd, "drill") == 0)
-		rc = cmd_drill(&o, &c);
+		rc = fo_cli_cmd_drill(&o, &c);
 	else
-		rc = cmd_pair_action(&o, &c);
-	conn_close(&c);
+		rc = fo_cli_cmd_pair_action(&o, &c);
+	fo_cli_conn_close(&c);
 
 	/* Output that never reached its reader is a failure a script must see. */
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -14,14 +14,14 @@
 #include "proto/event_json.h"
 
 
-FILE *err_out(const struct options *o)
+FILE *fo_cli_err_out(const struct options *o)
 {
 	return o->err ? o->err : stderr;
 }
 
-void cmd_error(const struct options *o, const char *fmt, ...)
+void fo_cli_cmd_error(const struct options *o, const char *fmt, ...)
 {
-	FILE *f = err_out(o);
+	FILE *f = fo_cli_err_out(o);
 	va_list ap;
 
 	fprintf(f, "failoverctl: %s: ", o->cmd);
@@ -33,7 +33,7 @@ void cmd_error(const struct options *o, const char *fmt, ...)
 
 /* Strings from the daemon carry domain names and guest-influenced
  * messages: never let them move the terminal's cursor. */
-void put_clean(FILE *f, const char *s)
+void fo_cli_put_clean(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -42,7 +42,7 @@ void put_clean(FILE *f, const char *s)
 	}
 }
 
-void clean_copy(char *dst, size_t len, const char *s)
+void fo_cli_clean_copy(char *dst, size_t len, const char *s)
 {
 	size_t i;
 
@@ -54,7 +54,7 @@ void clean_copy(char *dst, size_t len, const char *s)
 	dst[i] = '\0';
 }
 
-const char *jstr(const cJSON *obj, const char *key)
+const char *fo_cli_jstr(const cJSON *obj, const char *key)
 {
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
 
@@ -62,7 +62,7 @@ const char *jstr(const cJSON *obj, const char *key)
 }
 
 /* False when absent, null or not a number. */
-bool jnum(const cJSON *obj, const char *key, double *ret)
+bool fo_cli_jnum(const cJSON *obj, const char *key, double *ret)
 {
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
 
@@ -74,7 +74,7 @@ bool jnum(const cJSON *obj, const char *key, double *ret)
 
 /* ---- formatting --------------------------------------------------------- */
 
-void format_age_s(char *buf, size_t len, double s)
+void fo_cli_format_age_s(char *buf, size_t len, double s)
 {
 	long t = (long)s;
 
@@ -88,7 +88,7 @@ void format_age_s(char *buf, size_t len, double s)
 		snprintf(buf, len, "%ldd%02ldh ago", t / 86400, (t % 86400) / 3600);
 }
 
-void format_ms(char *buf, size_t len, double ms)
+void fo_cli_format_ms(char *buf, size_t len, double ms)
 {
 	if (ms < 1000)
 		snprintf(buf, len, "%.0fms", ms);
@@ -98,15 +98,15 @@ void format_ms(char *buf, size_t len, double ms)
 		snprintf(buf, len, "%.0fs", ms / 1000);
 }
 
-void format_member(char *buf, size_t len, const cJSON *p, const char *name_key,
+void fo_cli_format_member(char *buf, size_t len, const cJSON *p, const char *name_key,
 		   const char *domid_key)
 {
-	const char *name = jstr(p, name_key);
+	const char *name = fo_cli_jstr(p, name_key);
 	char clean[80];
 	double domid;
 
-	clean_copy(clean, sizeof(clean), name ? name : "?");
-	if (jnum(p, domid_key, &domid) && domid >= 0 && domid < FO_DOMID_FIRST_RESERVED)
+	fo_cli_clean_copy(clean, sizeof(clean), name ? name : "?");
+	if (fo_cli_jnum(p, domid_key, &domid) && domid >= 0 && domid < FO_DOMID_FIRST_RESERVED)
 		snprintf(buf, len, "%s (%.0f)", clean, domid);
 	else
 		snprintf(buf, len, "%s (-)", clean);
@@ -115,12 +115,12 @@ void format_member(char *buf, size_t len, const cJSON *p, const char *name_key,
 
 /* The daemon sends time_ns as an exact integer; as a double here it is
  * off by at most 256 ns at today's wall clock, far below the millisecond
- * shown. --json prints the daemon's raw text instead (see raw_member). */
+ * shown. --json prints the daemon's raw text instead (see fo_cli_raw_member). */
 static void print_time_ns(const cJSON *ev)
 {
 	double t;
 
-	if (!jnum(ev, "time_ns", &t)) {
+	if (!fo_cli_jnum(ev, "time_ns", &t)) {
 		fputs("-", stdout);
 		return;
 	}
@@ -146,7 +146,7 @@ static void print_time_ns(const cJSON *ev)
 
 /* When, then the daemon's own line for the event (its log and journal
  * MESSAGE), so an operator reads one format wherever the event shows. */
-void print_event_line(const cJSON *ev)
+void fo_cli_print_event_line(const cJSON *ev)
 {
 	struct fo_proto_event v;
 	char line[2048];
@@ -155,17 +155,17 @@ void print_event_line(const cJSON *ev)
 	fo_proto_event_format(&v, line, sizeof(line));
 	print_time_ns(ev);
 	fputc(' ', stdout);
-	put_clean(stdout, line);
+	fo_cli_put_clean(stdout, line);
 	fputc('\n', stdout);
 }
 
 /* One event as one JSON line, as the daemon sent it. */
-int print_event_json(const struct options *o, const cJSON *ev)
+int fo_cli_print_event_json(const struct options *o, const cJSON *ev)
 {
 	char *text = cJSON_PrintUnformatted(ev);
 
 	if (!text) {
-		cmd_error(o, "out of memory printing an event");
+		fo_cli_cmd_error(o, "out of memory printing an event");
 		return EXIT_DAEMON;
 	}
 	puts(text);

@@ -17,7 +17,7 @@
 /* ---- the report files --------------------------------------------------- */
 
 /* mkdir -p: the report directory is usually new, and often nested. */
-int make_dirs(const char *path)
+int fo_cli_make_dirs(const char *path)
 {
 	char buf[PATH_MAX];
 	struct stat st;
@@ -48,7 +48,7 @@ static FILE *report_open(const struct options *o, const char *name, char *path, 
 	snprintf(path, len, "%s/%s", o->report_dir, name);
 	f = fopen(path, "we");
 	if (!f)
-		cmd_error(o, "cannot write %s: %s", path, strerror(errno));
+		fo_cli_cmd_error(o, "cannot write %s: %s", path, strerror(errno));
 	return f;
 }
 
@@ -57,7 +57,7 @@ static int report_close(const struct options *o, FILE *f, const char *path)
 	bool failed = ferror(f);
 
 	if (fclose(f) != 0 || failed) {
-		cmd_error(o, "writing %s failed: %s", path, strerror(errno ? errno : EIO));
+		fo_cli_cmd_error(o, "writing %s failed: %s", path, strerror(errno ? errno : EIO));
 		return -EIO;
 	}
 	return 0;
@@ -69,7 +69,7 @@ static void csv_put(FILE *f, const char *s)
 	char clean[128];
 	const char *p;
 
-	clean_copy(clean, sizeof(clean), s ? s : "");
+	fo_cli_clean_copy(clean, sizeof(clean), s ? s : "");
 	if (!strpbrk(clean, ",\"")) {
 		fputs(clean, f);
 		return;
@@ -95,20 +95,20 @@ static int write_csv(const struct drill_run *run)
 		return -EIO;
 	fputs("round,fault,from,to,result", f);
 	for (k = 0; k < N_STATS; k++)
-		fprintf(f, ",%s_us", drill_stats[k].key);
+		fprintf(f, ",%s_us", fo_cli_drill_stats[k].key);
 	fputs(",within_deadline\n", f);
 	for (i = 0; i < run->done; i++) {
 		const struct drill_round *r = &run->rounds[i];
 		const cJSON *within = cJSON_GetObjectItemCaseSensitive(r->event, "within_deadline");
 
 		fprintf(f, "%u,", i + 1);
-		csv_put(f, jstr(r->event, "fault"));
+		csv_put(f, fo_cli_jstr(r->event, "fault"));
 		fputc(',', f);
-		csv_put(f, jstr(r->event, "from"));
+		csv_put(f, fo_cli_jstr(r->event, "from"));
 		fputc(',', f);
-		csv_put(f, jstr(r->event, "to"));
+		csv_put(f, fo_cli_jstr(r->event, "to"));
 		fputc(',', f);
-		csv_put(f, jstr(r->event, "result"));
+		csv_put(f, fo_cli_jstr(r->event, "result"));
 		for (k = 0; k < N_STATS; k++) {
 			if (r->have[k])
 				fprintf(f, ",%.0f", r->us[k]);
@@ -130,7 +130,7 @@ static cJSON *add_num_or_null(cJSON *obj, const char *key, bool have, double v)
  * "events" are the daemon's objects byte for byte; "samples" and "summary"
  * are what this CLI derived from them.
  */
-cJSON *drill_document(const struct drill_run *run)
+cJSON *fo_cli_drill_document(const struct drill_run *run)
 {
 	const struct options *o = run->o;
 	cJSON *doc, *arr, *obj, *sum, *item;
@@ -183,12 +183,12 @@ cJSON *drill_document(const struct drill_run *run)
 			goto fail;
 		}
 		ok = cJSON_AddNumberToObject(obj, "round", i + 1) &&
-		     cJSON_AddStringToObject(obj, "fault", (s = jstr(r->event, "fault")) ? s : "") &&
-		     cJSON_AddStringToObject(obj, "from", (s = jstr(r->event, "from")) ? s : "") &&
-		     cJSON_AddStringToObject(obj, "to", (s = jstr(r->event, "to")) ? s : "") &&
-		     cJSON_AddStringToObject(obj, "result", (s = jstr(r->event, "result")) ? s : "");
+		     cJSON_AddStringToObject(obj, "fault", (s = fo_cli_jstr(r->event, "fault")) ? s : "") &&
+		     cJSON_AddStringToObject(obj, "from", (s = fo_cli_jstr(r->event, "from")) ? s : "") &&
+		     cJSON_AddStringToObject(obj, "to", (s = fo_cli_jstr(r->event, "to")) ? s : "") &&
+		     cJSON_AddStringToObject(obj, "result", (s = fo_cli_jstr(r->event, "result")) ? s : "");
 		for (k = 0; ok && k < N_STATS; k++) {
-			snprintf(key, sizeof(key), "%s_us", drill_stats[k].key);
+			snprintf(key, sizeof(key), "%s_us", fo_cli_drill_stats[k].key);
 			ok = add_num_or_null(obj, key, r->have[k], r->us[k]);
 		}
 		ok = ok && (cJSON_IsBool(within) ? cJSON_AddBoolToObject(obj, "within_deadline",
@@ -213,11 +213,11 @@ cJSON *drill_document(const struct drill_run *run)
 			cJSON_Delete(obj);
 			goto fail;
 		}
-		ok = cJSON_AddStringToObject(obj, "phase", drill_stats[k].key) &&
-		     cJSON_AddStringToObject(obj, "label", drill_stats[k].label) &&
+		ok = cJSON_AddStringToObject(obj, "phase", fo_cli_drill_stats[k].key) &&
+		     cJSON_AddStringToObject(obj, "label", fo_cli_drill_stats[k].label) &&
 		     cJSON_AddNumberToObject(obj, "n", s->n) &&
 		     add_num_or_null(obj, "mean", s->n, s->mean) &&
-		     add_num_or_null(obj, "variance", s->n, phase_stats_variance(s)) &&
+		     add_num_or_null(obj, "variance", s->n, fo_cli_phase_stats_variance(s)) &&
 		     add_num_or_null(obj, "min", s->n, s->min) &&
 		     add_num_or_null(obj, "max", s->n, s->max);
 		if (!ok)
@@ -273,7 +273,7 @@ static int write_markdown(const struct drill_run *run, bool plots)
 	f = report_open(o, "summary.md", path, sizeof(path));
 	if (!f)
 		return -EIO;
-	fmt_deadline(run, dl, sizeof(dl));
+	fo_cli_fmt_deadline(run, dl, sizeof(dl));
 	fputs("# Failover drill: ", f);
 	md_put(f, o->pair);
 	fprintf(f, ", fault %s\n\n", o->fault);
@@ -287,10 +287,10 @@ static int write_markdown(const struct drill_run *run, bool plots)
 		const struct phase_stats *s = &run->stats[k];
 
 		if (s->n)
-			fprintf(f, "| %s | %u | %.1f | %.1f | %.0f | %.0f |\n", drill_stats[k].label,
-				s->n, s->mean, phase_stats_variance(s), s->min, s->max);
+			fprintf(f, "| %s | %u | %.1f | %.1f | %.0f | %.0f |\n", fo_cli_drill_stats[k].label,
+				s->n, s->mean, fo_cli_phase_stats_variance(s), s->min, s->max);
 		else
-			fprintf(f, "| %s | 0 | - | - | - | - |\n", drill_stats[k].label);
+			fprintf(f, "| %s | 0 | - | - | - | - |\n", fo_cli_drill_stats[k].label);
 	}
 	fprintf(f, "\n**PASS %u/%u** within the %s deadline.", run->passed, o->rounds, dl);
 	if (run->worst >= 0)
@@ -309,7 +309,7 @@ static int write_markdown(const struct drill_run *run, bool plots)
 
 	fputs("\n## Rounds\n\n| round | fault | from | to | result |", f);
 	for (k = 0; k < N_STATS; k++)
-		fprintf(f, " %s (us) |", drill_stats[k].label);
+		fprintf(f, " %s (us) |", fo_cli_drill_stats[k].label);
 	fputs(" verdict |\n|--:|---|---|---|---|", f);
 	for (k = 0; k < N_STATS; k++)
 		fputs("--:|", f);
@@ -318,13 +318,13 @@ static int write_markdown(const struct drill_run *run, bool plots)
 		const struct drill_round *r = &run->rounds[i];
 
 		fprintf(f, "| %u | ", i + 1);
-		md_put(f, jstr(r->event, "fault"));
+		md_put(f, fo_cli_jstr(r->event, "fault"));
 		fputs(" | ", f);
-		md_put(f, jstr(r->event, "from"));
+		md_put(f, fo_cli_jstr(r->event, "from"));
 		fputs(" | ", f);
-		md_put(f, jstr(r->event, "to"));
+		md_put(f, fo_cli_jstr(r->event, "to"));
 		fputs(" | ", f);
-		md_put(f, jstr(r->event, "result"));
+		md_put(f, fo_cli_jstr(r->event, "result"));
 		fputs(" |", f);
 		for (k = 0; k < N_STATS; k++) {
 			if (r->have[k])
@@ -354,7 +354,7 @@ static const char *find_report_script(const struct options *o)
 	if (env && env[0]) {
 		if (access(env, R_OK) == 0)
 			return env;
-		cmd_error(o, "FO_DRILL_REPORT=%s: %s", env, strerror(errno));
+		fo_cli_cmd_error(o, "FO_DRILL_REPORT=%s: %s", env, strerror(errno));
 		return NULL;
 	}
 	if (access(REPORT_SCRIPT_SHARE, R_OK) == 0)
@@ -363,7 +363,7 @@ static const char *find_report_script(const struct options *o)
 	if (access(FO_SOURCE_DIR "/failoverd/cli/" REPORT_SCRIPT, R_OK) == 0)
 		return FO_SOURCE_DIR "/failoverd/cli/" REPORT_SCRIPT;
 #endif
-	cmd_error(o, "cannot find " REPORT_SCRIPT " (tried $FO_DRILL_REPORT, " REPORT_SCRIPT_SHARE
+	fo_cli_cmd_error(o, "cannot find " REPORT_SCRIPT " (tried $FO_DRILL_REPORT, " REPORT_SCRIPT_SHARE
 #ifdef FO_SOURCE_DIR
 		  ", " FO_SOURCE_DIR "/failoverd/cli/" REPORT_SCRIPT
 #endif
@@ -381,7 +381,7 @@ static int run_python(const struct options *o, const char *python, const char *s
 	fflush(NULL); /* the child must not write our buffered output again */
 	pid = fork();
 	if (pid < 0) {
-		cmd_error(o, "cannot start %s: %s", python, strerror(errno));
+		fo_cli_cmd_error(o, "cannot start %s: %s", python, strerror(errno));
 		return -errno;
 	}
 	if (pid == 0) {
@@ -394,12 +394,12 @@ static int run_python(const struct options *o, const char *python, const char *s
 	}
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
-			cmd_error(o, "waiting for %s: %s", python, strerror(errno));
+			fo_cli_cmd_error(o, "waiting for %s: %s", python, strerror(errno));
 			return -errno;
 		}
 	}
 	if (WIFSIGNALED(status)) {
-		cmd_error(o, "%s %s was killed by signal %d", python, script, WTERMSIG(status));
+		fo_cli_cmd_error(o, "%s %s was killed by signal %d", python, script, WTERMSIG(status));
 		return -EINTR;
 	}
 	return WEXITSTATUS(status);
@@ -434,20 +434,20 @@ static int make_plots(const struct options *o)
 			r == 127 ? "cannot be run" : "has no matplotlib", py[1]);
 	}
 	if (r == 127)
-		cmd_error(o, "%s cannot be run: is python3 installed? (Debian: apt install "
+		fo_cli_cmd_error(o, "%s cannot be run: is python3 installed? (Debian: apt install "
 			  "python3 python3-matplotlib; or set FO_PYTHON)", *py);
 	else if (r == REPORT_EXIT_NO_MPL)
-		cmd_error(o, "matplotlib is missing for %s (Debian: apt install "
+		fo_cli_cmd_error(o, "matplotlib is missing for %s (Debian: apt install "
 			  "python3-matplotlib; or set FO_PYTHON to a python3 that has it)", *py);
 	else
-		cmd_error(o, "%s %s failed (exit status %d)", *py, script, r);
+		fo_cli_cmd_error(o, "%s %s failed (exit status %d)", *py, script, r);
 	return -EIO;
 }
 
 /* ---- the command -------------------------------------------------------- */
 
 /* CSV, JSON, plots, then the Markdown that links the plots it got. */
-int write_report(const struct drill_run *run, const char *doc_text)
+int fo_cli_write_report(const struct drill_run *run, const char *doc_text)
 {
 	const struct options *o = run->o;
 	bool plots;

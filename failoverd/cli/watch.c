@@ -12,7 +12,7 @@
  *
  * SIGINT and SIGTERM stay blocked except while a poll waits on the daemon
  * and while we sleep (ppoll unblocks them atomically), so a stop can never
- * fall between the check of cli_stop and the sleep, and a frame is never
+ * fall between the check of fo_cli_stop and the sleep, and a frame is never
  * cut in half on the screen. The screen is left as it is: the last
  * snapshot stays visible, nothing (cursor, modes) needs restoring.
  */
@@ -32,7 +32,7 @@
 static void on_stop(int sig)
 {
 	(void)sig;
-	cli_stop = 1;
+	fo_cli_stop = 1;
 }
 
 /* SIGINT stays ignored when it was (a background job of a script: the
@@ -63,8 +63,8 @@ static void time_line(FILE *out, const struct options *o)
  * with the stop signals unblocked. */
 static void sleep_until(int64_t until, const sigset_t *open)
 {
-	while (!cli_stop) {
-		int64_t left = until - now_ms();
+	while (!fo_cli_stop) {
+		int64_t left = until - fo_cli_now_ms();
 		struct timespec ts;
 
 		if (left <= 0)
@@ -75,7 +75,7 @@ static void sleep_until(int64_t until, const sigset_t *open)
 	}
 }
 
-int cmd_status_watch(const struct options *o, struct conn *c)
+int fo_cli_cmd_status_watch(const struct options *o, struct conn *c)
 {
 	bool tty = !o->json && isatty(STDOUT_FILENO);
 	sigset_t stop, orig, open;
@@ -90,8 +90,8 @@ int cmd_status_watch(const struct options *o, struct conn *c)
 	sigdelset(&open, SIGTERM);
 	catch_stop_signals();
 
-	for (unsigned long n = 0; !cli_stop; n++) {
-		int64_t start = now_ms();
+	for (unsigned long n = 0; !fo_cli_stop; n++) {
+		int64_t start = fo_cli_now_ms();
 		struct options wo = *o;
 		char *frame = NULL;
 		size_t frame_len = 0;
@@ -102,7 +102,7 @@ int cmd_status_watch(const struct options *o, struct conn *c)
 			/* The frame is built whole, then written at once. */
 			out = open_memstream(&frame, &frame_len);
 			if (!out) {
-				cmd_error(o, "out of memory");
+				fo_cli_cmd_error(o, "out of memory");
 				rc = EXIT_DAEMON;
 				break;
 			}
@@ -112,22 +112,22 @@ int cmd_status_watch(const struct options *o, struct conn *c)
 		}
 
 		sigprocmask(SIG_SETMASK, &open, NULL);
-		r = status_once(&wo, c, out);
+		r = fo_cli_status_once(&wo, c, out);
 		sigprocmask(SIG_BLOCK, &stop, NULL);
-		conn_close(c);
+		fo_cli_conn_close(c);
 
 		/* Not protected is a state to watch, not an error; a lost
 		 * daemon is one to come back from. */
-		if (r != EXIT_OK && r != EXIT_UNPROTECTED && !cli_stop)
-			fprintf(err_out(&wo), "failoverctl: %s: retrying every %gs\n", o->cmd, o->interval_s);
+		if (r != EXIT_OK && r != EXIT_UNPROTECTED && !fo_cli_stop)
+			fprintf(fo_cli_err_out(&wo), "failoverctl: %s: retrying every %gs\n", o->cmd, o->interval_s);
 		if (!o->json) {
 			if (fclose(out) != 0) {
 				free(frame);
-				cmd_error(o, "out of memory");
+				fo_cli_cmd_error(o, "out of memory");
 				rc = EXIT_DAEMON;
 				break;
 			}
-			if (!cli_stop) {
+			if (!fo_cli_stop) {
 				if (tty)
 					fputs(ANSI_HOME_CLEAR, stdout);
 				else if (n)

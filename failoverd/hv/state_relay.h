@@ -66,7 +66,7 @@ int fo_state_relay_new(const struct fo_state_relay_ops *ops, void *ctx,
  * member (unmap, drop), frees. */
 void fo_state_relay_free(struct fo_state_relay *r);
 
-/* The loop thread: roles now (after publish_roles). standby may be
+/* The loop thread: roles now (after fo_pair_publish_roles). standby may be
  * FO_DOMID_INVALID. `serving`: the active runs here (hv.h state_pair). */
 void fo_state_relay_pair(struct fo_state_relay *r, const char *pair, fo_domid_t active, fo_domid_t standby,
 			 bool serving);

@@ -94,7 +94,7 @@ static void send_json(struct fo_control *c, struct fo_client *cl, cJSON *obj)
 
 static void client_handle_line(struct fo_control *c, struct fo_client *cl, const char *line, size_t len)
 {
-	cJSON *reply = handle_request(c, cl, line, len);
+	cJSON *reply = fo_control_handle_request(c, cl, line, len);
 
 	if (reply) {
 		send_json(c, cl, reply);
@@ -105,7 +105,7 @@ static void client_handle_line(struct fo_control *c, struct fo_client *cl, const
 /* Tell the client why, then close once that is sent. */
 static void client_end(struct fo_control *c, struct fo_client *cl, const char *why)
 {
-	cJSON *err = error_reply("%s", why);
+	cJSON *err = fo_control_error_reply("%s", why);
 
 	send_json(c, cl, err);
 	cJSON_Delete(err);
@@ -399,7 +399,7 @@ void fo_control_publish_event(struct fo_control *c, const struct fo_event *e)
 			continue;
 		if (!o) {
 			o = cJSON_CreateObject();
-			cJSON_AddItemToObject(o, "event", event_json(e));
+			cJSON_AddItemToObject(o, "event", fo_control_event_json(e));
 		}
 		send_json(c, cl, o);
 	}
@@ -423,10 +423,10 @@ void fo_control_complete_drills(struct fo_control *c)
 			cl->drill_pair[0] = '\0';
 			cl->since_ns = mono_ns();
 			if (e) {
-				reply = ok_reply();
-				cJSON_AddItemToObject(reply, "event", event_json(e));
+				reply = fo_control_ok_reply();
+				cJSON_AddItemToObject(reply, "event", fo_control_event_json(e));
 			} else {
-				reply = error_reply("drill finished but its event was overwritten");
+				reply = fo_control_error_reply("drill finished but its event was overwritten");
 			}
 			send_json(c, cl, reply);
 			cJSON_Delete(reply);

@@ -71,15 +71,15 @@ struct fo_control {
 };
 
 /* control_status.c: the replies */
-cJSON *error_reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-cJSON *ok_reply(void);
-cJSON *event_json(const struct fo_event *e);
-cJSON *status_json(struct fo_control *c);
-cJSON *kernel_json(struct fo_control *c);
-cJSON *events_json(struct fo_control *c);
-cJSON *metrics_json(struct fo_control *c);
+cJSON *fo_control_error_reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+cJSON *fo_control_ok_reply(void);
+cJSON *fo_control_event_json(const struct fo_event *e);
+cJSON *fo_control_status_json(struct fo_control *c);
+cJSON *fo_control_kernel_json(struct fo_control *c);
+cJSON *fo_control_events_json(struct fo_control *c);
+cJSON *fo_control_metrics_json(struct fo_control *c);
 
 /* control_requests.c: one request line, parsed, checked and carried out */
-cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const char *line, size_t len);
+cJSON *fo_control_handle_request(struct fo_control *c, struct fo_client *cl, const char *line, size_t len);
 
 #endif

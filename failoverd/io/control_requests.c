@@ -183,11 +183,11 @@ static cJSON *clear_failed_json(struct fo_control *c, const char *member)
 
 	n = fo_manager_clear_failed(c->mgr, member, &p);
 	if (n < 0)
-		return error_reply("clear-failed: no pair has a member named \"%s\"", fo_text_shown(member, shown));
+		return fo_control_error_reply("clear-failed: no pair has a member named \"%s\"", fo_text_shown(member, shown));
 	snprintf(msg, sizeof(msg), n ? "failure verdict on %s cleared; `failoverctl arm %s` adopts it"
 				     : "no failure recorded for %s (pair %s)",
 		 member, fo_pair_name(p));
-	o = ok_reply();
+	o = fo_control_ok_reply();
 	cJSON_AddStringToObject(o, "pair", fo_pair_name(p));
 	cJSON_AddBoolToObject(o, "cleared", n > 0);
 	cJSON_AddStringToObject(o, "message", msg);
@@ -203,37 +203,37 @@ static cJSON *run_request(struct fo_control *c, struct fo_client *cl, const char
 	cJSON *reply;
 
 	if (fo_control_parse_request(line, len, &req, err, sizeof(err)) < 0)
-		return error_reply("%s", err);
+		return fo_control_error_reply("%s", err);
 	cmd = fo_request_cmd_name(req.cmd);
 	if (cl && !cl->admin && fo_request_needs_admin(req.cmd))
-		return error_reply("%s: permission denied: needs root or a member of daemon.control_admin_group "
+		return fo_control_error_reply("%s: permission denied: needs root or a member of daemon.control_admin_group "
 				   "(status, events, metrics and kernel are open to every user of the socket)",
 				   cmd);
 	if (fo_request_arg(req.cmd) == FO_REQ_ARG_PAIR) {
 		p = fo_manager_find_pair(c->mgr, req.pair);
 		if (!p)
-			return error_reply("%s: no pair named \"%s\"", cmd, fo_text_shown(req.pair, shown));
+			return fo_control_error_reply("%s: no pair named \"%s\"", cmd, fo_text_shown(req.pair, shown));
 	}
 
 	switch (req.cmd) {
 	case FO_REQ_STATUS:
-		return status_json(c);
+		return fo_control_status_json(c);
 	case FO_REQ_EVENTS:
-		reply = events_json(c);
+		reply = fo_control_events_json(c);
 		if (cl && req.follow)
 			cl->follow = true;
 		return reply;
 	case FO_REQ_KERNEL:
-		return kernel_json(c);
+		return fo_control_kernel_json(c);
 	case FO_REQ_METRICS:
-		return metrics_json(c);
+		return fo_control_metrics_json(c);
 	case FO_REQ_SWITCHOVER: {
 		/* How long the loop was busy with it before the reply: the
 		 * fenced switch plus whatever else runs synchronously after it. */
 		struct fo_hv *hv = fo_manager_hv(c->mgr);
 		uint64_t t0 = hv->ops->now_ns(hv);
-		reply = fo_pair_request_switchover(p, err, sizeof(err)) < 0 ? error_reply("switchover: %s", err)
-									     : ok_reply();
+		reply = fo_pair_request_switchover(p, err, sizeof(err)) < 0 ? fo_control_error_reply("switchover: %s", err)
+									     : fo_control_ok_reply();
 		fo_debug("control: switchover %s handled in %llu us", fo_pair_name(p),
 			 (unsigned long long)((hv->ops->now_ns(hv) - t0) / 1000));
 		return reply;
@@ -245,11 +245,11 @@ static cJSON *run_request(struct fo_control *c, struct fo_client *cl, const char
 		 * switch ends within grace_ms, then the caller retries. */
 		fo_pair_view(p, &v);
 		if (v.state == FO_PAIR_SWITCHING)
-			return error_reply("%s: pair is switching, retry (a switch ends within grace_ms)", cmd);
+			return fo_control_error_reply("%s: pair is switching, retry (a switch ends within grace_ms)", cmd);
 		if (fo_pair_stand_down(p, err, sizeof(err)) < 0)
-			return error_reply("%s: %s", cmd, err);
+			return fo_control_error_reply("%s: %s", cmd, err);
 		fo_pair_view(p, &v);
-		reply = ok_reply();
+		reply = fo_control_ok_reply();
 		cJSON_AddStringToObject(reply, "state", fo_pair_state_name(v.state));
 		cJSON_AddStringToObject(reply, "reason", v.reason);
 		return reply;
@@ -270,37 +270,37 @@ static cJSON *run_request(struct fo_control *c, struct fo_client *cl, const char
 		 */
 		fo_pair_view(p, &v);
 		if (v.state == FO_PAIR_SWITCHING)
-			return error_reply("%s: pair is switching, retry (a switch ends within grace_ms)", cmd);
+			return fo_control_error_reply("%s: pair is switching, retry (a switch ends within grace_ms)", cmd);
 		if (req.cmd == FO_REQ_DISARM) {
 			fo_pair_disarm(p);
-			return ok_reply();
+			return fo_control_ok_reply();
 		}
 		fo_pair_arm(p);
 		fo_pair_view(p, &v);
-		reply = ok_reply();
+		reply = fo_control_ok_reply();
 		cJSON_AddStringToObject(reply, "state", fo_pair_state_name(v.state));
 		cJSON_AddStringToObject(reply, "reason", v.reason);
 		return reply;
 	}
 	case FO_REQ_DRILL:
 		if (fo_pair_request_drill(p, req.fault, err, sizeof(err)) < 0)
-			return error_reply("drill: %s", err);
+			return fo_control_error_reply("drill: %s", err);
 		if (cl) {
 			snprintf(cl->drill_pair, sizeof(cl->drill_pair), "%s", fo_pair_name(p));
 			return NULL;
 		}
-		reply = ok_reply();
+		reply = fo_control_ok_reply();
 		cJSON_AddTrueToObject(reply, "deferred");
 		return reply;
 	case FO_REQ_CLEAR_FAILED:
 		return clear_failed_json(c, req.member);
 	}
-	return error_reply("unknown cmd");
+	return fo_control_error_reply("unknown cmd");
 }
 
 /* Returns the reply, or NULL when the reply is deferred (a drill). A NULL
  * client is the daemon's own (tests): it has every right. */
-cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const char *line, size_t len)
+cJSON *fo_control_handle_request(struct fo_control *c, struct fo_client *cl, const char *line, size_t len)
 {
 	cJSON *reply = run_request(c, cl, line, len);
 
@@ -314,7 +314,7 @@ cJSON *handle_request(struct fo_control *c, struct fo_client *cl, const char *li
 
 size_t fo_control_handle_line(struct fo_control *c, const char *line, char *buf, size_t len)
 {
-	cJSON *reply = handle_request(c, NULL, line, strlen(line));
+	cJSON *reply = fo_control_handle_request(c, NULL, line, strlen(line));
 	char *s = reply ? cJSON_PrintUnformatted(reply) : NULL;
 	size_t n = 0;
 

@@ -20,7 +20,7 @@
 #include "proto/event_json.h"
 #include "stream/state_stream.h"
 
-cJSON *error_reply(const char *fmt, ...)
+cJSON *fo_control_error_reply(const char *fmt, ...)
 {
 	cJSON *o = cJSON_CreateObject();
 	char msg[512];
@@ -34,14 +34,14 @@ cJSON *error_reply(const char *fmt, ...)
 	return o;
 }
 
-cJSON *ok_reply(void)
+cJSON *fo_control_ok_reply(void)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddTrueToObject(o, "ok");
 	return o;
 }
 
-cJSON *event_json(const struct fo_event *e)
+cJSON *fo_control_event_json(const struct fo_event *e)
 {
 	struct fo_proto_event v;
 
@@ -184,11 +184,11 @@ static void add_stream(cJSON *o, struct fo_stream *s)
 		cJSON_AddNumberToObject(r, fo_wire_refusal_name((enum fo_wire_refusal)i), (double)st.refused[i]);
 }
 
-cJSON *status_json(struct fo_control *c)
+cJSON *fo_control_status_json(struct fo_control *c)
 {
 	struct fo_hv *hv = fo_manager_hv(c->mgr);
 	uint64_t now = hv->ops->now_ns(hv);
-	cJSON *o = ok_reply(), *arr = cJSON_AddArrayToObject(o, "pairs");
+	cJSON *o = fo_control_ok_reply(), *arr = cJSON_AddArrayToObject(o, "pairs");
 	/* One backend serves every pair; said per pair so that a pair's line
 	 * is complete on its own. */
 	const char *path = hv->ops->switch_path ? hv->ops->switch_path(hv) : NULL;
@@ -276,7 +276,7 @@ cJSON *status_json(struct fo_control *c)
 /* What the kernel module has armed (LIST), whoever armed it, with the
  * configured pair that owns each id (null: an orphan, which failoverd
  * disarms at start and reload; seeing one here means it appeared since). */
-cJSON *kernel_json(struct fo_control *c)
+cJSON *fo_control_kernel_json(struct fo_control *c)
 {
 	struct fo_hv *hv = fo_manager_hv(c->mgr);
 	struct fo_hv_karm k[64];
@@ -285,14 +285,14 @@ cJSON *kernel_json(struct fo_control *c)
 	int n;
 
 	if (!hv->ops->kernel_list)
-		return error_reply("kernel: the kernel module is not in use (daemon.kernel_fast_path, %s)",
+		return fo_control_error_reply("kernel: the kernel module is not in use (daemon.kernel_fast_path, %s)",
 				   "/dev/fo_switch");
 	n = hv->ops->kernel_list(hv, k, sizeof(k) / sizeof(k[0]));
 	if (n == -EOPNOTSUPP)
-		return error_reply("kernel: the loaded kernel module has no LIST (older than this failoverd)");
+		return fo_control_error_reply("kernel: the loaded kernel module has no LIST (older than this failoverd)");
 	if (n < 0)
-		return error_reply("kernel: listing the kernel module's pairs: %s", strerror(-n));
-	o = ok_reply();
+		return fo_control_error_reply("kernel: listing the kernel module's pairs: %s", strerror(-n));
+	o = fo_control_ok_reply();
 	cJSON_AddNumberToObject(o, "armed", n);
 	arr = cJSON_AddArrayToObject(o, "pairs");
 	for (int i = 0; i < n && i < (int)(sizeof(k) / sizeof(k[0])); i++) {
@@ -323,17 +323,17 @@ cJSON *kernel_json(struct fo_control *c)
 	return o;
 }
 
-cJSON *events_json(struct fo_control *c)
+cJSON *fo_control_events_json(struct fo_control *c)
 {
 	const struct fo_event_ring *r = fo_manager_events(c->mgr);
-	cJSON *o = ok_reply(), *arr = cJSON_AddArrayToObject(o, "events");
+	cJSON *o = fo_control_ok_reply(), *arr = cJSON_AddArrayToObject(o, "events");
 	size_t n = fo_event_ring_count(r);
 
 	/* The newest only: the whole ring would not fit a client's buffer. */
 	for (size_t i = n > FO_EVENT_REPLY_MAX ? n - FO_EVENT_REPLY_MAX : 0; i < n; i++) {
 		const struct fo_event *e = fo_event_ring_get(r, i);
 		if (!e->pending)
-			cJSON_AddItemToArray(arr, event_json(e));
+			cJSON_AddItemToArray(arr, fo_control_event_json(e));
 	}
 	return o;
 }
@@ -343,7 +343,7 @@ cJSON *events_json(struct fo_control *c)
 
 /* The manager's families, then the control socket's own counters, written
  * through lib/prom.h as /metrics is. */
-cJSON *metrics_json(struct fo_control *c)
+cJSON *fo_control_metrics_json(struct fo_control *c)
 {
 	static const struct {
 		const char *name, *help;
@@ -363,7 +363,7 @@ cJSON *metrics_json(struct fo_control *c)
 	cJSON *reply;
 
 	if (!out)
-		return error_reply("metrics: %s", strerror(errno));
+		return fo_control_error_reply("metrics: %s", strerror(errno));
 	fo_manager_metrics_write(c->mgr, out);
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
 		fo_prom_family(out, counters[i].name, "counter", counters[i].help);
@@ -372,7 +372,7 @@ cJSON *metrics_json(struct fo_control *c)
 	fclose(out);
 	if (size > METRICS_TEXT_MAX)
 		text[METRICS_TEXT_MAX] = '\0';
-	reply = ok_reply();
+	reply = fo_control_ok_reply();
 	cJSON_AddStringToObject(reply, "text", text);
 	free(text);
 	return reply;

@@ -77,7 +77,7 @@ static bool str_is(const uint64_t *words, size_t nwords, const char *s)
 }
 
 /* HTTP thread: a consistent copy into m->copy, or -EAGAIN. */
-int snapshot_copy(struct fo_metrics *m)
+int fo_metrics_snapshot_copy(struct fo_metrics *m)
 {
 	const uint64_t *src = (const uint64_t *)&m->shared;
 	uint64_t *dst = (uint64_t *)&m->copy;

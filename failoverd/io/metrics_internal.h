@@ -71,6 +71,6 @@ struct fo_metrics {
 
 /* metrics.c: the reader's side of the seqlock. HTTP thread: a consistent
  * copy into m->copy, or -EAGAIN. */
-int snapshot_copy(struct fo_metrics *m);
+int fo_metrics_snapshot_copy(struct fo_metrics *m);
 
 #endif

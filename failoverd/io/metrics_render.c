@@ -161,7 +161,7 @@ int fo_metrics_render(struct fo_metrics *m, FILE *out)
 	struct timespec ts;
 	uint64_t now;
 
-	if (snapshot_copy(m) < 0)
+	if (fo_metrics_snapshot_copy(m) < 0)
 		return -EAGAIN;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;

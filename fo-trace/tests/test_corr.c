@@ -453,7 +453,7 @@ static void test_xen_switch(const struct fo_corr_event *ev)
 }
 
 /* A switch by Xen's failover watch (path "hypervisor") as failoverd
- * records it (core/pair/kernel_owner.c kernel_adopt_switch): fault = the
+ * records it (core/pair/kernel_owner.c fo_pair_kernel_adopt_switch): fault = the
  * deadline (Xen's last progress + timeout) at F0, detected = decided =
  * t_detect at +700 us, pause_issued = t_fence +703, pause_done =
  * unpause_issued = t_quiesced +781, unpause_done = t_switched +790. */

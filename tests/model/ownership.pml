@@ -326,8 +326,8 @@ bool karmed;		/* the owner (module or watch) has the pair */
 bool kfiring;		/* ... and is switching it */
 bool kev;		/* an event read at start, kept for arming */
 byte kev_f, kev_r;
-bool need_eval;		/* arming_evaluate() runs next */
-bool need_fo;		/* fail_over() of the active runs next */
+bool need_eval;		/* fo_pair_arming_evaluate() runs next */
+bool need_fo;		/* fo_pair_fail_over() of the active runs next */
 bool armwait;		/* ARMING waits for a first-boot standby's heartbeat */
 bool blind;		/* started_blind */
 bool anews;		/* something changed since the last audit */
@@ -369,7 +369,7 @@ inline fence(d)
 	od
 }
 
-/* fence_member(): failoverd's fence outside a switch. */
+/* fo_pair_fence_member(): failoverd's fence outside a switch. */
 inline fence_out(d)
 {
 	set_outside(1);
@@ -650,7 +650,7 @@ inline o_disarm(r, sw)
 	}
 }
 
-/* kernel_try_arm(): ARM (may be refused: the active's agent not attached
+/* fo_pair_kernel_try_arm(): ARM (may be refused: the active's agent not attached
  * yet, -ENOENT; a bounded number of times). */
 inline o_try_arm()
 {
@@ -699,8 +699,8 @@ inline o_try_arm()
 }
 #endif
 
-/* become(): leaving ARMED for DEGRADED or DISARMED takes the pair back
- * from its owner (kernel_release()). */
+/* fo_pair_become(): leaving ARMED for DEGRADED or DISARMED takes the pair back
+ * from its owner (fo_pair_kernel_disarm()). */
 inline release_owner()
 {
 	if
@@ -720,7 +720,7 @@ inline become_degraded()
 	news()
 }
 
-/* become_armed(): mark_active, persist, hand it to the owner. */
+/* become_armed(): fo_pair_mark_active, persist, hand it to the owner. */
 inline become_armed()
 {
 	atomic { ds = ARMED; armwait = 0; ram = da; persist(); news() };
@@ -738,7 +738,7 @@ inline after_switch(res)
 	fi
 }
 
-/* kernel_adopt_switch(): an owner's switch away from f is ours. */
+/* fo_pair_kernel_adopt_switch(): an owner's switch away from f is ours. */
 inline adopt_switch(f, res)
 {
 	karmed = 0;
@@ -748,7 +748,7 @@ inline adopt_switch(f, res)
 }
 
 
-/* become(DEGRADED), refuse_standby(): the owner lets go (kernel_release
+/* fo_pair_become(DEGRADED), fo_pair_refuse_standby(): the owner lets go (fo_pair_kernel_disarm
  * DISARMs whatever it believes, firing or not). */
 inline degrade()
 {
@@ -794,7 +794,7 @@ inline on_owner_event(f, res)
 	fi
 }
 
-/* An outcome read while ARMING is kept for arming_evaluate() whatever the
+/* An outcome read while ARMING is kept for fo_pair_arming_evaluate() whatever the
  * active is: there the active is a guess (the code checks "already done"
  * first, which in ARMING can leave the pair ARMING for good). Used where no
  * code exists yet: the watch's outcome, and the arming poll of F_FIXES. */
@@ -839,7 +839,7 @@ inline o_poll_keep()
  * hv/fowatch/owner.c: when QUERY says the watch holds the active fenced,
  * failoverd's own toolstack pause of it first (finding D), then RELEASE,
  * then the watch's switch is recorded as the module's would be
- * (kernel_adopt_switch). FIRED is a switch; FAILED_STANDBY with a fence a
+ * (fo_pair_kernel_adopt_switch). FIRED is a switch; FAILED_STANDBY with a fence a
  * failed one, without one (nothing touched) and FAILED_QUIESCE aborted.
  */
 /* QUERY, one step: r ENOENT or OK; f the active, firing (QUIESCING), and
@@ -867,7 +867,7 @@ inline watch_takeover()
 }
 #endif
 
-/* take_from_kernel(): before failoverd pauses or unpauses anything of an
+/* fo_pair_kernel_take_back(): before failoverd pauses or unpauses anything of an
  * owned pair. r: OK (ours now) or EALREADY (the owner switched or is
  * switching: its outcome is adopted). */
 inline take_from_owner(r, sw)
@@ -945,7 +945,7 @@ restart:
 end_loop:
 		do
 		:: if
-		/* ---- arming_evaluate(): roles from the module/watch and Xen */
+		/* ---- fo_pair_arming_evaluate(): roles from the module/watch and Xen */
 		:: need_eval ->
 			atomic { need_eval = 0; dec = 0; look() };
 			if
@@ -954,7 +954,7 @@ end_loop:
 			:: else
 			fi;
 #ifndef WATCH
-			/* kernel_adopt_on_arming(): PAIRINFO */
+			/* fo_pair_kernel_adopt_on_arming(): PAIRINFO */
 			if
 			:: !dec ->
 				atomic {
@@ -982,7 +982,7 @@ end_loop:
 			if
 			:: !dec && r == ENOENT ->
 				/* F_FIXES (finding B): gone from the module: its event
-				 * first, as take_from_kernel() does (kept; arming again) */
+				 * first, as fo_pair_kernel_take_back() does (kept; arming again) */
 				if
 				:: on(F_FIXES) ->
 					if
@@ -1008,7 +1008,7 @@ end_loop:
 					:: !dec && sx[da] == RUN && sx[other(da)] == PSD ->
 						dec = 1;
 						if
-						:: vm[other(da)] -> degrade()	/* refuse_standby */
+						:: vm[other(da)] -> degrade()	/* fo_pair_refuse_standby */
 						:: else -> become_armed()	/* adopted from the owner */
 						fi
 					:: !dec && !(sx[da] == RUN && sx[other(da)] == PSD) ->
@@ -1038,7 +1038,7 @@ end_loop:
 					:: else
 					fi;
 					if
-					:: vm[other(da)] -> degrade()	/* refuse_standby */
+					:: vm[other(da)] -> degrade()	/* fo_pair_refuse_standby */
 					:: else -> become_armed()		/* adopted from the hypervisor */
 					fi
 				fi
@@ -1063,7 +1063,7 @@ end_loop:
 			fi;
 			atomic { if :: ds != ARMING -> blind = 0 :: else fi; dec = 0; firing = 0; f = 0; res = 0 }
 
-		/* ---- fail_over(): a fault on the active; begin_switchover() */
+		/* ---- fo_pair_fail_over(): a fault on the active; fo_pair_begin_switchover() */
 		:: need_fo ->
 			atomic { need_fo = 0; from = da; to = other(da); gfailed[from] = 1; st = info(to) };
 			if
@@ -1110,7 +1110,7 @@ end_loop:
 				fi
 			fi
 
-		/* ---- the active's heartbeat deadline (kernel_on_deadline()) */
+		/* ---- the active's heartbeat deadline (fo_pair_kernel_on_deadline()) */
 		:: !busy && ds == ARMED && !beats(da) && !(karmed && kfiring) ->
 			if
 			/* BUG_NO_HB_SWITCH: a heartbeat loss is left to the
@@ -1160,10 +1160,10 @@ end_loop:
 			:: r == OK && firing && karmed -> kfiring = 1
 			/* Finding E: the watch is gone (a third party RELEASEd
 			 * it) while failoverd waited for its outcome: the pair
-			 * is failoverd's again (kernel_gone_while_firing(), from
+			 * is failoverd's again (fo_pair_kernel_gone_while_firing(), from
 			 * fo_pair_on_domains_changed(), which the VIRQ's QUERY
 			 * reports). Not waiting, it finds the watch gone at its
-			 * deadline (kernel_on_deadline()). F_BUG_WAIT_RELEASED:
+			 * deadline (fo_pair_kernel_on_deadline()). F_BUG_WAIT_RELEASED:
 			 * it waits for ever, as the code did. */
 			:: r == ENOENT && karmed && kfiring && !on(F_BUG_WAIT_RELEASED) ->
 				karmed = 0; kfiring = 0; news();

@@ -702,7 +702,7 @@ static void test_failed_quiesce_released(void)
  * to wait at one of these points while Xen quiesces the silent active:
  */
 enum wait_point {
-	WAIT_DEADLINE,   /* its own deadline's look (kernel_on_deadline) found the watch QUIESCING */
+	WAIT_DEADLINE,   /* its own deadline's look (fo_pair_kernel_on_deadline) found the watch QUIESCING */
 	WAIT_OWN_SWITCH, /* its own switch (an operator's switchover) was told EALREADY by DISARM */
 	WAIT_DISARM,     /* `failoverctl disarm`: leaving ARMED, DISARM said EALREADY */
 	WAIT_RESTART,    /* a daemon restarted meanwhile: arming found the watch QUIESCING */

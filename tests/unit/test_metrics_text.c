@@ -161,7 +161,7 @@ static void test_texts(void)
 	strcat(sock, "/control.sock");
 	CHECK(fo_loop_new(&loop) == 0, "loop");
 	CHECK(fo_control_new(loop, f.mgr, sock, NULL, NULL, &ctl) == 0, "control socket %s", sock);
-	reply = metrics_json(ctl);
+	reply = fo_control_metrics_json(ctl);
 	text = cJSON_GetObjectItemCaseSensitive(reply, "text");
 	CHECK(cJSON_IsString(text), "the reply has a text");
 	cut = without(cJSON_IsString(text) ? text->valuestring : "", clock_lines);

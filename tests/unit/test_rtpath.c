@@ -390,7 +390,7 @@ static void test_request_kernel(void)
 
 /*
  * pairs[].network: the identity moves between the fence and the unpause
- * (core/pair/service.c, service_fenced), so its netlink batch is inside the
+ * (core/pair/service.c, fo_pair_service_fenced), so its netlink batch is inside the
  * window: still no allocation, no log, no hypervisor call but the fence's.
  * On a real bridge with veth "vifs" in a network namespace of its own, in
  * a child process (root; test_service_net.c has the rest).

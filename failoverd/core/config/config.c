@@ -50,27 +50,27 @@ static int read_group(struct parser *p, const cJSON *obj, const char *key, char 
 	char kp[KEYPATH_MAX];
 	const char *s = NULL, *c;
 	size_t len;
-	int rc = read_string(p, obj, "daemon", key, &s);
+	int rc = fo_config_read_string(p, obj, "daemon", key, &s);
 
 	if (rc <= 0)
 		return rc;
-	keypath_join(kp, "daemon", key);
+	fo_config_keypath_join(kp, "daemon", key);
 	len = strlen(s);
 	/* "" would read as "root only" while looking like a group was
 	 * meant; make the operator omit the key instead. */
 	if (len == 0 || len > FO_NAME_MAX)
-		return fail(p, kp, "must be a group name of 1 to %d bytes (omit the key for "
+		return fo_config_fail(p, kp, "must be a group name of 1 to %d bytes (omit the key for "
 			    "root-only access), got %zu bytes", FO_NAME_MAX, len);
 	for (c = s; *c; c++)
-		if (*c == ':' || *c == '/' || is_space(*c) || (unsigned char)*c < 0x20 || *c == 0x7f)
-			return fail(p, kp, "must not contain ':', '/', whitespace or control characters");
+		if (*c == ':' || *c == '/' || fo_config_is_space(*c) || (unsigned char)*c < 0x20 || *c == 0x7f)
+			return fo_config_fail(p, kp, "must not contain ':', '/', whitespace or control characters");
 	snprintf(dst, dstlen, "%s", s);
 	return 1;
 }
 
 static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_config *d)
 {
-	const char *const *keys = config_keys(CFG_DAEMON);
+	const char *const *keys = fo_config_keys(CFG_DAEMON);
 	/* A control socket path must also fit sockaddr_un, or bind() fails at
 	 * startup with a less helpful ENAMETOOLONG. */
 	const size_t socket_max = sizeof(((struct sockaddr_un *)0)->sun_path) < FO_PATH_MAX
@@ -79,26 +79,26 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 	long v;
 	int level, kfp, rc;
 
-	rc = check_object(p, obj, "daemon", keys);
+	rc = fo_config_check_object(p, obj, "daemon", keys);
 	if (rc < 0)
 		return rc;
 
-	rc = read_string(p, obj, "daemon", "control_socket", &s);
+	rc = fo_config_read_string(p, obj, "daemon", "control_socket", &s);
 	if (rc < 0)
 		return rc;
 	if (rc > 0) {
-		rc = check_abs_path(p, "daemon.control_socket", s, socket_max);
+		rc = fo_config_check_abs_path(p, "daemon.control_socket", s, socket_max);
 		if (rc < 0)
 			return rc;
 		snprintf(d->control_socket, sizeof(d->control_socket), "%s", s);
 	}
 
 	/* Room for the ".corrupt" a damaged file is renamed with. */
-	rc = read_string(p, obj, "daemon", "state_file", &s);
+	rc = fo_config_read_string(p, obj, "daemon", "state_file", &s);
 	if (rc < 0)
 		return rc;
 	if (rc > 0) {
-		rc = check_abs_path(p, "daemon.state_file", s, FO_PATH_MAX - 16);
+		rc = fo_config_check_abs_path(p, "daemon.state_file", s, FO_PATH_MAX - 16);
 		if (rc < 0)
 			return rc;
 		snprintf(d->state_file, sizeof(d->state_file), "%s", s);
@@ -111,36 +111,36 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 	if (rc < 0)
 		return rc;
 
-	rc = read_int(p, obj, "daemon", "rt_priority", 1, 99, &v);
+	rc = fo_config_read_int(p, obj, "daemon", "rt_priority", 1, 99, &v);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
 		d->rt_priority = (int)v;
 
-	rc = read_int(p, obj, "daemon", "cpu", -1, CPU_MAX, &v);
+	rc = fo_config_read_int(p, obj, "daemon", "cpu", -1, CPU_MAX, &v);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
 		d->cpu = (int)v;
 
-	/* Checked against daemon.cpu and the cpupools in check_placement(). */
-	rc = read_int(p, obj, "daemon", "dom0_vcpu_pcpu", -1, CPU_MAX, &v);
+	/* Checked against daemon.cpu and the cpupools in fo_config_check_placement(). */
+	rc = fo_config_read_int(p, obj, "daemon", "dom0_vcpu_pcpu", -1, CPU_MAX, &v);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
 		d->dom0_vcpu_pcpu = (int)v;
 
-	rc = read_bool(p, obj, "daemon", "require_rt", &d->require_rt);
+	rc = fo_config_read_bool(p, obj, "daemon", "require_rt", &d->require_rt);
 	if (rc < 0)
 		return rc;
 
-	rc = read_enum(p, obj, "daemon", "log_level", log_level_names, &level);
+	rc = fo_config_read_enum(p, obj, "daemon", "log_level", fo_config_log_level_names, &level);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
 		d->log_level = (enum fo_log_level)level;
 
-	rc = read_enum(p, obj, "daemon", "kernel_fast_path", kernel_fast_path_names, &kfp);
+	rc = fo_config_read_enum(p, obj, "daemon", "kernel_fast_path", fo_config_kernel_fast_path_names, &kfp);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
@@ -150,15 +150,15 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 	_Static_assert((int)FO_HYPERVISOR_WATCH_AUTO == (int)FO_KERNEL_FAST_PATH_AUTO &&
 			       (int)FO_HYPERVISOR_WATCH_ON == (int)FO_KERNEL_FAST_PATH_ON &&
 			       (int)FO_HYPERVISOR_WATCH_OFF == (int)FO_KERNEL_FAST_PATH_OFF,
-		       "hypervisor_watch is read with kernel_fast_path_names");
-	rc = read_enum(p, obj, "daemon", "hypervisor_watch", kernel_fast_path_names, &kfp);
+		       "hypervisor_watch is read with fo_config_kernel_fast_path_names");
+	rc = fo_config_read_enum(p, obj, "daemon", "hypervisor_watch", fo_config_kernel_fast_path_names, &kfp);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
 		d->hypervisor_watch = (enum fo_hypervisor_watch)kfp;
 
 	/* Xen checks the pCPU exists when the watch is enabled. */
-	rc = read_int(p, obj, "daemon", "hypervisor_watch_cpu", 0, CPU_MAX, &v);
+	rc = fo_config_read_int(p, obj, "daemon", "hypervisor_watch_cpu", 0, CPU_MAX, &v);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
@@ -166,13 +166,13 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 
 	/* Xen's own limits: 100 us at least; a pair's heartbeat period caps
 	 * it when the watch is armed (owner.c). */
-	rc = read_int(p, obj, "daemon", "hypervisor_watch_poll_us", 100, 1000000, &v);
+	rc = fo_config_read_int(p, obj, "daemon", "hypervisor_watch_poll_us", 100, 1000000, &v);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
 		d->hypervisor_watch_poll_us = (unsigned)v;
 
-	rc = read_string(p, obj, "daemon", "metrics_listen", &s);
+	rc = fo_config_read_string(p, obj, "daemon", "metrics_listen", &s);
 	if (rc < 0)
 		return rc;
 	if (rc > 0) {
@@ -180,7 +180,7 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 		unsigned sslen;
 
 		if (strlen(s) >= sizeof(d->metrics_listen) || fo_config_parse_listen(s, &ss, &sslen) < 0)
-			return fail(p, "daemon.metrics_listen",
+			return fo_config_fail(p, "daemon.metrics_listen",
 				    "must be \"ADDRESS:PORT\" with a numeric IPv4 address or a bracketed "
 				    "IPv6 one (\"127.0.0.1:9464\", \"[::1]:9464\"), or a port alone "
 				    "(\"9464\": loopback), port 1..65535");
@@ -193,64 +193,64 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
  * that name already matches). */
 static int parse_cpupools(struct parser *p, const cJSON *arr, struct fo_config *c)
 {
-	const char *const *keys = config_keys(CFG_CPUPOOL);
+	const char *const *keys = fo_config_keys(CFG_CPUPOOL);
 	char kp[KEYPATH_MAX], mkp[KEYPATH_MAX], ikp[KEYPATH_MAX], sbuf[FO_SHOWN_BUF];
 	const cJSON *it;
 	int n, rc, e;
 
 	if (!cJSON_IsArray(arr))
-		return fail(p, "cpupools", "must be an array of cpupools, got %s", type_name(arr));
+		return fo_config_fail(p, "cpupools", "must be an array of cpupools, got %s", fo_config_type_name(arr));
 	n = cJSON_GetArraySize(arr);
 	if (n > FO_MAX_CPUPOOLS)
-		return fail(p, "cpupools", "must contain at most %d cpupools, got %d", FO_MAX_CPUPOOLS, n);
+		return fo_config_fail(p, "cpupools", "must contain at most %d cpupools, got %d", FO_MAX_CPUPOOLS, n);
 
 	c->n_cpupools = 0;
 	cJSON_ArrayForEach(it, arr) {
 		struct fo_cpupool_config *cp = &c->cpupools[c->n_cpupools];
 
-		keypath_index(kp, "cpupools", (int)c->n_cpupools);
-		rc = check_object(p, it, kp, keys);
+		fo_config_keypath_index(kp, "cpupools", (int)c->n_cpupools);
+		rc = fo_config_check_object(p, it, kp, keys);
 		if (rc < 0)
 			return rc;
 		for (const char *const *k = keys; *k; k++) {
-			rc = require(p, it, kp, *k);
+			rc = fo_config_require(p, it, kp, *k);
 			if (rc < 0)
 				return rc;
 		}
-		rc = read_checked_name(p, it, kp, "name", check_pair_name, cp->name, sizeof(cp->name));
+		rc = fo_config_read_checked_name(p, it, kp, "name", fo_config_check_pair_name, cp->name, sizeof(cp->name));
 		if (rc < 0)
 			return rc;
-		keypath_join(mkp, kp, "name");
+		fo_config_keypath_join(mkp, kp, "name");
 		if (strcmp(cp->name, POOL0_NAME) == 0)
-			return fail(p, mkp, "\"%s\" is Xen's default pool (dom0 runs there); failoverd only takes "
+			return fo_config_fail(p, mkp, "\"%s\" is Xen's default pool (dom0 runs there); failoverd only takes "
 				    "pCPUs out of it: name a pool of your own", POOL0_NAME);
 		for (size_t j = 0; j < c->n_cpupools; j++)
 			if (strcmp(c->cpupools[j].name, cp->name) == 0)
-				return fail(p, mkp, "duplicate cpupool name \"%s\" (also cpupools[%zu])",
-					    shown(cp->name, sbuf), j);
+				return fo_config_fail(p, mkp, "duplicate cpupool name \"%s\" (also cpupools[%zu])",
+					    fo_config_shown(cp->name, sbuf), j);
 
-		rc = read_enum(p, it, kp, "scheduler", sched_names, &e);
+		rc = fo_config_read_enum(p, it, kp, "scheduler", fo_config_sched_names, &e);
 		if (rc < 0)
 			return rc;
 		cp->scheduler = (enum fo_sched)e;
 
-		rc = parse_pcpu_list(p, it, kp, "pcpus", cp->pcpus, &cp->n_pcpus);
+		rc = fo_config_parse_pcpu_list(p, it, kp, "pcpus", cp->pcpus, &cp->n_pcpus);
 		if (rc < 0)
 			return rc;
-		keypath_join(mkp, kp, "pcpus");
+		fo_config_keypath_join(mkp, kp, "pcpus");
 		if (cp->n_pcpus == 0)
-			return fail(p, mkp, "must name at least one pCPU");
+			return fo_config_fail(p, mkp, "must name at least one pCPU");
 		for (size_t k = 0; k < cp->n_pcpus; k++) {
-			keypath_index(ikp, mkp, (int)k);
+			fo_config_keypath_index(ikp, mkp, (int)k);
 			/* Xen keeps pCPU 0 in Pool-0: it runs dom0 and the
 			 * hypervisor's own housekeeping. */
 			if (cp->pcpus[k] == 0)
-				return fail(p, ikp, "pCPU 0 stays in %s (dom0 and Xen's own work run there)",
+				return fo_config_fail(p, ikp, "pCPU 0 stays in %s (dom0 and Xen's own work run there)",
 					    POOL0_NAME);
 			for (size_t j = 0; j < c->n_cpupools; j++)
 				for (size_t l = 0; l < c->cpupools[j].n_pcpus; l++)
 					if (c->cpupools[j].pcpus[l] == cp->pcpus[k])
-						return fail(p, ikp, "pCPU %d is already in cpupool \"%s\" "
+						return fo_config_fail(p, ikp, "pCPU %d is already in cpupool \"%s\" "
 							    "(cpupools[%zu]); a pCPU belongs to one pool",
 							    cp->pcpus[k], c->cpupools[j].name, j);
 		}
@@ -261,83 +261,83 @@ static int parse_cpupools(struct parser *p, const cJSON *arr, struct fo_config *
 
 static int parse_placement(struct parser *p, const cJSON *obj, struct fo_placement_config *pl)
 {
-	const char *const *keys = config_keys(CFG_PLACEMENT);
+	const char *const *keys = fo_config_keys(CFG_PLACEMENT);
 	long v;
 	int rc;
 
-	rc = check_object(p, obj, "placement", keys);
+	rc = fo_config_check_object(p, obj, "placement", keys);
 	if (rc < 0)
 		return rc;
-	rc = read_int(p, obj, "placement", "check_ms", 0, PERIOD_MS_MAX, &v);
+	rc = fo_config_read_int(p, obj, "placement", "check_ms", 0, PERIOD_MS_MAX, &v);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
 		pl->check_ms = (unsigned)v;
-	rc = read_bool(p, obj, "placement", "enforce", &pl->enforce);
+	rc = fo_config_read_bool(p, obj, "placement", "enforce", &pl->enforce);
 	return rc < 0 ? rc : 0;
 }
 
 static int parse_root(struct parser *p, const cJSON *root, struct fo_config *c)
 {
-	const char *const *keys = config_keys(CFG_ROOT);
+	const char *const *keys = fo_config_keys(CFG_ROOT);
 	const cJSON *pairs, *it, *daemon, *sub;
 	char kp[KEYPATH_MAX];
 	int rc, n;
 
-	rc = check_object(p, root, "", keys);
+	rc = fo_config_check_object(p, root, "", keys);
 	if (rc < 0)
 		return rc;
 
-	daemon = member(root, "daemon");
+	daemon = fo_config_member(root, "daemon");
 	if (daemon) {
 		rc = parse_daemon(p, daemon, &c->daemon);
 		if (rc < 0)
 			return rc;
 	}
 
-	sub = member(root, "cpupools");
+	sub = fo_config_member(root, "cpupools");
 	if (sub) {
 		rc = parse_cpupools(p, sub, c);
 		if (rc < 0)
 			return rc;
 	}
-	sub = member(root, "placement");
+	sub = fo_config_member(root, "placement");
 	if (sub) {
 		rc = parse_placement(p, sub, &c->placement);
 		if (rc < 0)
 			return rc;
 	}
-	sub = member(root, "state_stream");
+	sub = fo_config_member(root, "state_stream");
 	if (sub) {
-		rc = parse_state_stream(p, sub, &c->state_stream);
+		rc = fo_config_parse_state_stream(p, sub, &c->state_stream);
 		if (rc < 0)
 			return rc;
 	}
 
-	rc = require(p, root, "", "pairs");
+	rc = fo_config_require(p, root, "", "pairs");
 	if (rc < 0)
 		return rc;
-	pairs = member(root, "pairs");
+	pairs = fo_config_member(root, "pairs");
 	if (!cJSON_IsArray(pairs))
-		return fail(p, "pairs", "must be an array of pairs, got %s", type_name(pairs));
+		return fo_config_fail(p, "pairs", "must be an array of pairs, got %s", fo_config_type_name(pairs));
 	n = cJSON_GetArraySize(pairs);
 	if (n == 0)
-		return fail(p, "pairs", "must contain at least one pair");
+		return fo_config_fail(p, "pairs", "must contain at least one pair");
 	if (n > FO_MAX_PAIRS)
-		return fail(p, "pairs", "must contain at most %d pairs, got %d", FO_MAX_PAIRS, n);
+		return fo_config_fail(p, "pairs", "must contain at most %d pairs, got %d", FO_MAX_PAIRS, n);
 
 	c->n_pairs = 0;
 	cJSON_ArrayForEach(it, pairs) {
-		keypath_index(kp, "pairs", (int)c->n_pairs);
-		rc = parse_pair(p, it, kp, &c->pairs[c->n_pairs]);
+		fo_config_keypath_index(kp, "pairs", (int)c->n_pairs);
+		rc = fo_config_parse_pair(p, it, kp, &c->pairs[c->n_pairs]);
 		if (rc < 0)
 			return rc;
-		rc = check_against_earlier_pairs(p, c, c->n_pairs, kp);
+		rc = fo_config_check_against_earlier_pairs(p, c, c->n_pairs, kp);
 		if (rc < 0)
 			return rc;
 		c->n_pairs++;
 	}
-	return check_placement(p, c);
+	return fo_config_check_placement(p, c);
 }
 
 /* Line and column (from 1) of byte `off`, for errors about the text itself. */
@@ -365,12 +365,12 @@ static int check_text(struct parser *p, const char *text)
 
 	if (at >= 0) {
 		text_position(text, (size_t)at, &line, &col);
-		return fail(p, "", "not valid UTF-8 at line %u, column %u", line, col);
+		return fo_config_fail(p, "", "not valid UTF-8 at line %u, column %u", line, col);
 	}
 	at = fo_text_json_nul_escape_at(text, len);
 	if (at >= 0) {
 		text_position(text, (size_t)at, &line, &col);
-		return fail(p, "", "\\u0000 (NUL) in a string at line %u, column %u: not allowed in any value",
+		return fo_config_fail(p, "", "\\u0000 (NUL) in a string at line %u, column %u: not allowed in any value",
 			    line, col);
 	}
 	return 0;
@@ -413,7 +413,7 @@ int fo_config_parse(const char *json_text, struct fo_config *ret, char *err, siz
 	/* require_null_terminated: trailing garbage after the document is an
 	 * error, not ignored. */
 	if (json_text[strspn(json_text, " \t\r\n")] == '\0') {
-		rc = fail(&p, "", "empty document, expected a JSON object");
+		rc = fo_config_fail(&p, "", "empty document, expected a JSON object");
 		goto out;
 	}
 	rc = check_text(&p, json_text);
@@ -426,7 +426,7 @@ int fo_config_parse(const char *json_text, struct fo_config *ret, char *err, siz
 		if (!end || end < json_text)
 			end = json_text;
 		text_position(json_text, (size_t)(end - json_text), &line, &col);
-		rc = fail(&p, "", "not valid JSON near line %u, column %u", line, col);
+		rc = fo_config_fail(&p, "", "not valid JSON near line %u, column %u", line, col);
 		goto out;
 	}
 

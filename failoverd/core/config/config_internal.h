@@ -35,26 +35,26 @@ struct parser {
 };
 
 /* reader.c */
-int fail(struct parser *p, const char *keypath, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-const char *shown(const char *s, char buf[FO_SHOWN_BUF]);
-void keypath_join(char out[KEYPATH_MAX], const char *parent, const char *key);
-void keypath_index(char out[KEYPATH_MAX], const char *parent, int index);
-const char *type_name(const cJSON *item);
-int check_object(struct parser *p, const cJSON *obj, const char *keypath, const char *const *allowed);
-const cJSON *member(const cJSON *obj, const char *key);
-int require(struct parser *p, const cJSON *obj, const char *keypath, const char *key);
-int read_int(struct parser *p, const cJSON *obj, const char *keypath, const char *key, long min, long max,
+int fo_config_fail(struct parser *p, const char *keypath, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const char *fo_config_shown(const char *s, char buf[FO_SHOWN_BUF]);
+void fo_config_keypath_join(char out[KEYPATH_MAX], const char *parent, const char *key);
+void fo_config_keypath_index(char out[KEYPATH_MAX], const char *parent, int index);
+const char *fo_config_type_name(const cJSON *item);
+int fo_config_check_object(struct parser *p, const cJSON *obj, const char *keypath, const char *const *allowed);
+const cJSON *fo_config_member(const cJSON *obj, const char *key);
+int fo_config_require(struct parser *p, const cJSON *obj, const char *keypath, const char *key);
+int fo_config_read_int(struct parser *p, const cJSON *obj, const char *keypath, const char *key, long min, long max,
 	     long *ret);
-int read_bool(struct parser *p, const cJSON *obj, const char *keypath, const char *key, bool *ret);
-int read_string(struct parser *p, const cJSON *obj, const char *keypath, const char *key, const char **ret);
-int read_enum(struct parser *p, const cJSON *obj, const char *keypath, const char *key, const char *const *names,
+int fo_config_read_bool(struct parser *p, const cJSON *obj, const char *keypath, const char *key, bool *ret);
+int fo_config_read_string(struct parser *p, const cJSON *obj, const char *keypath, const char *key, const char **ret);
+int fo_config_read_enum(struct parser *p, const cJSON *obj, const char *keypath, const char *key, const char *const *names,
 	      int *ret);
-bool is_space(char c);
-int check_pair_name(struct parser *p, const char *kp, const char *s);
-int read_checked_name(struct parser *p, const cJSON *obj, const char *kp, const char *key,
+bool fo_config_is_space(char c);
+int fo_config_check_pair_name(struct parser *p, const char *kp, const char *s);
+int fo_config_read_checked_name(struct parser *p, const cJSON *obj, const char *kp, const char *key,
 		      int (*check)(struct parser *, const char *, const char *), char *dst, size_t dstlen);
-int check_abs_path(struct parser *p, const char *kp, const char *s, size_t max);
-int parse_pcpu_list(struct parser *p, const cJSON *obj, const char *kp, const char *key, int *ret_cpus,
+int fo_config_check_abs_path(struct parser *p, const char *kp, const char *s, size_t max);
+int fo_config_parse_pcpu_list(struct parser *p, const cJSON *obj, const char *kp, const char *key, int *ret_cpus,
 		    size_t *ret_n);
 
 /* keys.c: the keys an object may have (NULL terminated), from keys.def */
@@ -63,28 +63,28 @@ enum config_object {
 #include "core/config/keys.def"
 	CFG_OBJECT_COUNT
 };
-const char *const *config_keys(enum config_object o);
+const char *const *fo_config_keys(enum config_object o);
 
 /* pairs.c */
-int parse_pair(struct parser *p, const cJSON *obj, const char *kp, struct fo_pair_config *pc);
-int check_against_earlier_pairs(struct parser *p, const struct fo_config *c, size_t i, const char *kp);
+int fo_config_parse_pair(struct parser *p, const cJSON *obj, const char *kp, struct fo_pair_config *pc);
+int fo_config_check_against_earlier_pairs(struct parser *p, const struct fo_config *c, size_t i, const char *kp);
 
 /* network.c */
-int parse_network(struct parser *p, const cJSON *obj, const char *kp, struct fo_svcnet_config *n);
-int check_network_against(struct parser *p, const struct fo_pair_config *pc, const struct fo_pair_config *q,
+int fo_config_parse_network(struct parser *p, const cJSON *obj, const char *kp, struct fo_svcnet_config *n);
+int fo_config_check_network_against(struct parser *p, const struct fo_pair_config *pc, const struct fo_pair_config *q,
 			  size_t j, const char *kp);
 
 /* state_stream.c */
-int parse_state_stream(struct parser *p, const cJSON *obj, struct fo_state_stream_config *ss);
+int fo_config_parse_state_stream(struct parser *p, const cJSON *obj, struct fo_state_stream_config *ss);
 
 /* placement_check.c */
-int check_placement(struct parser *p, const struct fo_config *c);
+int fo_config_check_placement(struct parser *p, const struct fo_config *c);
 
-/* describe.c: indexed by the enum value, NULL terminated (read_enum) */
-extern const char *const on_failover_names[];
-extern const char *const failback_names[];
-extern const char *const log_level_names[];
-extern const char *const kernel_fast_path_names[];
-extern const char *const sched_names[];
+/* describe.c: indexed by the enum value, NULL terminated (fo_config_read_enum) */
+extern const char *const fo_config_on_failover_names[];
+extern const char *const fo_config_failback_names[];
+extern const char *const fo_config_log_level_names[];
+extern const char *const fo_config_kernel_fast_path_names[];
+extern const char *const fo_config_sched_names[];
 
 #endif

@@ -9,11 +9,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-const char *const on_failover_names[] = { "keep-paused", "destroy", "rebuild", NULL };
-const char *const failback_names[] = { "manual", "never", NULL };
-const char *const log_level_names[] = { "err", "warning", "notice", "info", "debug", NULL };
-const char *const kernel_fast_path_names[] = { "auto", "on", "off", NULL };
-const char *const sched_names[] = { "null", "credit", "credit2", "rtds", NULL };
+const char *const fo_config_on_failover_names[] = { "keep-paused", "destroy", "rebuild", NULL };
+const char *const fo_config_failback_names[] = { "manual", "never", NULL };
+const char *const fo_config_log_level_names[] = { "err", "warning", "notice", "info", "debug", NULL };
+const char *const fo_config_kernel_fast_path_names[] = { "auto", "on", "off", NULL };
+const char *const fo_config_sched_names[] = { "null", "credit", "credit2", "rtds", NULL };
 
 struct outbuf {
 	char *buf;
@@ -88,35 +88,35 @@ void fo_config_describe_pair(const struct fo_pair_config *pc, char *buf, size_t 
 
 const char *fo_on_failover_name(enum fo_on_failover v)
 {
-	if ((unsigned)v < sizeof(on_failover_names) / sizeof(on_failover_names[0]) - 1)
-		return on_failover_names[v];
+	if ((unsigned)v < sizeof(fo_config_on_failover_names) / sizeof(fo_config_on_failover_names[0]) - 1)
+		return fo_config_on_failover_names[v];
 	return "unknown";
 }
 
 const char *fo_failback_name(enum fo_failback v)
 {
-	if ((unsigned)v < sizeof(failback_names) / sizeof(failback_names[0]) - 1)
-		return failback_names[v];
+	if ((unsigned)v < sizeof(fo_config_failback_names) / sizeof(fo_config_failback_names[0]) - 1)
+		return fo_config_failback_names[v];
 	return "unknown";
 }
 
 const char *fo_log_level_name(enum fo_log_level v)
 {
-	if ((unsigned)v < sizeof(log_level_names) / sizeof(log_level_names[0]) - 1)
-		return log_level_names[v];
+	if ((unsigned)v < sizeof(fo_config_log_level_names) / sizeof(fo_config_log_level_names[0]) - 1)
+		return fo_config_log_level_names[v];
 	return "unknown";
 }
 
 const char *fo_kernel_fast_path_name(enum fo_kernel_fast_path v)
 {
-	if ((unsigned)v < sizeof(kernel_fast_path_names) / sizeof(kernel_fast_path_names[0]) - 1)
-		return kernel_fast_path_names[v];
+	if ((unsigned)v < sizeof(fo_config_kernel_fast_path_names) / sizeof(fo_config_kernel_fast_path_names[0]) - 1)
+		return fo_config_kernel_fast_path_names[v];
 	return "unknown";
 }
 
 const char *fo_sched_name(enum fo_sched v)
 {
-	if ((unsigned)v < sizeof(sched_names) / sizeof(sched_names[0]) - 1)
-		return sched_names[v];
+	if ((unsigned)v < sizeof(fo_config_sched_names) / sizeof(fo_config_sched_names[0]) - 1)
+		return fo_config_sched_names[v];
 	return "unknown";
 }

@@ -12,7 +12,7 @@ static const char *const *const objects[CFG_OBJECT_COUNT] = {
 #include "core/config/keys.def"
 };
 
-const char *const *config_keys(enum config_object o)
+const char *const *fo_config_keys(enum config_object o)
 {
 	return objects[o];
 }

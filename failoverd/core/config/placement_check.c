@@ -46,19 +46,19 @@ static int check_member_pins(struct parser *p, const struct fo_config *c, const 
 {
 	char akp[KEYPATH_MAX], ikp[KEYPATH_MAX], text[256];
 
-	keypath_join(akp, pin_kp, key);
+	fo_config_keypath_join(akp, pin_kp, key);
 	for (size_t k = 0; k < n; k++) {
 		const struct fo_cpupool_config *owner = pool_of_cpu(c, cpus[k]);
 
-		keypath_index(ikp, akp, (int)k);
+		fo_config_keypath_index(ikp, akp, (int)k);
 		if (pool && owner != pool) {
 			cpus_text(text, sizeof(text), pool->pcpus, pool->n_pcpus);
-			return fail(p, ikp, "pCPU %d is not in cpupool \"%s\" (its pCPUs: %s)", cpus[k],
+			return fo_config_fail(p, ikp, "pCPU %d is not in cpupool \"%s\" (its pCPUs: %s)", cpus[k],
 				    pool->name, text);
 		}
 		/* Xen refuses a hard affinity outside the domain's pool. */
 		if (!pool && owner)
-			return fail(p, ikp, "pCPU %d belongs to cpupool \"%s\", which this pair's members are "
+			return fo_config_fail(p, ikp, "pCPU %d belongs to cpupool \"%s\", which this pair's members are "
 				    "not in: set pin.cpupool to \"%s\" or pick a pCPU outside it",
 				    cpus[k], owner->name, owner->name);
 	}
@@ -72,7 +72,7 @@ static int check_member_pins(struct parser *p, const struct fo_config *c, const 
  * standby pinned onto the active's pCPU could never run after a switch
  * (and two pairs sharing a pCPU would starve one another).
  */
-int check_placement(struct parser *p, const struct fo_config *c)
+int fo_config_check_placement(struct parser *p, const struct fo_config *c)
 {
 	char kp[KEYPATH_MAX], pin_kp[KEYPATH_MAX], mkp[KEYPATH_MAX], ikp[KEYPATH_MAX], names[256];
 	char sbuf[FO_SHOWN_BUF];
@@ -82,10 +82,10 @@ int check_placement(struct parser *p, const struct fo_config *c)
 		const struct fo_cpupool_config *owner = pool_of_cpu(c, d->dom0_vcpu_pcpu);
 
 		if (d->cpu < 0)
-			return fail(p, "daemon.dom0_vcpu_pcpu", "needs daemon.cpu: the dom0 vCPU pinned is the "
+			return fo_config_fail(p, "daemon.dom0_vcpu_pcpu", "needs daemon.cpu: the dom0 vCPU pinned is the "
 				    "one failoverd runs on (dom0 CPU N is its vCPU N)");
 		if (owner)
-			return fail(p, "daemon.dom0_vcpu_pcpu", "pCPU %d belongs to cpupool \"%s\"; dom0 stays "
+			return fo_config_fail(p, "daemon.dom0_vcpu_pcpu", "pCPU %d belongs to cpupool \"%s\"; dom0 stays "
 				    "in %s, pick one of its pCPUs", d->dom0_vcpu_pcpu, owner->name, POOL0_NAME);
 	}
 
@@ -95,13 +95,13 @@ int check_placement(struct parser *p, const struct fo_config *c)
 		const struct fo_cpupool_config *pool = NULL;
 		int rc;
 
-		keypath_index(kp, "pairs", (int)i);
-		keypath_join(pin_kp, kp, "pin");
+		fo_config_keypath_index(kp, "pairs", (int)i);
+		fo_config_keypath_join(pin_kp, kp, "pin");
 		if (pin->cpupool[0]) {
 			size_t off = 0;
 
 			pool = fo_config_cpupool(c, pin->cpupool);
-			keypath_join(mkp, pin_kp, "cpupool");
+			fo_config_keypath_join(mkp, pin_kp, "cpupool");
 			if (!pool) {
 				names[0] = '\0';
 				for (size_t j = 0; j < c->n_cpupools; j++) {
@@ -111,7 +111,7 @@ int check_placement(struct parser *p, const struct fo_config *c)
 						break;
 					off += (size_t)w;
 				}
-				return fail(p, mkp, "no cpupool named \"%s\" (cpupools: %s)", shown(pin->cpupool, sbuf),
+				return fo_config_fail(p, mkp, "no cpupool named \"%s\" (cpupools: %s)", fo_config_shown(pin->cpupool, sbuf),
 					    c->n_cpupools ? names : "none configured");
 			}
 		}
@@ -126,13 +126,13 @@ int check_placement(struct parser *p, const struct fo_config *c)
 			continue;
 
 		if (!pin->n_active_pcpus || !pin->n_standby_pcpus)
-			return fail(p, pin_kp, "cpupool \"%s\" uses the null scheduler: give both active_pcpus "
+			return fo_config_fail(p, pin_kp, "cpupool \"%s\" uses the null scheduler: give both active_pcpus "
 				    "and standby_pcpus, disjoint (a paused vCPU keeps its pCPU there)", pool->name);
-		keypath_join(mkp, pin_kp, "standby_pcpus");
+		fo_config_keypath_join(mkp, pin_kp, "standby_pcpus");
 		for (size_t k = 0; k < pin->n_standby_pcpus; k++) {
-			keypath_index(ikp, mkp, (int)k);
+			fo_config_keypath_index(ikp, mkp, (int)k);
 			if (cpu_in(pin->standby_pcpus[k], pin->active_pcpus, pin->n_active_pcpus))
-				return fail(p, ikp, "pCPU %d is also in active_pcpus: under the null scheduler "
+				return fo_config_fail(p, ikp, "pCPU %d is also in active_pcpus: under the null scheduler "
 					    "(cpupool \"%s\") a paused vCPU keeps its pCPU, so the standby could "
 					    "never run there", pin->standby_pcpus[k], pool->name);
 		}
@@ -146,12 +146,12 @@ int check_placement(struct parser *p, const struct fo_config *c)
 				const int *cpus = w ? pin->standby_pcpus : pin->active_pcpus;
 				size_t n = w ? pin->n_standby_pcpus : pin->n_active_pcpus;
 
-				keypath_join(mkp, pin_kp, w ? "standby_pcpus" : "active_pcpus");
+				fo_config_keypath_join(mkp, pin_kp, w ? "standby_pcpus" : "active_pcpus");
 				for (size_t k = 0; k < n; k++) {
-					keypath_index(ikp, mkp, (int)k);
+					fo_config_keypath_index(ikp, mkp, (int)k);
 					if (cpu_in(cpus[k], q->active_pcpus, q->n_active_pcpus) ||
 					    cpu_in(cpus[k], q->standby_pcpus, q->n_standby_pcpus))
-						return fail(p, ikp, "pCPU %d is already pinned to pair \"%s\" "
+						return fo_config_fail(p, ikp, "pCPU %d is already pinned to pair \"%s\" "
 							    "(pairs[%zu]); under the null scheduler (cpupool \"%s\") "
 							    "a pCPU runs one vCPU", cpus[k], c->pairs[j].name, j,
 							    pool->name);

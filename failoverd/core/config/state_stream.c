@@ -27,13 +27,13 @@ static int read_addr(struct parser *p, const cJSON *obj, const char *key, char *
 	struct sockaddr_storage ss;
 	const char *s = NULL;
 	unsigned sslen;
-	int rc = read_string(p, obj, "state_stream", key, &s);
+	int rc = fo_config_read_string(p, obj, "state_stream", key, &s);
 
 	if (rc <= 0)
 		return rc;
-	keypath_join(kp, "state_stream", key);
+	fo_config_keypath_join(kp, "state_stream", key);
 	if (strlen(s) >= dstlen || fo_config_parse_listen(s, &ss, &sslen) < 0)
-		return fail(p, kp, "must be \"ADDRESS:PORT\" with a numeric IPv4 address or a bracketed IPv6 one "
+		return fo_config_fail(p, kp, "must be \"ADDRESS:PORT\" with a numeric IPv4 address or a bracketed IPv6 one "
 			    "(\"192.0.2.2:7410\", \"[2001:db8::2]:7410\"), port 1..65535");
 	snprintf(dst, dstlen, "%s", s);
 	return 1;
@@ -52,27 +52,27 @@ static int read_key(struct parser *p, struct fo_state_stream_config *ss)
 	fd = open(ss->key_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		e = errno;
-		return fail(p, kp, "cannot open %s: %s", ss->key_file, strerror(e));
+		return fo_config_fail(p, kp, "cannot open %s: %s", ss->key_file, strerror(e));
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return fail(p, kp, "%s is not a regular file", ss->key_file);
+		return fo_config_fail(p, kp, "%s is not a regular file", ss->key_file);
 	}
 	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
 		close(fd);
-		return fail(p, kp, "%s has mode %04o: a key readable or writable by group or others is refused "
+		return fo_config_fail(p, kp, "%s has mode %04o: a key readable or writable by group or others is refused "
 			    "(chmod 0600 %s)", ss->key_file, (unsigned)(st.st_mode & 07777), ss->key_file);
 	}
 	n = read(fd, buf, sizeof(buf));
 	e = errno;
 	close(fd);
 	if (n < 0)
-		return fail(p, kp, "cannot read %s: %s", ss->key_file, strerror(e));
+		return fo_config_fail(p, kp, "cannot read %s: %s", ss->key_file, strerror(e));
 	if (n > 0 && buf[n - 1] == '\n')
 		n--;
 	if (n < (ssize_t)FO_WIRE_KEY_MIN || n > (ssize_t)FO_WIRE_KEY_MAX) {
 		memset(buf, 0, sizeof(buf));
-		return fail(p, kp, "%s holds %s%zd bytes of key, %u to %u needed (e.g. `openssl rand -hex 32 >%s`)",
+		return fo_config_fail(p, kp, "%s holds %s%zd bytes of key, %u to %u needed (e.g. `openssl rand -hex 32 >%s`)",
 			    ss->key_file, n > (ssize_t)FO_WIRE_KEY_MAX ? "more than " : "",
 			    n > (ssize_t)FO_WIRE_KEY_MAX ? (ssize_t)FO_WIRE_KEY_MAX : n, FO_WIRE_KEY_MIN,
 			    FO_WIRE_KEY_MAX, ss->key_file);
@@ -83,13 +83,13 @@ static int read_key(struct parser *p, struct fo_state_stream_config *ss)
 	return 0;
 }
 
-int parse_state_stream(struct parser *p, const cJSON *obj, struct fo_state_stream_config *ss)
+int fo_config_parse_state_stream(struct parser *p, const cJSON *obj, struct fo_state_stream_config *ss)
 {
-	const char *const *keys = config_keys(CFG_STATE_STREAM);
+	const char *const *keys = fo_config_keys(CFG_STATE_STREAM);
 	const char *s = NULL;
 	int rc;
 
-	rc = check_object(p, obj, "state_stream", keys);
+	rc = fo_config_check_object(p, obj, "state_stream", keys);
 	if (rc < 0)
 		return rc;
 	rc = read_addr(p, obj, "listen", ss->listen, sizeof(ss->listen));
@@ -99,15 +99,15 @@ int parse_state_stream(struct parser *p, const cJSON *obj, struct fo_state_strea
 	if (rc < 0)
 		return rc;
 	if (!ss->listen[0] && !ss->peer[0])
-		return fail(p, "state_stream", "needs \"listen\" (to receive the other host's state), \"peer\" (to "
+		return fo_config_fail(p, "state_stream", "needs \"listen\" (to receive the other host's state), \"peer\" (to "
 			    "send this host's) or both; omit state_stream for no stream");
-	rc = require(p, obj, "state_stream", "key_file");
+	rc = fo_config_require(p, obj, "state_stream", "key_file");
 	if (rc < 0)
 		return rc;
-	rc = read_string(p, obj, "state_stream", "key_file", &s);
+	rc = fo_config_read_string(p, obj, "state_stream", "key_file", &s);
 	if (rc < 0)
 		return rc;
-	rc = check_abs_path(p, "state_stream.key_file", s, sizeof(ss->key_file));
+	rc = fo_config_check_abs_path(p, "state_stream.key_file", s, sizeof(ss->key_file));
 	if (rc < 0)
 		return rc;
 	snprintf(ss->key_file, sizeof(ss->key_file), "%s", s);

@@ -23,7 +23,7 @@
  * After a daemon start: we last left m[idx] active (the recorded active is
  * this very instance), and Xen has it paused with the other member
  * running. A switch happened that we did not record: a daemon killed
- * between the standby's unpause and writing the verdict (after_switch),
+ * between the standby's unpause and writing the verdict (fo_pair_after_switch),
  * the kernel module while no daemon ran and its event lost, or someone
  * else. Which member failed is not known for sure; the safe guess is the
  * one switched away from. Returns its verdict, or NULL.
@@ -36,12 +36,12 @@ static const struct fo_verdict *presume_switched_away(struct fo_pair *p, int idx
 	if (!p->started_blind || !p->env->verdicts)
 		return NULL;
 	rec = fo_verdicts_active(p->env->verdicts, p->cfg.name);
-	member_instance(&p->m[idx], &in);
+	fo_pair_member_instance(&p->m[idx], &in);
 	if (!rec || !fo_instance_same(&rec->inst, &in))
 		return NULL;
-	mark_failed(p, &p->m[idx], "unrecorded-switch");
-	persist(p);
-	return member_verdict(p, &p->m[idx]);
+	fo_pair_mark_failed(p, &p->m[idx], "unrecorded-switch");
+	fo_pair_persist(p);
+	return fo_pair_verdict_of(p, &p->m[idx]);
 }
 
 /* Both running at arming: the active is the one we last left active, and
@@ -53,11 +53,11 @@ static void prefer_active(struct fo_pair *p)
 	for (int i = 0; rec && i < 2; i++) {
 		struct fo_instance in;
 
-		member_instance(&p->m[i], &in);
+		fo_pair_member_instance(&p->m[i], &in);
 		if (fo_instance_same(&rec->inst, &in))
 			p->active = i;
 	}
-	if (member_verdict(p, fo_pair_active(p)) && !member_verdict(p, fo_pair_standby(p)))
+	if (fo_pair_verdict_of(p, fo_pair_active(p)) && !fo_pair_verdict_of(p, fo_pair_standby(p)))
 		p->active = !p->active;
 }
 
@@ -69,8 +69,8 @@ static void wait_for_standby(struct fo_pair *p, const char *what)
 
 	if (s->deadline_kind != FO_DL_ARM_WAIT)
 		set_deadline(s, FO_DL_ARM_WAIT, now_ns(p) + FO_ARM_WAIT_NS);
-	arm_active_deadline(p);
-	become(p, FO_PAIR_ARMING, "standby %s %s", s->name, what);
+	fo_pair_arm_active_deadline(p);
+	fo_pair_become(p, FO_PAIR_ARMING, "standby %s %s", s->name, what);
 }
 
 /*
@@ -90,28 +90,28 @@ static bool resume_rebuild(struct fo_pair *p, int missing)
 	    o->state != FO_DOM_RUNNING)
 		return false;
 	p->active = !missing;
-	arm_active_deadline(p);
-	publish_roles(p);
-	record(p, FO_EV_INFO, FO_RESULT_INFO, "%s has no domain and %s runs: rebuilding %s (on_failover=rebuild)",
+	fo_pair_arm_active_deadline(p);
+	fo_pair_publish_roles(p);
+	fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO, "%s has no domain and %s runs: rebuilding %s (on_failover=rebuild)",
 	       p->m[missing].name, o->name, p->m[missing].name);
-	start_rebuild(p, missing);
+	fo_pair_start_rebuild(p, missing);
 	return true;
 }
 
 /* ARMING: decide from what the hypervisor says. Never unpauses. */
-void arming_evaluate(struct fo_pair *p)
+void fo_pair_arming_evaluate(struct fo_pair *p)
 {
 	struct fo_member *m = p->m;
 	const struct fo_verdict *v;
 	bool run0, run1;
 
-	refresh_member(p, &m[0]);
-	refresh_member(p, &m[1]);
+	fo_pair_refresh_member(p, &m[0]);
+	fo_pair_refresh_member(p, &m[1]);
 	for (int i = 0; i < 2; i++)
 		if (m[i].domid == FO_DOMID_INVALID) {
 			if (resume_rebuild(p, i))
 				return;
-			become(p, FO_PAIR_ARMING, "waiting for domain %s to exist", m[i].name);
+			fo_pair_become(p, FO_PAIR_ARMING, "waiting for domain %s to exist", m[i].name);
 			return;
 		}
 
@@ -124,7 +124,7 @@ void arming_evaluate(struct fo_pair *p)
 			/* The module switched while no daemon watched (or just
 			 * now, while arming): that is how this pair got here. */
 			p->kernel_switches++;
-			kernel_adopt_switch(p, &ev, ai);
+			fo_pair_kernel_adopt_switch(p, &ev, ai);
 			/* Its agent is not attached yet (we just started):
 			 * reading its keys, mapping, binding come before any
 			 * heartbeat can prove it runs. */
@@ -136,7 +136,7 @@ void arming_evaluate(struct fo_pair *p)
 		fo_warn("pair %s: the kernel module reported a switch dom%u -> dom%u, not its members; ignored",
 			p->cfg.name, ev.active, ev.standby);
 	}
-	if (p->kernel_ok && kernel_adopt_on_arming(p))
+	if (p->kernel_ok && fo_pair_kernel_adopt_on_arming(p))
 		return;
 
 	run0 = m[0].state == FO_DOM_RUNNING;
@@ -154,16 +154,16 @@ void arming_evaluate(struct fo_pair *p)
 		p->active = r;
 		if (fo_dom_state_is_dead(m[!r].state)) {
 			m[!r].usable = false;
-			become(p, FO_PAIR_DEGRADED, "no standby: %s is %s", m[!r].name,
+			fo_pair_become(p, FO_PAIR_DEGRADED, "no standby: %s is %s", m[!r].name,
 			       fo_dom_state_name(m[!r].state));
-			arm_active_deadline(p);
-			publish_roles(p);
+			fo_pair_arm_active_deadline(p);
+			fo_pair_publish_roles(p);
 			return;
 		}
 		if (m[!r].state == FO_DOM_SUSPENDED) {
-			suspended_standby(p, &m[!r]);
-			arm_active_deadline(p);
-			publish_roles(p);
+			fo_pair_suspended_standby(p, &m[!r]);
+			fo_pair_arm_active_deadline(p);
+			fo_pair_publish_roles(p);
 			return;
 		}
 		if (m[!r].fresh && m[!r].paused_unproven) {
@@ -172,13 +172,13 @@ void arming_evaluate(struct fo_pair *p)
 			 * heartbeat. Nobody will unpause it, and it cannot prove
 			 * itself paused: say so now rather than wait for it. */
 			m[!r].usable = false;
-			become(p, FO_PAIR_DEGRADED,
+			fo_pair_become(p, FO_PAIR_DEGRADED,
 			       "standby %s was paused by failoverd before it heartbeated (created beside the running "
 			       "active %s): cannot verify it; destroy it and arm again%s, or arm first, then create it",
 			       m[!r].name, m[r].name,
 			       p->cfg.on_failover == FO_ON_FAILOVER_REBUILD ? " (on_failover=rebuild re-creates it)" : "");
-			arm_active_deadline(p);
-			publish_roles(p);
+			fo_pair_arm_active_deadline(p);
+			fo_pair_publish_roles(p);
 			return;
 		}
 		if (m[!r].fresh) {
@@ -193,17 +193,17 @@ void arming_evaluate(struct fo_pair *p)
 		 * a heartbeat; it was verified by whoever paused it (us, before
 		 * a restart), so we trust it rather than unpause to check -
 		 * unless we know (or cannot rule out) that it failed. */
-		v = member_verdict(p, &m[!r]);
+		v = fo_pair_verdict_of(p, &m[!r]);
 		if (!v)
 			v = presume_switched_away(p, !r);
 		if (v) {
-			refuse_standby(p, &m[!r], v);
-			arm_active_deadline(p);
-			publish_roles(p);
+			fo_pair_refuse_standby(p, &m[!r], v);
+			fo_pair_arm_active_deadline(p);
+			fo_pair_publish_roles(p);
 			return;
 		}
 		m[!r].usable = true;
-		become_armed(p, "adopted from the hypervisor's state");
+		fo_pair_become_armed(p, "adopted from the hypervisor's state");
 		return;
 	}
 
@@ -212,30 +212,30 @@ void arming_evaluate(struct fo_pair *p)
 
 		prefer_active(p);
 		s = fo_pair_standby(p);
-		v = member_verdict(p, s);
+		v = fo_pair_verdict_of(p, s);
 		if (v) {
 			/* A failed instance someone started again: it must not
 			 * run beside the active, and heartbeating proves nothing
 			 * about what made it fail. */
-			if (!fence_member(p, s)) {
-				become(p, FO_PAIR_DEGRADED, "standby %s failed earlier, runs, and could not be paused",
+			if (!fo_pair_fence_member(p, s)) {
+				fo_pair_become(p, FO_PAIR_DEGRADED, "standby %s failed earlier, runs, and could not be paused",
 				       s->name);
 				return;
 			}
-			refuse_standby(p, s, v);
-			arm_active_deadline(p);
-			publish_roles(p);
+			fo_pair_refuse_standby(p, s, v);
+			fo_pair_arm_active_deadline(p);
+			fo_pair_publish_roles(p);
 			return;
 		}
 		/* First boot: the standby runs until its agent's sequence moves
 		 * (a page left by a stopped agent is not enough). */
 		if (s->hb.progressed) {
-			if (!fence_member(p, s)) {
-				become(p, FO_PAIR_DEGRADED, "could not pause standby %s", s->name);
+			if (!fo_pair_fence_member(p, s)) {
+				fo_pair_become(p, FO_PAIR_DEGRADED, "could not pause standby %s", s->name);
 				return;
 			}
 			s->usable = true;
-			become_armed(p, "standby heartbeated, then paused");
+			fo_pair_become_armed(p, "standby heartbeated, then paused");
 			return;
 		}
 		wait_for_standby(p, "waiting for it to heartbeat before pausing it");
@@ -244,9 +244,9 @@ void arming_evaluate(struct fo_pair *p)
 
 	/* Nothing runs. */
 	if (fo_dom_state_is_dead(m[0].state) && fo_dom_state_is_dead(m[1].state))
-		become(p, FO_PAIR_DEGRADED, "both members dead: %s is %s, %s is %s", m[0].name,
+		fo_pair_become(p, FO_PAIR_DEGRADED, "both members dead: %s is %s, %s is %s", m[0].name,
 		       fo_dom_state_name(m[0].state), m[1].name, fo_dom_state_name(m[1].state));
 	else
-		become(p, FO_PAIR_DEGRADED, "nothing runs (%s %s, %s %s): choose with `failoverctl switchover`",
+		fo_pair_become(p, FO_PAIR_DEGRADED, "nothing runs (%s %s, %s %s): choose with `failoverctl switchover`",
 		       m[0].name, fo_dom_state_name(m[0].state), m[1].name, fo_dom_state_name(m[1].state));
 }

@@ -12,7 +12,7 @@
 /* Why `s`, the standby, must not run now; NULL if it may. */
 static const char *audit_should_be_paused(struct fo_pair *p, const struct fo_member *a, const struct fo_member *s)
 {
-	if (member_verdict(p, s))
+	if (fo_pair_verdict_of(p, s))
 		return "it failed";
 	if (p->state == FO_PAIR_ARMED)
 		return "the pair's standby";
@@ -28,7 +28,7 @@ void fo_pair_audit(struct fo_pair *p)
 	const char *why, *seen;
 	int r;
 
-	service_audit(p);
+	fo_pair_service_audit(p);
 	/* ARMING: a first-boot standby runs until it heartbeats. SWITCHING:
 	 * the switch checks its own members. REBUILDING: the new member
 	 * boots. DISARMED: maintenance, hands off. */
@@ -46,7 +46,7 @@ void fo_pair_audit(struct fo_pair *p)
 		return;
 	}
 	why = audit_should_be_paused(p, a, s);
-	if (!why || !kernel_yield_for_fence(p))
+	if (!why || !fo_pair_kernel_yield_for_fence(p))
 		return;
 	seen = fo_dom_state_name(s->state);
 	r = fo_fence(hv, s->domid, &s->state);
@@ -56,13 +56,13 @@ void fo_pair_audit(struct fo_pair *p)
 		if (s->fresh && !s->hb.progressed)
 			s->paused_unproven = true;
 		s->external_unpauses++;
-		record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
+		fo_pair_record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
 		       "%s (domain %u) found %s though it should be paused (%s); paused again",
 		       s->name, s->domid, seen, why);
 		s->audit_failing = false;
 		if (p->state == FO_PAIR_ARMED) {
 			p->kernel_retry_ns = 0;
-			kernel_try_arm(p);
+			fo_pair_kernel_try_arm(p);
 		}
 		return;
 	}
@@ -72,10 +72,10 @@ void fo_pair_audit(struct fo_pair *p)
 	s->external_unpauses++;
 	fo_err("pair %s: %s (domain %u) runs though it should be paused (%s) and could not be paused: %s", p->cfg.name,
 	       s->name, s->domid, why, strerror(-r));
-	record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_FAILED,
+	fo_pair_record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_FAILED,
 	       "%s (domain %u) found %s though it should be paused (%s) and could not be paused: %s; retried every period",
 	       s->name, s->domid, seen, why, strerror(-r));
 	if (p->state == FO_PAIR_ARMED)
-		become(p, FO_PAIR_DEGRADED, "standby %s was unpaused outside failoverd and could not be paused again",
+		fo_pair_become(p, FO_PAIR_DEGRADED, "standby %s was unpaused outside failoverd and could not be paused again",
 		       s->name);
 }

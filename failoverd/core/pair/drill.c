@@ -34,10 +34,10 @@ void fo_pair_on_write_failed(struct fo_pair *p, int member, const char *key, con
 		return;
 	p->drill_active = false;
 	set_deadline(fo_pair_standby(p), FO_DL_NONE, 0);
-	p->drill_done_id = record(p, FO_EV_DRILL, FO_RESULT_FAILED,
+	p->drill_done_id = fo_pair_record(p, FO_EV_DRILL, FO_RESULT_FAILED,
 				  "drill %s: command \"%s\" never reached the agent of %s: %s",
 				  fo_drill_kind_name(p->drill_kind), cmd, p->m[member].name, strerror(-err))->id;
-	arm_active_deadline_if_armed(p);
+	fo_pair_arm_active_deadline_if_armed(p);
 }
 
 int fo_pair_request_drill(struct fo_pair *p, enum fo_drill_kind kind, char *err, size_t errlen)
@@ -80,7 +80,7 @@ int fo_pair_request_drill(struct fo_pair *p, enum fo_drill_kind kind, char *err,
 		if (r == 0)
 			fo_pair_on_domains_changed(p);
 	} else if (kind == FO_DRILL_MANUAL) {
-		r = begin_switchover(p, FO_FAULT_MANUAL, p->drill_inject_ns, now_ns(p));
+		r = fo_pair_begin_switchover(p, FO_FAULT_MANUAL, p->drill_inject_ns, now_ns(p));
 		if (r == -EALREADY)
 			r = 0; /* the module switched first; its event is this drill's */
 	} else {

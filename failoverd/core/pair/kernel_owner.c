@@ -19,7 +19,7 @@
  *     The module refuses unpause and SWITCH of an armed pair's members
  *     (EBUSY), so a stale view of ours can never start a second member.
  *   - Our heartbeat deadline becomes a look at the module, in a handler of
- *     its own (kernel_on_deadline, the backstop; timeout + period after the
+ *     its own (fo_pair_kernel_on_deadline, the backstop; timeout + period after the
  *     last progress we saw, when a silent agent has long been switched by
  *     the module): we ask it (PAIRINFO). Firing/just
  *     switched: wait for its event. Its deadline long past and not firing:
@@ -56,7 +56,7 @@ uint32_t fo_pair_kernel_id(const char *name)
 }
 
 /* Who has the pair when it is armed, for messages. */
-const char *owner_desc(const struct fo_pair *p)
+const char *fo_pair_owner_desc(const struct fo_pair *p)
 {
 	return p->kernel_owner_is_hv ? "Xen's failover watch" : "the kernel module";
 }
@@ -72,7 +72,7 @@ static int owner_adopt(struct fo_pair *p, struct fo_hv_karm *k)
 
 /* ARMED and the module can have it: hand it over. Failures leave the pair
  * ours (we switch it ourselves, as without the module) and are retried. */
-void kernel_try_arm(struct fo_pair *p)
+void fo_pair_kernel_try_arm(struct fo_pair *p)
 {
 	struct fo_hv *hv = p->env->hv;
 	struct fo_member *a = fo_pair_active(p), *s = fo_pair_standby(p);
@@ -85,15 +85,15 @@ void kernel_try_arm(struct fo_pair *p)
 		return;
 	/* Armed, the owner switches without us, and a restart learns of its
 	 * switch from the file as much as from its event: the file names this
-	 * active before it can switch away from it (persist). */
-	persist_now(p);
+	 * active before it can switch away from it (fo_pair_persist). */
+	fo_pair_persist_now(p);
 	r = hv->ops->kernel_arm(hv, p->kernel_id, a->domid, s->domid, p->cfg.timeout_ms, p->cfg.period_ms);
 	if (r == 0) {
 		p->kernel_armed = true;
 		p->kernel_firing = false;
-		arm_active_deadline(p); /* now the backstop */
-		record(p, FO_EV_INFO, FO_RESULT_INFO,
-		       "armed in %s (pair id %u): it switches %s -> %s on heartbeat loss", owner_desc(p),
+		fo_pair_arm_active_deadline(p); /* now the backstop */
+		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
+		       "armed in %s (pair id %u): it switches %s -> %s on heartbeat loss", fo_pair_owner_desc(p),
 		       p->kernel_id, a->name, s->name);
 		return;
 	}
@@ -103,11 +103,11 @@ void kernel_try_arm(struct fo_pair *p)
 	 * after the delay. Anything else is worth a line. */
 	if (r != -ENOENT && fo_ratelimit_ok(&a->garbage_rl, now))
 		fo_warn("pair %s: cannot arm in %s (pair id %u, dom%u -> dom%u): %s; failoverd switches it itself",
-			p->cfg.name, owner_desc(p), p->kernel_id, a->domid, s->domid, strerror(-r));
+			p->cfg.name, fo_pair_owner_desc(p), p->kernel_id, a->domid, s->domid, strerror(-r));
 }
 
 /* Take the pair back from the module. */
-void kernel_release(struct fo_pair *p)
+void fo_pair_kernel_disarm(struct fo_pair *p)
 {
 	struct fo_hv *hv = p->env->hv;
 	int r = hv->ops->kernel_disarm(hv, p->kernel_id);
@@ -122,7 +122,7 @@ void kernel_release(struct fo_pair *p)
 	 * adopted in whatever state we are in) or was disarmed by hand. */
 	p->kernel_armed = false;
 	p->kernel_firing = false;
-	arm_active_deadline_if_armed(p);
+	fo_pair_arm_active_deadline_if_armed(p);
 }
 
 bool fo_pair_kernel_holds(const struct fo_pair *p, const struct fo_hv_karm *k)
@@ -139,13 +139,13 @@ void fo_pair_kernel_foreign(struct fo_pair *p, const struct fo_hv_karm *k)
 	int r;
 
 	if (k->firing) {
-		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
 		       "the kernel module is switching dom%u -> dom%u under this pair's id %u; its event follows",
 		       k->active, k->standby, k->pair_id);
 		return;
 	}
 	r = hv->ops->kernel_disarm(hv, k->pair_id);
-	record(p, FO_EV_INFO, FO_RESULT_INFO,
+	fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
 	       "the kernel module had this pair's id %u armed with dom%u -> dom%u, which failoverd did not arm (pair %s): %s",
 	       k->pair_id, k->active, k->standby, fo_pair_state_name(p->state),
 	       r == 0 ? "disarmed there, both left as they are" :
@@ -154,16 +154,16 @@ void fo_pair_kernel_foreign(struct fo_pair *p, const struct fo_hv_karm *k)
 	if (r == 0 || r == -ENOENT) {
 		p->kernel_armed = p->kernel_firing = false;
 		if (was_ours)
-			arm_active_deadline_if_armed(p); /* ours again until re-armed */
+			fo_pair_arm_active_deadline_if_armed(p); /* ours again until re-armed */
 		p->kernel_retry_ns = 0;
-		kernel_try_arm(p);
+		fo_pair_kernel_try_arm(p);
 	}
 }
 
 void fo_pair_kernel_release(struct fo_pair *p)
 {
 	if (p->kernel_armed && !p->kernel_firing)
-		kernel_release(p);
+		fo_pair_kernel_disarm(p);
 }
 
 /*
@@ -173,7 +173,7 @@ void fo_pair_kernel_release(struct fo_pair *p)
  * or will be adopted: do nothing); another -errno if the module would not
  * say (it keeps the pair).
  */
-int take_from_kernel(struct fo_pair *p)
+int fo_pair_kernel_take_back(struct fo_pair *p)
 {
 	struct fo_hv *hv = p->env->hv;
 	uint64_t seen = p->kernel_switches;
@@ -219,7 +219,7 @@ int take_from_kernel(struct fo_pair *p)
  * A QUERY (PAIRINFO) only while firing; an outcome still there is adopted
  * as usual. Returns true if the pair was given back.
  */
-bool kernel_gone_while_firing(struct fo_pair *p)
+bool fo_pair_kernel_gone_while_firing(struct fo_pair *p)
 {
 	struct fo_hv *hv = p->env->hv;
 	struct fo_member *a = fo_pair_active(p), *s = fo_pair_standby(p);
@@ -238,14 +238,14 @@ bool kernel_gone_while_firing(struct fo_pair *p)
 	/* The owner had found the active failed and fenced it (Xen keeps it
 	 * paused): as with its event, that instance is never a standby again
 	 * (an operator's `arm` after a disarm would adopt it as one). */
-	mark_failed(p, a, "fenced-by-owner");
-	persist(p);
-	refresh_state(p, a);
-	refresh_state(p, s);
+	fo_pair_mark_failed(p, a, "fenced-by-owner");
+	fo_pair_persist(p);
+	fo_pair_refresh_state(p, a);
+	fo_pair_refresh_state(p, s);
 	destroyed = a->state == FO_DOM_DYING || a->state == FO_DOM_GONE || s->state == FO_DOM_DYING ||
 		    s->state == FO_DOM_GONE;
-	record(p, FO_EV_INFO, FO_RESULT_INFO, "%s was %s while switching %s -> %s: no outcome will come, the pair is failoverd's",
-	       owner_desc(p), destroyed ? "torn down (a member destroyed)" : "released outside failoverd (fowatch-ctl release?)",
+	fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO, "%s was %s while switching %s -> %s: no outcome will come, the pair is failoverd's",
+	       fo_pair_owner_desc(p), destroyed ? "torn down (a member destroyed)" : "released outside failoverd (fowatch-ctl release?)",
 	       a->name, s->name);
 	return true;
 }
@@ -255,7 +255,7 @@ bool kernel_gone_while_firing(struct fo_pair *p)
  * would pause the member it just started). True if the pair is ours now.
  * Used by the fence audit and by the never-both-running check on a domain
  * change (the SPIN model's finding C). */
-bool kernel_yield_for_fence(struct fo_pair *p)
+bool fo_pair_kernel_yield_for_fence(struct fo_pair *p)
 {
 	uint64_t seen = p->kernel_switches;
 	int r;
@@ -267,16 +267,16 @@ bool kernel_yield_for_fence(struct fo_pair *p)
 	p->env->hv->ops->kernel_poll_events(p->env->hv);
 	if (p->kernel_switches != seen || p->state != FO_PAIR_ARMED || !p->kernel_armed || p->kernel_firing)
 		return false;
-	r = take_from_kernel(p);
+	r = fo_pair_kernel_take_back(p);
 	if (r == -EALREADY)
 		return false; /* it switched or is switching: its event decides */
 	if (r < 0) {
 		if (fo_ratelimit_ok(&fo_pair_standby(p)->garbage_rl, now_ns(p)))
 			fo_warn("pair %s: standby %s runs while %s has the pair, and it would not give it back: %s",
-				p->cfg.name, fo_pair_standby(p)->name, owner_desc(p), strerror(-r));
+				p->cfg.name, fo_pair_standby(p)->name, fo_pair_owner_desc(p), strerror(-r));
 		return false;
 	}
-	arm_active_deadline_if_armed(p); /* ours until re-armed there */
+	fo_pair_arm_active_deadline_if_armed(p); /* ours until re-armed there */
 	return true;
 }
 
@@ -319,9 +319,9 @@ static enum fo_fault stuck_check(struct fo_pair *p, const struct fo_hv_karm *k, 
 	 * pair back from Xen. */
 	heard = k->notifications > p->kstuck.notifications || k->last_notify_ns > p->kstuck.last_notify_ns;
 	if (heard && a->last_read_ns > p->kstuck.at_ns) {
-		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
 		       "%s still hears active %s (%llu notifications, last progress it saw %llu ms ago) but no valid heartbeat progress reached failoverd in %llu ms (sequence %llu, %llu pages rejected); failoverd takes the pair back (unless the owner is switching it already)",
-		       owner_desc(p), a->name, (unsigned long long)(k->notifications - p->kstuck.notifications),
+		       fo_pair_owner_desc(p), a->name, (unsigned long long)(k->notifications - p->kstuck.notifications),
 		       (unsigned long long)(now > k->last_notify_ns ? (now - k->last_notify_ns) / 1000000ull : 0),
 		       (unsigned long long)((now - p->kstuck.at_ns) / 1000000ull), (unsigned long long)a->hb.sequence,
 		       (unsigned long long)a->hb.invalid);
@@ -331,9 +331,9 @@ static enum fo_fault stuck_check(struct fo_pair *p, const struct fo_hv_karm *k, 
 		/* Notifying, and no page of it has reached us for half a
 		 * timeout: we cannot see progress it might make, and it made
 		 * none we could see. As before this check existed. */
-		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
 		       "%s still hears active %s but no page of it reached failoverd for %llu ms; failoverd takes the pair back",
-		       owner_desc(p), a->name, (unsigned long long)((now - a->last_read_ns) / 1000000ull));
+		       fo_pair_owner_desc(p), a->name, (unsigned long long)((now - a->last_read_ns) / 1000000ull));
 		return FO_FAULT_HEARTBEAT_STUCK;
 	}
 	/* No new notification (the agent may be going quiet: then the module
@@ -374,14 +374,14 @@ static enum fo_fault backstop_fault(struct fo_pair *p, uint64_t now, uint64_t du
 		if (p->kernel_switches != seen)
 			return FO_FAULT_NONE; /* adopted its switch */
 		p->kernel_armed = false;
-		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
 		       "%s no longer has the pair armed (disarmed outside failoverd); failoverd switches it",
-		       owner_desc(p));
+		       fo_pair_owner_desc(p));
 		return FO_FAULT_HEARTBEAT_TIMEOUT;
 	}
 	if (r < 0) {
-		record(p, FO_EV_INFO, FO_RESULT_INFO, "cannot ask %s about the pair: %s; it stays armed there",
-		       owner_desc(p), strerror(-r));
+		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO, "cannot ask %s about the pair: %s; it stays armed there",
+		       fo_pair_owner_desc(p), strerror(-r));
 		set_deadline(a, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
 		return FO_FAULT_NONE;
 	}
@@ -396,8 +396,8 @@ static enum fo_fault backstop_fault(struct fo_pair *p, uint64_t now, uint64_t du
 		set_deadline(a, FO_DL_HEARTBEAT, k.deadline_ns + MS(p->cfg.timeout_ms));
 		return FO_FAULT_NONE;
 	}
-	record(p, FO_EV_INFO, FO_RESULT_INFO,
-	       "%s has not switched %llu ms after its deadline; failoverd takes the pair back", owner_desc(p),
+	fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
+	       "%s has not switched %llu ms after its deadline; failoverd takes the pair back", fo_pair_owner_desc(p),
 	       (unsigned long long)((now - k.deadline_ns) / 1000000ull));
 	return FO_FAULT_HEARTBEAT_TIMEOUT;
 }
@@ -405,13 +405,13 @@ static enum fo_fault backstop_fault(struct fo_pair *p, uint64_t now, uint64_t du
 /* The active's heartbeat deadline of an ARMED pair that an armed owner has
  * (pair.c: on_heartbeat_deadline dispatches here): the backstop decides,
  * and a fault it finds is switched as ours. */
-void kernel_on_deadline(struct fo_pair *p, uint64_t due, uint64_t now)
+void fo_pair_kernel_on_deadline(struct fo_pair *p, uint64_t due, uint64_t now)
 {
 	uint64_t fault_ns;
 	enum fo_fault fault = backstop_fault(p, now, due, &fault_ns);
 
 	if (fault != FO_FAULT_NONE)
-		fail_over(p, fault, fault_ns, now);
+		fo_pair_fail_over(p, fault, fault_ns, now);
 }
 
 /* The fault behind an owner's switch. */
@@ -429,7 +429,7 @@ static enum fo_fault kevent_fault(const struct fo_hv_kevent *ev)
 
 /* Record the owner's switch as ours and go on from there. m[ai] was the
  * active, m[si] the standby. */
-void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int ai)
+void fo_pair_kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int ai)
 {
 	struct fo_event *old = (struct fo_event *)fo_event_ring_find(p->env->ring, p->switch_event_id);
 	bool drill = p->drill_active && p->drill_event_id == 0;
@@ -447,7 +447,7 @@ void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int a
 	p->kernel_firing = false;
 	p->active = ai;
 
-	e = claim_switch_event(p, det, fault, drill, &p->m[ai], &p->m[!ai]);
+	e = fo_pair_claim_switch_event(p, det, fault, drill, &p->m[ai], &p->m[!ai]);
 	/* The owner detects and decides in one step (the module's hrtimer,
 	 * Xen's watch timer); its times are on our clock (Xen's mapped). */
 	e->phase_ns[FO_PHASE_FAULT] = drill ? p->drill_inject_ns : ev->deadline_ns && ev->deadline_ns <= det ? ev->deadline_ns : det;
@@ -484,7 +484,7 @@ void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int a
 		break;
 	}
 	p->state = FO_PAIR_SWITCHING;
-	after_switch(p, e, &out, fault, drill);
+	fo_pair_after_switch(p, e, &out, fault, drill);
 }
 
 void fo_pair_on_kernel_event(struct fo_pair *p, const struct fo_hv_kevent *ev)
@@ -509,28 +509,28 @@ void fo_pair_on_kernel_event(struct fo_pair *p, const struct fo_hv_kevent *ev)
 		/* We already have m[si] as the active: our own switch went the
 		 * same way (DISARM said ENOENT before the event was queued) or
 		 * arming adopted the outcome. m[ai] failed all the same. */
-		mark_failed(p, &p->m[ai], fo_fault_name(kevent_fault(ev)));
-		persist(p);
+		fo_pair_mark_failed(p, &p->m[ai], fo_fault_name(kevent_fault(ev)));
+		fo_pair_persist(p);
 		if (p->kernel_firing && !p->kernel_armed)
 			p->kernel_firing = false;
-		record(p, FO_EV_INFO, FO_RESULT_INFO, "%s switched %s -> %s as well (already done)",
-		       owner_desc(p), p->m[ai].name, p->m[si].name);
+		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO, "%s switched %s -> %s as well (already done)",
+		       fo_pair_owner_desc(p), p->m[ai].name, p->m[si].name);
 		if (p->state == FO_PAIR_ARMED) {
 			if (p->cfg.on_failover == FO_ON_FAILOVER_REBUILD)
-				start_rebuild(p, ai);
+				fo_pair_start_rebuild(p, ai);
 			else
-				become(p, FO_PAIR_DEGRADED, "no standby: %s failed (%s switched away from it)",
-				       p->m[ai].name, owner_desc(p));
+				fo_pair_become(p, FO_PAIR_DEGRADED, "no standby: %s failed (%s switched away from it)",
+				       p->m[ai].name, fo_pair_owner_desc(p));
 		}
 		return;
 	}
 	if (p->state == FO_PAIR_ARMING) {
 		p->kevent = *ev;
 		p->kevent_stored = true;
-		arming_evaluate(p);
+		fo_pair_arming_evaluate(p);
 		return;
 	}
-	kernel_adopt_switch(p, ev, ai);
+	fo_pair_kernel_adopt_switch(p, ev, ai);
 }
 
 /*
@@ -538,7 +538,7 @@ void fo_pair_on_kernel_event(struct fo_pair *p, const struct fo_hv_kevent *ev)
  * daemon before us armed it)? Then its roles are the truth. Returns true if
  * arming is decided here.
  */
-bool kernel_adopt_on_arming(struct fo_pair *p)
+bool fo_pair_kernel_adopt_on_arming(struct fo_pair *p)
 {
 	struct fo_hv *hv = p->env->hv;
 	struct fo_hv_karm k;
@@ -552,7 +552,7 @@ bool kernel_adopt_on_arming(struct fo_pair *p)
 		p->kernel_armed = p->kernel_firing = false;
 		/* Not armed (any more): the module may have switched since
 		 * arming read the domains' states, its event queued. Read the
-		 * events now, as take_from_kernel() does, and arm from the
+		 * events now, as fo_pair_kernel_take_back() does, and arm from the
 		 * switch rather than from the stale states (the SPIN model,
 		 * tests/model, finding B: otherwise the new active is taken
 		 * for a standby and paused). */
@@ -561,11 +561,11 @@ bool kernel_adopt_on_arming(struct fo_pair *p)
 
 			hv->ops->kernel_poll_events(hv);
 			if (p->kevent_stored) {
-				arming_evaluate(p);
+				fo_pair_arming_evaluate(p);
 				return true;
 			}
 			/* Adopted already: an event for our members, read
-			 * while ARMING, runs arming_evaluate itself (Xen's
+			 * while ARMING, runs fo_pair_arming_evaluate itself (Xen's
 			 * watch is found only now, by QUERY). Deciding again
 			 * from the states read before would undo it. */
 			if (p->kernel_switches != seen)
@@ -582,10 +582,10 @@ bool kernel_adopt_on_arming(struct fo_pair *p)
 		 * name had. Ours is the config now: disarm theirs (the module
 		 * leaves both domains paused or running as they are); arming
 		 * goes on from Xen's state and ARMs ours once ARMED. */
-		record(p, FO_EV_INFO, FO_RESULT_INFO,
+		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
 		       "the kernel module had this pair's id %u armed with dom%u -> dom%u, not its members: disarmed there (both left as they are); re-armed with its own members once ARMED",
 		       p->kernel_id, k.active, k.standby);
-		kernel_release(p);
+		fo_pair_kernel_disarm(p);
 		p->kernel_armed = p->kernel_firing = false;
 		return false;
 	}
@@ -594,42 +594,42 @@ bool kernel_adopt_on_arming(struct fo_pair *p)
 	s = &p->m[si];
 	if (k.firing) {
 		p->kernel_firing = true;
-		become(p, FO_PAIR_ARMING, "%s is switching %s -> %s; waiting for its event", owner_desc(p), a->name,
+		fo_pair_become(p, FO_PAIR_ARMING, "%s is switching %s -> %s; waiting for its event", fo_pair_owner_desc(p), a->name,
 		       s->name);
 		return true;
 	}
 	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_RUNNING) {
 		/* Never both: PAUSE is allowed on an armed pair. */
-		if (!fence_member(p, s)) {
-			become(p, FO_PAIR_DEGRADED, "could not pause standby %s", s->name);
+		if (!fo_pair_fence_member(p, s)) {
+			fo_pair_become(p, FO_PAIR_DEGRADED, "could not pause standby %s", s->name);
 			return true;
 		}
 	}
 	/* A suspended active (a checkpoint) is still the module's: its
 	 * deadline runs, and its switch pauses the suspended domain. */
 	if ((a->state == FO_DOM_RUNNING || a->state == FO_DOM_SUSPENDED) && s->state == FO_DOM_PAUSED) {
-		const struct fo_verdict *v = member_verdict(p, s);
+		const struct fo_verdict *v = fo_pair_verdict_of(p, s);
 
 		if (v) {
 			/* Never armed with a failed standby: DEGRADED takes
-			 * it back from the module (become). */
-			refuse_standby(p, s, v);
-			arm_active_deadline(p);
+			 * it back from the module (fo_pair_become). */
+			fo_pair_refuse_standby(p, s, v);
+			fo_pair_arm_active_deadline(p);
 			return true;
 		}
 		s->usable = true;
-		become_armed(p, p->kernel_owner_is_hv ? "adopted from Xen's failover watch, which has it armed" :
+		fo_pair_become_armed(p, p->kernel_owner_is_hv ? "adopted from Xen's failover watch, which has it armed" :
 							"adopted from the kernel module, which has it armed");
 		return true;
 	}
 	/* The module's active is not running: it will switch when its deadline
 	 * passes (a paused domain does not notify). Take the pair back and
 	 * decide from Xen's state, as any restart does. */
-	r = take_from_kernel(p);
+	r = fo_pair_kernel_take_back(p);
 	if (r == -EALREADY) {
 		if (p->state == FO_PAIR_ARMING && p->kernel_firing)
-			become(p, FO_PAIR_ARMING, "%s is switching %s -> %s; waiting for its event",
-			       owner_desc(p), a->name, s->name);
+			fo_pair_become(p, FO_PAIR_ARMING, "%s is switching %s -> %s; waiting for its event",
+			       fo_pair_owner_desc(p), a->name, s->name);
 		return true;
 	}
 	p->kernel_armed = p->kernel_firing = false;

@@ -2,8 +2,8 @@
 /*
  * members.c - a pair's two domains as Xen knows them: found by name and
  * watched (refresh_*), placed (fo_pair_check_placement), told their roles
- * (publish_roles) and, after a switch, the state handover those roles start
- * (state_report).
+ * (fo_pair_publish_roles) and, after a switch, the state handover those roles start
+ * (fo_pair_state_report).
  */
 #include "core/pair/pair_internal.h"
 
@@ -17,9 +17,9 @@
 
 /* Re-read a known member's state: one domain-info hypercall, all a fault
  * path may do before its switch. A domain that is gone keeps its domid
- * (state GONE) until refresh_identity(). False: could not be read (the
+ * (state GONE) until fo_pair_refresh_identity(). False: could not be read (the
  * last known state stays; the next change retries). */
-bool refresh_state(struct fo_pair *p, struct fo_member *m)
+bool fo_pair_refresh_state(struct fo_pair *p, struct fo_member *m)
 {
 	struct fo_hv *hv = p->env->hv;
 
@@ -29,7 +29,7 @@ bool refresh_state(struct fo_pair *p, struct fo_member *m)
 /* The slow half, never before a switch: forget a member that is gone (the
  * unwatch unbinds, unmaps and talks to xenstore), find it by name when we
  * have no (live) domid (libxl reads every domain's name), watch it. */
-void refresh_identity(struct fo_pair *p, struct fo_member *m)
+void fo_pair_refresh_identity(struct fo_pair *p, struct fo_member *m)
 {
 	struct fo_hv *hv = p->env->hv;
 	fo_domid_t domid;
@@ -57,7 +57,7 @@ void refresh_identity(struct fo_pair *p, struct fo_member *m)
 
 		/* Another instance of this name than the one that failed (it
 		 * was destroyed and re-created): that one starts clean. */
-		member_instance(m, &in);
+		fo_pair_member_instance(m, &in);
 		fo_verdicts_forget_other(p->env->verdicts, &in);
 	}
 	if (hv->ops->get_state(hv, domid, &m->state) < 0)
@@ -75,10 +75,10 @@ void refresh_identity(struct fo_pair *p, struct fo_member *m)
 
 /* Re-read a member's state; find it by name when we have no (live) domid.
  * Starts/stops following its agent as the domain comes and goes. */
-void refresh_member(struct fo_pair *p, struct fo_member *m)
+void fo_pair_refresh_member(struct fo_pair *p, struct fo_member *m)
 {
-	if (refresh_state(p, m))
-		refresh_identity(p, m);
+	if (fo_pair_refresh_state(p, m))
+		fo_pair_refresh_identity(p, m);
 }
 
 void fo_pair_check_placement(struct fo_pair *p)
@@ -105,7 +105,7 @@ void fo_pair_check_placement(struct fo_pair *p)
 		}
 		if (fixed) {
 			p->placement_reapplied++;
-			record(p, FO_EV_PLACEMENT, FO_RESULT_OK, "drift re-applied (placement.enforce): was %s", found);
+			fo_pair_record(p, FO_EV_PLACEMENT, FO_RESULT_OK, "drift re-applied (placement.enforce): was %s", found);
 			found[0] = '\0';
 			ok = true;
 		} else {
@@ -113,15 +113,15 @@ void fo_pair_check_placement(struct fo_pair *p)
 		}
 	}
 	if (!ok && (!p->placement_drift || strcmp(found, p->placement) != 0))
-		record(p, FO_EV_PLACEMENT, FO_RESULT_DEGRADED, "drift: %s", found);
+		fo_pair_record(p, FO_EV_PLACEMENT, FO_RESULT_DEGRADED, "drift: %s", found);
 	else if (ok && p->placement_drift)
-		record(p, FO_EV_PLACEMENT, FO_RESULT_OK, "as configured again");
+		fo_pair_record(p, FO_EV_PLACEMENT, FO_RESULT_OK, "as configured again");
 	p->placement_drift = !ok;
 	p->placement_checked = true;
 	snprintf(p->placement, sizeof(p->placement), "%s", found);
 }
 
-void publish_roles(struct fo_pair *p)
+void fo_pair_publish_roles(struct fo_pair *p)
 {
 	struct fo_hv *hv = p->env->hv;
 
@@ -144,7 +144,7 @@ void publish_roles(struct fo_pair *p)
  * to STATE_RESTORE_WAIT_NS. Off the switch path: the new active's
  * heartbeats call this.
  */
-void state_report(struct fo_pair *p, const struct fo_member *m)
+void fo_pair_state_report(struct fo_pair *p, const struct fo_member *m)
 {
 	static const char *const res[] = { "not reported", "ok", "no state", "corrupt", "too old" };
 	struct fo_hv *hv = p->env->hv;
@@ -165,7 +165,7 @@ void state_report(struct fo_pair *p, const struct fo_member *m)
 		return;
 	p->state_reported_ns = si.takeover_ns;
 	p->state_watch_until_ns = 0;
-	record(p, FO_EV_INFO, FO_RESULT_INFO,
+	fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
 	       "state handover: %s restore %s (cycle %llu), handed over cycle %llu, the old active's last %llu: "
 	       "%lld cycles lost",
 	       m->name, m->hb.ext && m->hb.restore_result < 5 ? res[m->hb.restore_result] : "not reported",

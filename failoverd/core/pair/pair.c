@@ -68,7 +68,7 @@ int fo_pair_member_by_domid(const struct fo_pair *p, fo_domid_t domid)
 	return -1;
 }
 
-struct fo_event *record(struct fo_pair *p, enum fo_event_kind kind, enum fo_event_result result,
+struct fo_event *fo_pair_record(struct fo_pair *p, enum fo_event_kind kind, enum fo_event_result result,
 			const char *fmt, ...)
 {
 	struct fo_event *e = fo_event_ring_claim(p->env->ring, now_ns(p));
@@ -88,7 +88,7 @@ struct fo_event *record(struct fo_pair *p, enum fo_event_kind kind, enum fo_even
 
 /* Enter a state, with the reason shown by `status`, and keep an event for
  * the states an operator must know about. */
-void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...)
+void fo_pair_become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...)
 {
 	enum fo_pair_state old = p->state;
 	char old_reason[sizeof(p->reason)];
@@ -100,12 +100,12 @@ void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...)
 	va_end(ap);
 	p->state = s;
 	p->late_since_ns = 0; /* any new decision ends a wait for a late heartbeat */
-	p->net_blocked = false; /* service_enforce() sets it again when it is the reason */
+	p->net_blocked = false; /* fo_pair_service_enforce() sets it again when it is the reason */
 	if (s != FO_PAIR_ARMING)
 		p->started_blind = false; /* decided: from here on we watch */
 	/* The module must not switch a pair we consider unprotected. */
 	if (p->kernel_armed && (s == FO_PAIR_DEGRADED || s == FO_PAIR_DISARMED || s == FO_PAIR_REBUILDING))
-		kernel_release(p);
+		fo_pair_kernel_disarm(p);
 	/* DEGRADED again is news when the reason is new; the same reason
 	 * again (a retry every second that fails the same way) is not, and
 	 * would push the events that matter out of the ring. */
@@ -113,14 +113,14 @@ void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...)
 		return;
 	switch (s) {
 	case FO_PAIR_ARMED:
-		record(p, FO_EV_ARMED, FO_RESULT_INFO, "active %s, standby %s%s%s", fo_pair_active(p)->name,
+		fo_pair_record(p, FO_EV_ARMED, FO_RESULT_INFO, "active %s, standby %s%s%s", fo_pair_active(p)->name,
 		       fo_pair_standby(p)->name, p->reason[0] ? ": " : "", p->reason);
 		break;
 	case FO_PAIR_DEGRADED:
-		record(p, FO_EV_DEGRADED, FO_RESULT_INFO, "%s", p->reason);
+		fo_pair_record(p, FO_EV_DEGRADED, FO_RESULT_INFO, "%s", p->reason);
 		break;
 	case FO_PAIR_DISARMED:
-		record(p, FO_EV_DISARMED, FO_RESULT_INFO, "%s", p->reason);
+		fo_pair_record(p, FO_EV_DISARMED, FO_RESULT_INFO, "%s", p->reason);
 		break;
 	default:
 		break;
@@ -132,7 +132,7 @@ void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...)
  * one period later, so that a heartbeat loss finds the module already
  * switching (its deadline counts from the notification, ours from our
  * read of the page, which is never earlier), not a race with it; what we
- * do then is the backstop, kernel_on_deadline(). */
+ * do then is the backstop, fo_pair_kernel_on_deadline(). */
 static uint64_t hb_timeout_ns(const struct fo_pair *p)
 {
 	uint64_t t = MS(p->cfg.timeout_ms);
@@ -142,7 +142,7 @@ static uint64_t hb_timeout_ns(const struct fo_pair *p)
 
 /* The active must heartbeat within timeout_ms of its last progress (or of
  * now, if it has not heartbeated since we started watching it). */
-void arm_active_deadline(struct fo_pair *p)
+void fo_pair_arm_active_deadline(struct fo_pair *p)
 {
 	struct fo_member *a = fo_pair_active(p);
 	uint64_t now = now_ns(p);
@@ -156,13 +156,13 @@ void arm_active_deadline(struct fo_pair *p)
 }
 
 /* The deadline follows who owns the pair (hb_timeout_ns). */
-void arm_active_deadline_if_armed(struct fo_pair *p)
+void fo_pair_arm_active_deadline_if_armed(struct fo_pair *p)
 {
 	if (p->state == FO_PAIR_ARMED)
-		arm_active_deadline(p);
+		fo_pair_arm_active_deadline(p);
 }
 
-void become_armed(struct fo_pair *p, const char *how)
+void fo_pair_become_armed(struct fo_pair *p, const char *how)
 {
 	/* Verified at arm time; a drift is reported, never a reason to leave
 	 * the pair unprotected. */
@@ -172,18 +172,18 @@ void become_armed(struct fo_pair *p, const char *how)
 	set_deadline(fo_pair_standby(p), FO_DL_NONE, 0);
 	/* The service network as the roles say, or DEGRADED with why (and
 	 * tried again by the audit): the roles are still recorded. */
-	if (!service_enforce(p, false)) {
-		mark_active(p);
-		persist(p);
-		publish_roles(p);
+	if (!fo_pair_service_enforce(p, false)) {
+		fo_pair_mark_active(p);
+		fo_pair_persist(p);
+		fo_pair_publish_roles(p);
 		return;
 	}
-	arm_active_deadline(p);
-	become(p, FO_PAIR_ARMED, "%s", how);
-	mark_active(p);
-	persist(p);
-	publish_roles(p);
-	kernel_try_arm(p);
+	fo_pair_arm_active_deadline(p);
+	fo_pair_become(p, FO_PAIR_ARMED, "%s", how);
+	fo_pair_mark_active(p);
+	fo_pair_persist(p);
+	fo_pair_publish_roles(p);
+	fo_pair_kernel_try_arm(p);
 }
 
 /* Fence a member outside a switchover (arming, a standby started behind our
@@ -191,13 +191,13 @@ void become_armed(struct fo_pair *p, const char *how)
  * kept as an event, m->state is what Xen says (never "paused" on trust),
  * and the caller says what it means for the pair; the fence audit
  * (fo_pair_audit) tries again every period. */
-bool fence_member(struct fo_pair *p, struct fo_member *m)
+bool fo_pair_fence_member(struct fo_pair *p, struct fo_member *m)
 {
 	int r = fo_fence(p->env->hv, m->domid, &m->state);
 
 	if (r < 0) {
 		fo_err("pair %s: could not pause %s (domain %u): %s", p->cfg.name, m->name, m->domid, strerror(-r));
-		record(p, FO_EV_INFO, FO_RESULT_FAILED, "could not pause %s (domain %u): %s; it is %s", m->name,
+		fo_pair_record(p, FO_EV_INFO, FO_RESULT_FAILED, "could not pause %s (domain %u): %s; it is %s", m->name,
 		       m->domid, strerror(-r), fo_dom_state_name(m->state));
 	}
 	return r == 0;
@@ -228,16 +228,16 @@ void fo_pair_update_config(struct fo_pair *p, const struct fo_pair_config *cfg)
 	p->cfg = *cfg;
 	/* A new or changed network section: the bridge as the roles say now
 	 * (or DEGRADED with why), not at the next switch. */
-	if (net_changed && p->state == FO_PAIR_ARMED && !service_enforce(p, false))
+	if (net_changed && p->state == FO_PAIR_ARMED && !fo_pair_service_enforce(p, false))
 		return;
 	if (rearm) {
 		/* The module has the old timeout: ARM it anew. */
-		kernel_release(p);
+		fo_pair_kernel_disarm(p);
 		p->kernel_retry_ns = 0;
-		kernel_try_arm(p);
+		fo_pair_kernel_try_arm(p);
 	}
 	if (p->state == FO_PAIR_ARMED)
-		arm_active_deadline(p);
+		fo_pair_arm_active_deadline(p);
 }
 
 /* The operator's (or the cluster agent's) decision that the pair serves
@@ -246,7 +246,7 @@ static void end_stand_down(struct fo_pair *p)
 {
 	if (p->env->verdicts && fo_verdicts_stood_down(p->env->verdicts, p->cfg.name)) {
 		fo_verdicts_set_stood_down(p->env->verdicts, p->cfg.name, false);
-		persist(p);
+		fo_pair_persist(p);
 	}
 }
 
@@ -265,7 +265,7 @@ void fo_pair_arm(struct fo_pair *p)
 	end_stand_down(p);
 	reset_watch(p);
 	p->state = FO_PAIR_ARMING;
-	arming_evaluate(p);
+	fo_pair_arming_evaluate(p);
 }
 
 void fo_pair_start(struct fo_pair *p)
@@ -279,17 +279,17 @@ void fo_pair_start(struct fo_pair *p)
 	}
 	/* Stood down before this start: hands off, as the cluster left it;
 	 * the audit still watches (DISARMED). */
-	refresh_member(p, &p->m[0]);
-	refresh_member(p, &p->m[1]);
+	fo_pair_refresh_member(p, &p->m[0]);
+	fo_pair_refresh_member(p, &p->m[1]);
 	reset_watch(p);
-	become(p, FO_PAIR_DISARMED, "stood down before failoverd started: `switchover` or `arm` resumes it here");
+	fo_pair_become(p, FO_PAIR_DISARMED, "stood down before failoverd started: `switchover` or `arm` resumes it here");
 }
 
 void fo_pair_disarm(struct fo_pair *p)
 {
 	for (int i = 0; i < 2; i++)
 		set_deadline(&p->m[i], FO_DL_NONE, 0);
-	become(p, FO_PAIR_DISARMED, "disarmed by operator: no automatic switchover");
+	fo_pair_become(p, FO_PAIR_DISARMED, "disarmed by operator: no automatic switchover");
 }
 
 /*
@@ -316,7 +316,7 @@ int fo_pair_stand_down(struct fo_pair *p, char *err, size_t errlen)
 	}
 	if (p->kernel_armed && p->kernel_firing) {
 		snprintf(err, errlen, "pair %s: %s is switching it; retry once its switch is in `events`",
-			 p->cfg.name, owner_desc(p));
+			 p->cfg.name, fo_pair_owner_desc(p));
 		return -EAGAIN;
 	}
 	/* The owner may have switched and its event not been read yet (Xen's
@@ -326,28 +326,28 @@ int fo_pair_stand_down(struct fo_pair *p, char *err, size_t errlen)
 		p->env->hv->ops->kernel_poll_events(p->env->hv);
 		if (p->kernel_switches != seen) {
 			snprintf(err, errlen, "pair %s: %s switched it first; retry once the switch is over",
-				 p->cfg.name, owner_desc(p));
+				 p->cfg.name, fo_pair_owner_desc(p));
 			return -EAGAIN;
 		}
 	}
 	for (int i = 0; i < 2; i++)
 		set_deadline(&p->m[i], FO_DL_NONE, 0);
-	become(p, FO_PAIR_DISARMED, "stood down: no member runs on this host");
+	fo_pair_become(p, FO_PAIR_DISARMED, "stood down: no member runs on this host");
 	if (p->kernel_armed) {
 		/* Its DISARM said EALREADY: it is switching, its event follows. */
 		snprintf(err, errlen, "pair %s: %s is switching it; retry once its switch is in `events`",
-			 p->cfg.name, owner_desc(p));
+			 p->cfg.name, fo_pair_owner_desc(p));
 		return -EAGAIN;
 	}
 	for (int i = 0; i < 2; i++) {
 		struct fo_member *m = &p->m[i];
 
 		if (m->domid == FO_DOMID_INVALID)
-			refresh_member(p, m);
+			fo_pair_refresh_member(p, m);
 		if (m->domid == FO_DOMID_INVALID)
 			continue; /* no domain: nothing of it runs */
-		if (!fence_member(p, m)) {
-			become(p, FO_PAIR_DISARMED, "stand-down failed: %s could not be paused, it is %s", m->name,
+		if (!fo_pair_fence_member(p, m)) {
+			fo_pair_become(p, FO_PAIR_DISARMED, "stand-down failed: %s could not be paused, it is %s", m->name,
 			       fo_dom_state_name(m->state));
 			snprintf(err, errlen, "pair %s: %s", p->cfg.name, p->reason);
 			return -EIO;
@@ -359,7 +359,7 @@ int fo_pair_stand_down(struct fo_pair *p, char *err, size_t errlen)
 	 * finding F). `switchover` or `arm` ends it. */
 	if (p->env->verdicts) {
 		fo_verdicts_set_stood_down(p->env->verdicts, p->cfg.name, true);
-		persist(p);
+		fo_pair_persist(p);
 	}
 	/* Served from the other host now: the standby's state comes from
 	 * there (the state stream), not from the paused active here. */
@@ -405,7 +405,7 @@ void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *p
 
 	if (idx == p->active) {
 		m->suspend_seen = false; /* it runs: any suspend is over */
-		state_report(p, m);
+		fo_pair_state_report(p, m);
 		/* ARMING, waiting for the other member to exist, this one seen
 		 * paused: libxl builds a domain paused and unpauses it last,
 		 * and an unpause fires no domain watch. Its heartbeat says it
@@ -414,35 +414,35 @@ void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *p
 		 * running. */
 		if (p->state == FO_PAIR_ARMING && m->state != FO_DOM_RUNNING &&
 		    p->m[!idx].domid == FO_DOMID_INVALID) {
-			arming_evaluate(p);
+			fo_pair_arming_evaluate(p);
 			if (p->state != FO_PAIR_ARMING)
 				return;
 		}
 		switch (p->state) {
 		case FO_PAIR_SWITCHING:
 			if (m->deadline_kind == FO_DL_GRACE)
-				finish_switch(p, true);
+				fo_pair_finish_switch(p, true);
 			break;
 		case FO_PAIR_DEGRADED:
 			/* Its first heartbeat came after the grace: it is alive
 			 * after all, so carry on as after a timely one (the
 			 * switch's event keeps its DEGRADED verdict). */
 			if (p->late_since_ns) {
-				record(p, FO_EV_INFO, FO_RESULT_INFO,
+				fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
 				       "new active %s heartbeated %" PRIu64 " ms after the switch (grace %u ms): resuming",
 				       m->name, (now - p->late_since_ns) / 1000000u, p->cfg.grace_ms);
-				after_first_heartbeat(p);
+				fo_pair_after_first_heartbeat(p);
 				return;
 			}
 			/* fall through */
 		case FO_PAIR_ARMED:
 			if (page_is_unhealthy(p, m)) {
-				fail_over(p, FO_FAULT_UNHEALTHY, now, now);
+				fo_pair_fail_over(p, FO_FAULT_UNHEALTHY, now, now);
 				return;
 			}
 			if (p->cfg.deadline_miss_count &&
 			    fo_hb_misses_within(&m->hb, p->cfg.deadline_miss_count, MS(p->cfg.deadline_miss_window_ms), now)) {
-				fail_over(p, FO_FAULT_DEADLINE_MISS, now, now);
+				fo_pair_fail_over(p, FO_FAULT_DEADLINE_MISS, now, now);
 				return;
 			}
 			/* fall through */
@@ -453,23 +453,23 @@ void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *p
 		}
 		/* A kernel ARM that failed (agent not attached yet) is retried. */
 		if (p->state == FO_PAIR_ARMED && !p->kernel_armed)
-			kernel_try_arm(p);
+			fo_pair_kernel_try_arm(p);
 		return;
 	}
 
 	/* The standby (or a member being rebuilt) heartbeated: it runs. */
 	if (p->state == FO_PAIR_ARMING && m->deadline_kind == FO_DL_ARM_WAIT) {
-		arming_evaluate(p);
+		fo_pair_arming_evaluate(p);
 		return;
 	}
 	if (p->state == FO_PAIR_REBUILDING && p->rebuild_member == idx) {
-		if (!fence_member(p, m)) {
-			become(p, FO_PAIR_DEGRADED, "could not pause rebuilt member %s", m->name);
+		if (!fo_pair_fence_member(p, m)) {
+			fo_pair_become(p, FO_PAIR_DEGRADED, "could not pause rebuilt member %s", m->name);
 			return;
 		}
 		p->rebuild_member = -1;
 		m->usable = true;
-		become_armed(p, "failed member rebuilt and paused as the new standby");
+		fo_pair_become_armed(p, "failed member rebuilt and paused as the new standby");
 		return;
 	}
 	/* A standby that heartbeats outside arming is running behind our back. */
@@ -498,7 +498,7 @@ void fo_pair_on_agent(struct fo_pair *p, int idx, int err, const char *reason)
 	 * wake-up path for up to a second. */
 	if (err == 0 && idx == p->active && p->state == FO_PAIR_ARMED && !p->kernel_armed) {
 		p->kernel_retry_ns = 0;
-		kernel_try_arm(p);
+		fo_pair_kernel_try_arm(p);
 		return;
 	}
 	if (err == -ESTALE && idx == p->active && p->kernel_armed && !p->kernel_firing) {
@@ -506,9 +506,9 @@ void fo_pair_on_agent(struct fo_pair *p, int idx, int err, const char *reason)
 		 * old one, which will never notify again: the module would fail
 		 * over a live agent. Hand it the new port (DISARM, ARM). */
 		fo_info("pair %s: %s; re-arming the kernel module on the new port", p->cfg.name, reason);
-		kernel_release(p);
+		fo_pair_kernel_disarm(p);
 		p->kernel_retry_ns = 0;
-		kernel_try_arm(p);
+		fo_pair_kernel_try_arm(p);
 		return;
 	}
 	if (err < 0 && fo_ratelimit_ok(&m->garbage_rl, now_ns(p)))
@@ -523,10 +523,10 @@ void fo_pair_on_created(struct fo_pair *p, int idx, int err, const char *reason)
 	if (err < 0) {
 		p->rebuild_member = -1;
 		set_deadline(&p->m[idx], FO_DL_NONE, 0);
-		become(p, FO_PAIR_DEGRADED, "rebuild of %s failed: %s", p->m[idx].name, reason);
+		fo_pair_become(p, FO_PAIR_DEGRADED, "rebuild of %s failed: %s", p->m[idx].name, reason);
 		return;
 	}
-	refresh_member(p, &p->m[idx]);
+	fo_pair_refresh_member(p, &p->m[idx]);
 	snprintf(p->reason, sizeof(p->reason), "rebuilt %s (domain %u), waiting for its first heartbeat",
 		 p->m[idx].name, p->m[idx].domid);
 }
@@ -551,7 +551,7 @@ static bool heartbeat_in_last_look(struct fo_pair *p, struct fo_member *m)
  *     follows at once;
  *   - an armed owner's (the kernel module, Xen's watch): it switches at
  *     timeout_ms itself, and this deadline, one period later, is its
- *     backstop (kernel_owner.c: kernel_on_deadline).
+ *     backstop (kernel_owner.c: fo_pair_kernel_on_deadline).
  */
 static void on_heartbeat_deadline(struct fo_pair *p, int idx, uint64_t due, uint64_t now)
 {
@@ -563,15 +563,15 @@ static void on_heartbeat_deadline(struct fo_pair *p, int idx, uint64_t due, uint
 	if (idx != p->active || p->state != FO_PAIR_ARMED) {
 		/* Not armed: nothing to switch to, but say so once. */
 		if (p->state != FO_PAIR_DISARMED)
-			record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s missed its heartbeat deadline (%u ms) while %s",
+			fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s missed its heartbeat deadline (%u ms) while %s",
 			       m->name, p->cfg.timeout_ms, fo_pair_state_name(p->state));
 		return;
 	}
 	if (p->kernel_armed) {
-		kernel_on_deadline(p, due, now);
+		fo_pair_kernel_on_deadline(p, due, now);
 		return;
 	}
-	fail_over(p, FO_FAULT_HEARTBEAT_TIMEOUT, due && due <= now ? due : now, now);
+	fo_pair_fail_over(p, FO_FAULT_HEARTBEAT_TIMEOUT, due && due <= now ? due : now, now);
 }
 
 void fo_pair_on_deadline(struct fo_pair *p, int idx)
@@ -590,34 +590,34 @@ void fo_pair_on_deadline(struct fo_pair *p, int idx)
 		break;
 	case FO_DL_GRACE:
 		if (p->state == FO_PAIR_SWITCHING)
-			finish_switch(p, false);
+			fo_pair_finish_switch(p, false);
 		break;
 	case FO_DL_ARM_WAIT:
 		if (p->state != FO_PAIR_ARMING)
 			break;
 		/* The standby never proved itself: it still must not run beside the active. */
-		become(p, FO_PAIR_DEGRADED, "standby %s did not heartbeat within %llu s of arming; %s", m->name,
+		fo_pair_become(p, FO_PAIR_DEGRADED, "standby %s did not heartbeat within %llu s of arming; %s", m->name,
 		       (unsigned long long)(FO_ARM_WAIT_NS / 1000000000ull),
-		       fence_member(p, m) ? "paused" : "could not pause it (retried every period)");
+		       fo_pair_fence_member(p, m) ? "paused" : "could not pause it (retried every period)");
 		break;
 	case FO_DL_REBUILD:
 		if (p->state != FO_PAIR_REBUILDING)
 			break;
 		p->rebuild_member = -1;
-		become(p, FO_PAIR_DEGRADED, "rebuilt member %s did not heartbeat in time; %s", m->name,
+		fo_pair_become(p, FO_PAIR_DEGRADED, "rebuilt member %s did not heartbeat in time; %s", m->name,
 		       m->domid == FO_DOMID_INVALID ? "it does not exist"
-		       : fence_member(p, m)          ? "paused"
+		       : fo_pair_fence_member(p, m)          ? "paused"
 						     : "could not pause it (retried every period)");
 		break;
 	case FO_DL_DRILL:
 		if (!p->drill_active)
 			break;
 		p->drill_active = false;
-		p->drill_done_id = record(p, FO_EV_DRILL, FO_RESULT_FAILED,
+		p->drill_done_id = fo_pair_record(p, FO_EV_DRILL, FO_RESULT_FAILED,
 					  "drill %s: the fault caused no switchover in time",
 					  fo_drill_kind_name(p->drill_kind))->id;
 		if (p->state == FO_PAIR_ARMED)
-			arm_active_deadline(p);
+			fo_pair_arm_active_deadline(p);
 		break;
 	}
 }
@@ -639,7 +639,7 @@ static void note_suspend(struct fo_pair *p, struct fo_member *a)
 	if (a->suspend_seen || (p->state != FO_PAIR_ARMED && p->state != FO_PAIR_DEGRADED))
 		return;
 	a->suspend_seen = true;
-	record(p, FO_EV_INFO, FO_RESULT_INFO,
+	fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
 	       "active %s (domain %u) is suspended (a save, checkpoint or migration): no switchover unless it stays silent beyond timeout_ms (%u ms)",
 	       a->name, a->domid, p->cfg.timeout_ms);
 }
@@ -650,11 +650,11 @@ static void note_suspend(struct fo_pair *p, struct fo_member *a)
  * beside the active unless it is paused. Paused, then DEGRADED until an
  * operator arms the pair again (`failoverctl arm`).
  */
-void suspended_standby(struct fo_pair *p, struct fo_member *s)
+void fo_pair_suspended_standby(struct fo_pair *p, struct fo_member *s)
 {
 	s->usable = false;
-	become(p, FO_PAIR_DEGRADED, "standby %s is suspended (a save, checkpoint or migration); %s; arm again once it is back",
-	       s->name, fence_member(p, s) ? "paused" : "could not pause it (retried every period)");
+	fo_pair_become(p, FO_PAIR_DEGRADED, "standby %s is suspended (a save, checkpoint or migration); %s; arm again once it is back",
+	       s->name, fo_pair_fence_member(p, s) ? "paused" : "could not pause it (retried every period)");
 }
 
 /*
@@ -669,10 +669,10 @@ void fo_pair_domains_fault(struct fo_pair *p)
 	uint64_t now = now_ns(p);
 	struct fo_member *a = fo_pair_active(p);
 
-	if (p->state != FO_PAIR_ARMED || !refresh_state(p, a) || !fo_dom_state_is_dead(a->state))
+	if (p->state != FO_PAIR_ARMED || !fo_pair_refresh_state(p, a) || !fo_dom_state_is_dead(a->state))
 		return;
-	refresh_state(p, fo_pair_standby(p));
-	fail_over(p, fault_of_state(a->state), now, now);
+	fo_pair_refresh_state(p, fo_pair_standby(p));
+	fo_pair_fail_over(p, fault_of_state(a->state), now, now);
 }
 
 void fo_pair_on_domains_changed(struct fo_pair *p)
@@ -689,15 +689,15 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 	 * next turn, before a fence audit could take a standby Xen started
 	 * for one running behind our back. Any other state goes on as it is
 	 * (ARMING decides again below; DEGRADED is audited again). */
-	if (kernel_gone_while_firing(p) && p->state == FO_PAIR_ARMED)
+	if (fo_pair_kernel_gone_while_firing(p) && p->state == FO_PAIR_ARMED)
 		set_deadline(fo_pair_active(p), FO_DL_HEARTBEAT, now);
 	if (p->state == FO_PAIR_ARMING) {
-		arming_evaluate(p);
-		persist(p); /* a verdict on an instance that is gone, dropped */
+		fo_pair_arming_evaluate(p);
+		fo_pair_persist(p); /* a verdict on an instance that is gone, dropped */
 		return;
 	}
-	refresh_member(p, &p->m[0]);
-	refresh_member(p, &p->m[1]);
+	fo_pair_refresh_member(p, &p->m[0]);
+	fo_pair_refresh_member(p, &p->m[1]);
 	a = fo_pair_active(p);
 	s = fo_pair_standby(p);
 
@@ -708,21 +708,21 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_RUNNING && p->rebuild_member != !p->active) {
 		uint64_t seen = p->kernel_switches;
 
-		if (!kernel_yield_for_fence(p)) {
+		if (!fo_pair_kernel_yield_for_fence(p)) {
 			if (p->kernel_switches != seen)
 				return; /* its switch was adopted: that decided */
 		}
 		/* Nobody but us unpauses a standby: whoever did is a third
 		 * party, reported like the fence audit's own finding (this
 		 * path sees it first when the domain change is news already). */
-		else if (fence_member(p, s)) {
+		else if (fo_pair_fence_member(p, s)) {
 			s->external_unpauses++;
-			record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
+			fo_pair_record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
 			       "%s (domain %u) found running beside the active; paused again", s->name, s->domid);
 		}
 		else if (p->state == FO_PAIR_ARMED)
 			/* A standby we cannot keep paused protects nothing. */
-			become(p, FO_PAIR_DEGRADED, "standby %s runs beside the active and could not be paused",
+			fo_pair_become(p, FO_PAIR_DEGRADED, "standby %s runs beside the active and could not be paused",
 			       s->name);
 	}
 
@@ -730,38 +730,38 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 	switch (p->state) {
 	case FO_PAIR_ARMED:
 		if (fo_dom_state_is_dead(a->state)) {
-			fail_over(p, fault_of_state(a->state), now, now);
+			fo_pair_fail_over(p, fault_of_state(a->state), now, now);
 			return;
 		}
 		if (fo_dom_state_is_dead(s->state)) {
 			s->usable = false;
-			become(p, FO_PAIR_DEGRADED, "standby %s is %s", s->name, fo_dom_state_name(s->state));
+			fo_pair_become(p, FO_PAIR_DEGRADED, "standby %s is %s", s->name, fo_dom_state_name(s->state));
 		}
 		else if (s->state == FO_DOM_SUSPENDED)
-			suspended_standby(p, s);
+			fo_pair_suspended_standby(p, s);
 		break;
 	case FO_PAIR_SWITCHING:
 		if (fo_dom_state_is_dead(a->state)) {
-			struct fo_event *e = pending_switch_event(p);
+			struct fo_event *e = fo_pair_pending_switch_event(p);
 			if (e)
 				e->pending = false;
 			p->switch_event_id = 0;
 			set_deadline(a, FO_DL_NONE, 0);
-			become(p, FO_PAIR_DEGRADED, "new active %s is %s right after the switch", a->name,
+			fo_pair_become(p, FO_PAIR_DEGRADED, "new active %s is %s right after the switch", a->name,
 			       fo_dom_state_name(a->state));
 		}
 		break;
 	case FO_PAIR_REBUILDING:
 		if (p->rebuild_member >= 0 && fo_dom_state_is_dead(a->state))
-			become(p, FO_PAIR_DEGRADED, "active %s is %s while rebuilding the standby", a->name,
+			fo_pair_become(p, FO_PAIR_DEGRADED, "active %s is %s while rebuilding the standby", a->name,
 			       fo_dom_state_name(a->state));
 		break;
 	default:
 		break;
 	}
-	/* A verdict on an instance that is gone (refresh_member dropped it):
+	/* A verdict on an instance that is gone (fo_pair_refresh_member dropped it):
 	 * written here, after any switch above, never before one. */
-	persist(p);
+	fo_pair_persist(p);
 }
 
 static int request_switchover(struct fo_pair *p, uint64_t now, char *err, size_t errlen);
@@ -775,13 +775,13 @@ int fo_pair_request_switchover(struct fo_pair *p, char *err, size_t errlen)
 	 * is looked up by name, since without it there is nothing to switch. */
 	for (int i = 0; i < 2; i++)
 		if (p->m[i].domid == FO_DOMID_INVALID)
-			refresh_member(p, &p->m[i]);
+			fo_pair_refresh_member(p, &p->m[i]);
 		else
-			refresh_state(p, &p->m[i]);
+			fo_pair_refresh_state(p, &p->m[i]);
 	r = request_switchover(p, now, err, errlen);
 	/* A member found gone is forgotten now, after any switch. */
-	refresh_identity(p, &p->m[0]);
-	refresh_identity(p, &p->m[1]);
+	fo_pair_refresh_identity(p, &p->m[0]);
+	fo_pair_refresh_identity(p, &p->m[1]);
 	return r;
 }
 
@@ -796,7 +796,7 @@ static int request_switchover(struct fo_pair *p, uint64_t now, char *err, size_t
 		p->env->hv->ops->kernel_poll_events(p->env->hv);
 		if (p->kernel_switches != seen) {
 			snprintf(err, errlen, "pair %s: %s switched it first; see `events`", p->cfg.name,
-				 owner_desc(p));
+				 fo_pair_owner_desc(p));
 			return -EALREADY;
 		}
 		to = fo_pair_standby(p);
@@ -817,21 +817,21 @@ static int request_switchover(struct fo_pair *p, uint64_t now, char *err, size_t
 			 p->cfg.name, to->name, to->domid == FO_DOMID_INVALID ? "missing" : fo_dom_state_name(to->state));
 		return -ENODEV;
 	}
-	if (member_verdict(p, to)) {
+	if (fo_pair_verdict_of(p, to)) {
 		char what[96];
 
-		fo_verdict_describe(member_verdict(p, to), what, sizeof(what));
+		fo_verdict_describe(fo_pair_verdict_of(p, to), what, sizeof(what));
 		snprintf(err, errlen, "pair %s: standby %s %s; clear with failoverctl clear-failed %s first",
 			 p->cfg.name, to->name, what, to->name);
 		return -EPERM;
 	}
 	end_stand_down(p);
-	switch (begin_switchover(p, FO_FAULT_MANUAL, now, now)) {
+	switch (fo_pair_begin_switchover(p, FO_FAULT_MANUAL, now, now)) {
 	case 0:
 		return 0;
 	case -EALREADY:
 		snprintf(err, errlen, "pair %s: %s switched it first; see `events`",
-			 p->cfg.name, owner_desc(p));
+			 p->cfg.name, fo_pair_owner_desc(p));
 		return -EALREADY;
 	case -ENODEV:
 	case -EIO:
@@ -839,7 +839,7 @@ static int request_switchover(struct fo_pair *p, uint64_t now, char *err, size_t
 		return -EIO;
 	default:
 		snprintf(err, errlen, "pair %s: %s would not give the pair back; nothing done",
-			 p->cfg.name, owner_desc(p));
+			 p->cfg.name, fo_pair_owner_desc(p));
 		return -EBUSY;
 	}
 }

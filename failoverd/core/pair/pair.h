@@ -86,7 +86,7 @@ struct fo_pair_env {
 	struct fo_verdicts *verdicts; /* failed instances, last active per pair (verdict.h) */
 	/* Inside a turn of the daemon's loop (fo_manager_turn_begin): the
 	 * verdict file is written once at the turn's end, after every fault
-	 * due in it was switched (persist() in verdicts.c says why that is
+	 * due in it was switched (fo_pair_persist() in verdicts.c says why that is
 	 * safe), and a switch's after-work waits until every switch due was
 	 * made (after_switch in switch.c). Outside a turn (start, reload,
 	 * tests driving a pair by hand): both at once. */
@@ -152,9 +152,9 @@ struct fo_pair {
 	/* the service network (cfg.net; core/pair/service.c) */
 	struct fo_svcnet net;
 	bool net_blocked;             /* DEGRADED because the network could not be set as the roles say */
-	bool net_resume_after_switch; /* ... and what then resumes: after_first_heartbeat (else become_armed) */
+	bool net_resume_after_switch; /* ... and what then resumes: fo_pair_after_first_heartbeat (else fo_pair_become_armed) */
 	bool net_stale;               /* a switch's move did not complete: set the roles' state anew */
-	/* the move inside the current switch (service_fenced, between fence and unpause) */
+	/* the move inside the current switch (fo_pair_service_fenced, between fence and unpause) */
 	bool net_move_tried;
 	int net_move_r;
 	int net_move_step;            /* enum fo_svcnet_step */

@@ -32,65 +32,65 @@ static inline void set_deadline(struct fo_member *m, enum fo_deadline_kind kind,
 }
 
 /* pair.c: events, transitions, the active's deadline, fencing outside a switch */
-struct fo_event *record(struct fo_pair *p, enum fo_event_kind kind, enum fo_event_result result,
+struct fo_event *fo_pair_record(struct fo_pair *p, enum fo_event_kind kind, enum fo_event_result result,
 			const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-void become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void arm_active_deadline(struct fo_pair *p);
-void arm_active_deadline_if_armed(struct fo_pair *p);
-void become_armed(struct fo_pair *p, const char *how);
-bool fence_member(struct fo_pair *p, struct fo_member *m);
-void suspended_standby(struct fo_pair *p, struct fo_member *s);
+void fo_pair_become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void fo_pair_arm_active_deadline(struct fo_pair *p);
+void fo_pair_arm_active_deadline_if_armed(struct fo_pair *p);
+void fo_pair_become_armed(struct fo_pair *p, const char *how);
+bool fo_pair_fence_member(struct fo_pair *p, struct fo_member *m);
+void fo_pair_suspended_standby(struct fo_pair *p, struct fo_member *s);
 
 /* verdicts.c */
-void member_instance(const struct fo_member *m, struct fo_instance *in);
-const struct fo_verdict *member_verdict(const struct fo_pair *p, const struct fo_member *m);
-void mark_failed(struct fo_pair *p, struct fo_member *m, const char *why);
-void mark_active(struct fo_pair *p);
-void persist(struct fo_pair *p);
-void persist_now(struct fo_pair *p);
-void refuse_standby(struct fo_pair *p, struct fo_member *m, const struct fo_verdict *v);
+void fo_pair_member_instance(const struct fo_member *m, struct fo_instance *in);
+const struct fo_verdict *fo_pair_verdict_of(const struct fo_pair *p, const struct fo_member *m);
+void fo_pair_mark_failed(struct fo_pair *p, struct fo_member *m, const char *why);
+void fo_pair_mark_active(struct fo_pair *p);
+void fo_pair_persist(struct fo_pair *p);
+void fo_pair_persist_now(struct fo_pair *p);
+void fo_pair_refuse_standby(struct fo_pair *p, struct fo_member *m, const struct fo_verdict *v);
 
 /* members.c */
-bool refresh_state(struct fo_pair *p, struct fo_member *m);
-void refresh_identity(struct fo_pair *p, struct fo_member *m);
-void refresh_member(struct fo_pair *p, struct fo_member *m);
-void publish_roles(struct fo_pair *p);
-void state_report(struct fo_pair *p, const struct fo_member *m);
+bool fo_pair_refresh_state(struct fo_pair *p, struct fo_member *m);
+void fo_pair_refresh_identity(struct fo_pair *p, struct fo_member *m);
+void fo_pair_refresh_member(struct fo_pair *p, struct fo_member *m);
+void fo_pair_publish_roles(struct fo_pair *p);
+void fo_pair_state_report(struct fo_pair *p, const struct fo_member *m);
 
 /* arming.c */
-void arming_evaluate(struct fo_pair *p);
+void fo_pair_arming_evaluate(struct fo_pair *p);
 
 /* kernel_owner.c */
-void kernel_try_arm(struct fo_pair *p);
-void kernel_release(struct fo_pair *p);
-int take_from_kernel(struct fo_pair *p);
-bool kernel_yield_for_fence(struct fo_pair *p);
-bool kernel_gone_while_firing(struct fo_pair *p);
-const char *owner_desc(const struct fo_pair *p);
-void kernel_on_deadline(struct fo_pair *p, uint64_t due, uint64_t now);
-void kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int ai);
-bool kernel_adopt_on_arming(struct fo_pair *p);
+void fo_pair_kernel_try_arm(struct fo_pair *p);
+void fo_pair_kernel_disarm(struct fo_pair *p);
+int fo_pair_kernel_take_back(struct fo_pair *p);
+bool fo_pair_kernel_yield_for_fence(struct fo_pair *p);
+bool fo_pair_kernel_gone_while_firing(struct fo_pair *p);
+const char *fo_pair_owner_desc(const struct fo_pair *p);
+void fo_pair_kernel_on_deadline(struct fo_pair *p, uint64_t due, uint64_t now);
+void fo_pair_kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int ai);
+bool fo_pair_kernel_adopt_on_arming(struct fo_pair *p);
 
 /* switch.c */
-struct fo_event *claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enum fo_fault fault, bool drill,
+struct fo_event *fo_pair_claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enum fo_fault fault, bool drill,
 				    const struct fo_member *from, const struct fo_member *to);
-int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t detected_ns);
-void fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t now);
-int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_outcome *outp, enum fo_fault fault,
+int fo_pair_begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t detected_ns);
+void fo_pair_fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t now);
+int fo_pair_after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_outcome *outp, enum fo_fault fault,
 		 bool drill);
-struct fo_event *pending_switch_event(struct fo_pair *p);
-void finish_switch(struct fo_pair *p, bool heartbeated);
-void after_first_heartbeat(struct fo_pair *p);
+struct fo_event *fo_pair_pending_switch_event(struct fo_pair *p);
+void fo_pair_finish_switch(struct fo_pair *p, bool heartbeated);
+void fo_pair_after_first_heartbeat(struct fo_pair *p);
 
 /* service.c */
-bool service_enforce(struct fo_pair *p, bool after_switch);
-bool service_move(struct fo_pair *p, struct fo_event *e, int from);
-void service_fenced(void *arg);
-void service_switch_failed(struct fo_pair *p);
-void service_audit(struct fo_pair *p);
+bool fo_pair_service_enforce(struct fo_pair *p, bool after_switch);
+bool fo_pair_service_move(struct fo_pair *p, struct fo_event *e, int from);
+void fo_pair_service_fenced(void *arg);
+void fo_pair_service_switch_failed(struct fo_pair *p);
+void fo_pair_service_audit(struct fo_pair *p);
 
 /* policy.c */
-void apply_on_failover(struct fo_pair *p, struct fo_member *failed);
-void start_rebuild(struct fo_pair *p, int idx);
+void fo_pair_apply_on_failover(struct fo_pair *p, struct fo_member *failed);
+void fo_pair_start_rebuild(struct fo_pair *p, int idx);
 
 #endif

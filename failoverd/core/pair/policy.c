@@ -11,7 +11,7 @@
 
 /* What the switch leaves behind for the failed member. Off the real-time
  * path: the standby is already running. */
-void apply_on_failover(struct fo_pair *p, struct fo_member *failed)
+void fo_pair_apply_on_failover(struct fo_pair *p, struct fo_member *failed)
 {
 	struct fo_hv *hv = p->env->hv;
 	int r;
@@ -36,7 +36,7 @@ void apply_on_failover(struct fo_pair *p, struct fo_member *failed)
 	}
 }
 
-void start_rebuild(struct fo_pair *p, int idx)
+void fo_pair_start_rebuild(struct fo_pair *p, int idx)
 {
 	struct fo_hv *hv = p->env->hv;
 	struct fo_member *m = &p->m[idx];
@@ -45,19 +45,19 @@ void start_rebuild(struct fo_pair *p, int idx)
 
 	r = hv->ops->create(hv, cfgpath);
 	if (r < 0) {
-		become(p, FO_PAIR_DEGRADED, "rebuild of %s from %s failed: %s", m->name, cfgpath, strerror(-r));
+		fo_pair_become(p, FO_PAIR_DEGRADED, "rebuild of %s from %s failed: %s", m->name, cfgpath, strerror(-r));
 		return;
 	}
 	/* Found again by name once it exists (domain_created or
 	 * @introduceDomain), then watched like any member. We build it: a new
 	 * instance, whatever was said about the old one or its name. */
 	if (p->env->verdicts && fo_verdicts_clear(p->env->verdicts, m->name))
-		persist(p);
+		fo_pair_persist(p);
 	p->rebuild_member = idx;
-	refresh_member(p, m);
+	fo_pair_refresh_member(p, m);
 	m->usable = false;
 	set_deadline(m, FO_DL_REBUILD, now_ns(p) + FO_ARM_WAIT_NS);
-	become(p, FO_PAIR_REBUILDING, "rebuilding %s as the new standby", m->name);
+	fo_pair_become(p, FO_PAIR_REBUILDING, "rebuilding %s as the new standby", m->name);
 }
 
 const char *fo_pair_member_config(const struct fo_pair *p, int idx)

@@ -31,7 +31,7 @@ static void mac_text(const uint8_t m[6], char out[18])
  * goes down, not only its port. */
 static bool member_failed(struct fo_pair *p, const struct fo_member *m)
 {
-	return member_verdict(p, m) != NULL;
+	return fo_pair_verdict_of(p, m) != NULL;
 }
 
 /* Both members' vifs carry the service MAC (as their backends were given
@@ -95,7 +95,7 @@ static int check_foreign_mac(struct fo_pair *p, char *err, size_t errlen)
 /* DEGRADED because of the network, with why; the audit tries again. */
 static void block(struct fo_pair *p, const char *why, bool after_switch)
 {
-	become(p, FO_PAIR_DEGRADED, "%s", why);
+	fo_pair_become(p, FO_PAIR_DEGRADED, "%s", why);
 	p->net_blocked = true;
 	p->net_resume_after_switch = after_switch;
 	p->net_retry_ns = now_ns(p) + NET_RETRY_NS;
@@ -126,9 +126,9 @@ static int check_flood(struct fo_pair *p, uint64_t since_ns, char *err, size_t e
 
 /* Set the bridge as the roles say. On failure the pair is DEGRADED with
  * the reason, and the audit tries again every second; once it succeeds,
- * what was interrupted resumes: arming (become_armed), or the end of a
- * switch (after_first_heartbeat, which decides about the standby). */
-bool service_enforce(struct fo_pair *p, bool after_switch)
+ * what was interrupted resumes: arming (fo_pair_become_armed), or the end of a
+ * switch (fo_pair_after_first_heartbeat, which decides about the standby). */
+bool fo_pair_service_enforce(struct fo_pair *p, bool after_switch)
 {
 	fo_domid_t domid[2] = { p->m[0].domid, p->m[1].domid };
 	char err[256];
@@ -146,7 +146,7 @@ bool service_enforce(struct fo_pair *p, bool after_switch)
 		p->net_settle_ns = now_ns(p) + 2 * NET_RETRY_NS;
 	if (r == 0) {
 		if (p->net_blocked)
-			record(p, FO_EV_INFO, FO_RESULT_OK, "service network ready on %s's vif",
+			fo_pair_record(p, FO_EV_INFO, FO_RESULT_OK, "service network ready on %s's vif",
 			       fo_pair_active(p)->name);
 		p->net_blocked = false;
 		p->net_stale = false;
@@ -174,7 +174,7 @@ static void move_now(struct fo_pair *p, int from)
 	p->net_moved_ns = now_ns(p);
 }
 
-void service_fenced(void *arg)
+void fo_pair_service_fenced(void *arg)
 {
 	struct fo_pair *p = arg;
 
@@ -182,7 +182,7 @@ void service_fenced(void *arg)
 		move_now(p, p->active);
 }
 
-bool service_move(struct fo_pair *p, struct fo_event *e, int from)
+bool fo_pair_service_move(struct fo_pair *p, struct fo_event *e, int from)
 {
 	if (!service_on(p))
 		return true;
@@ -207,7 +207,7 @@ bool service_move(struct fo_pair *p, struct fo_event *e, int from)
 	return false;
 }
 
-void service_switch_failed(struct fo_pair *p)
+void fo_pair_service_switch_failed(struct fo_pair *p)
 {
 	bool moved = p->net_move_tried && p->net_move_r == 0;
 
@@ -215,7 +215,7 @@ void service_switch_failed(struct fo_pair *p)
 	/* The bridge was handed to a standby that did not start: back to the
 	 * roles as they are (or DEGRADED, which the failed switch is anyway). */
 	if (moved)
-		service_enforce(p, false);
+		fo_pair_service_enforce(p, false);
 }
 
 /* A member that must be cut off (the standby, a failed member) found with
@@ -242,15 +242,15 @@ static void audit_cut_off(struct fo_pair *p, struct fo_member *s)
 			fo_info("pair %s: %s's vif %s cut off (%s)", p->cfg.name, s->name, name,
 				new_domain ? "a new domain's" : !forwarding ? "set down, it failed" : "set up just now");
 		else
-			record(p, FO_EV_INFO, FO_RESULT_FAILED, "%s's vif %s could not be cut off: %s", s->name, name, err);
+			fo_pair_record(p, FO_EV_INFO, FO_RESULT_FAILED, "%s's vif %s could not be cut off: %s", s->name, name, err);
 		return;
 	}
 	p->net_recuts++;
 	if (r == 0)
-		record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
+		fo_pair_record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
 		       "%s's vif %s found forwarding on the bridge though it is cut off; cut off again", s->name, name);
 	else
-		record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_FAILED,
+		fo_pair_record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_FAILED,
 		       "%s's vif %s found forwarding on the bridge though it is cut off: %s", s->name, name, err);
 }
 
@@ -265,7 +265,7 @@ void fo_pair_net_news(struct fo_pair *p, int ifindex, const uint8_t *mac)
 		p->net_look_at_links = true;
 }
 
-void service_audit(struct fo_pair *p)
+void fo_pair_service_audit(struct fo_pair *p)
 {
 	struct fo_member *a, *s;
 	uint64_t now, next;
@@ -285,12 +285,12 @@ void service_audit(struct fo_pair *p)
 			p->net_retry_ns = now + NET_RETRY_NS;
 			return;
 		}
-		if (!service_enforce(p, p->net_resume_after_switch))
+		if (!fo_pair_service_enforce(p, p->net_resume_after_switch))
 			return;
 		if (p->net_resume_after_switch)
-			after_first_heartbeat(p);
+			fo_pair_after_first_heartbeat(p);
 		else
-			become_armed(p, "service network ready");
+			fo_pair_become_armed(p, "service network ready");
 		return;
 	}
 	/* While armed, on the bridges' news: is the bridge still there with

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * switch.c - a switch of the pair around fo_switchover_execute(): the
- * automatic failover (fail_over), the one owner check, the event and its
+ * automatic failover (fo_pair_fail_over), the one owner check, the event and its
  * phases, the failed member's verdict, the statistics, and the end of
  * SWITCHING (the new active's first heartbeat).
- * Ours and the kernel module's switches end the same way (after_switch).
+ * Ours and the kernel module's switches end the same way (fo_pair_after_switch).
  */
 #include "core/pair/pair_internal.h"
 
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-struct fo_event *pending_switch_event(struct fo_pair *p)
+struct fo_event *fo_pair_pending_switch_event(struct fo_pair *p)
 {
 	struct fo_event *e = (struct fo_event *)fo_event_ring_find(p->env->ring, p->switch_event_id);
 	return e && e->pending ? e : NULL;
@@ -21,7 +21,7 @@ struct fo_event *pending_switch_event(struct fo_pair *p)
 /* The event of a switch from `from` to `to`, ours or the module's, claimed
  * from the preallocated ring: on the real-time path, nothing is allocated
  * or logged. The caller fills in the phases. */
-struct fo_event *claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enum fo_fault fault, bool drill,
+struct fo_event *fo_pair_claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enum fo_fault fault, bool drill,
 				    const struct fo_member *from, const struct fo_member *to)
 {
 	struct fo_event *e = fo_event_ring_claim(p->env->ring, detected_ns);
@@ -38,14 +38,14 @@ struct fo_event *claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enu
 }
 
 /* The switch is over: the new active heartbeated (or did not, in time). */
-void finish_switch(struct fo_pair *p, bool heartbeated)
+void fo_pair_finish_switch(struct fo_pair *p, bool heartbeated)
 {
 	struct fo_event *e;
 
 	/* What follows (a rebuild of the failed member, a standby refused)
 	 * builds on the switch's after-work having been done. */
 	fo_pair_after_work(p);
-	e = pending_switch_event(p);
+	e = fo_pair_pending_switch_event(p);
 
 	if (e) {
 		if (heartbeated)
@@ -62,7 +62,7 @@ void finish_switch(struct fo_pair *p, bool heartbeated)
 
 	if (!heartbeated) {
 		set_deadline(fo_pair_active(p), FO_DL_NONE, 0);
-		become(p, FO_PAIR_DEGRADED, "new active %s did not heartbeat within %u ms of the switch",
+		fo_pair_become(p, FO_PAIR_DEGRADED, "new active %s did not heartbeat within %u ms of the switch",
 		       fo_pair_active(p)->name, p->cfg.grace_ms);
 		/* It runs and may yet come up (its agent slow to notice it was
 		 * unpaused): a late first heartbeat resumes from here
@@ -71,34 +71,34 @@ void finish_switch(struct fo_pair *p, bool heartbeated)
 									   : now_ns(p);
 		return;
 	}
-	after_first_heartbeat(p);
+	fo_pair_after_first_heartbeat(p);
 }
 
 /* The new active heartbeated (in its grace, or late): watch it, and give
  * the pair a standby again as its policy says. */
-void after_first_heartbeat(struct fo_pair *p)
+void fo_pair_after_first_heartbeat(struct fo_pair *p)
 {
 	struct fo_member *old = fo_pair_standby(p);
 
 	p->late_since_ns = 0;
 	/* The switch's move of the service network did not complete: the
 	 * bridge as the roles say first, or DEGRADED until it can be. */
-	if (p->net_stale && !service_enforce(p, true))
+	if (p->net_stale && !fo_pair_service_enforce(p, true))
 		return;
-	arm_active_deadline(p);
-	if (!p->switch_was_fault && old->usable && !member_verdict(p, old)) {
-		become_armed(p, "roles swapped by switchover");
+	fo_pair_arm_active_deadline(p);
+	if (!p->switch_was_fault && old->usable && !fo_pair_verdict_of(p, old)) {
+		fo_pair_become_armed(p, "roles swapped by switchover");
 		return;
 	}
 	if (p->cfg.on_failover == FO_ON_FAILOVER_REBUILD) {
-		start_rebuild(p, !p->active);
+		fo_pair_start_rebuild(p, !p->active);
 		return;
 	}
-	if (member_verdict(p, old)) {
-		refuse_standby(p, old, member_verdict(p, old));
+	if (fo_pair_verdict_of(p, old)) {
+		fo_pair_refuse_standby(p, old, fo_pair_verdict_of(p, old));
 		return;
 	}
-	become(p, FO_PAIR_DEGRADED, "no standby: %s failed and was %s", old->name,
+	fo_pair_become(p, FO_PAIR_DEGRADED, "no standby: %s failed and was %s", old->name,
 	       p->cfg.on_failover == FO_ON_FAILOVER_DESTROY ? "destroyed" : "kept paused");
 }
 
@@ -107,7 +107,7 @@ void after_first_heartbeat(struct fo_pair *p)
  * fo_switchover_execute() returning is the real-time path: the event slot
  * is claimed from the preallocated ring, nothing is logged.
  */
-int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t detected_ns)
+int fo_pair_begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t detected_ns)
 {
 	struct fo_member *from = fo_pair_active(p), *to = fo_pair_standby(p);
 	struct fo_switch_outcome out;
@@ -125,7 +125,7 @@ int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, 
 	 * acted. A refusal is -EBUSY to our callers, whatever the module said:
 	 * -EIO from here means a switch that ran and did not end well. */
 	if (p->kernel_armed) {
-		r = take_from_kernel(p);
+		r = fo_pair_kernel_take_back(p);
 		if (r == -EALREADY)
 			return r;
 		if (r < 0) {
@@ -135,7 +135,7 @@ int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, 
 		}
 	}
 
-	e = claim_switch_event(p, detected_ns, fault, drill, from, to);
+	e = fo_pair_claim_switch_event(p, detected_ns, fault, drill, from, to);
 	e->phase_ns[FO_PHASE_FAULT] = drill ? p->drill_inject_ns : fault_ns;
 	e->phase_ns[FO_PHASE_DETECTED] = detected_ns;
 	e->phase_ns[FO_PHASE_DECIDED] = now_ns(p);
@@ -143,10 +143,10 @@ int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, 
 
 	/* The service network moves between the fence and the unpause. */
 	p->net_move_tried = false;
-	/* An active found gone keeps its domid until refresh_identity() runs,
+	/* An active found gone keeps its domid until fo_pair_refresh_identity() runs,
 	 * after this: to the switch it is what a forgotten one is. */
 	fo_switchover_execute(p->env->hv, from->state == FO_DOM_GONE ? FO_DOMID_INVALID : from->domid, to->domid,
-			      e->phase_ns, &(struct fo_switch_hook){ .fenced = service_fenced, .arg = p }, &out);
+			      e->phase_ns, &(struct fo_switch_hook){ .fenced = fo_pair_service_fenced, .arg = p }, &out);
 
 	/* ---- the standby runs (or we stopped safely); the rest can take time ---- */
 	if (p->env->hv->ops->switch_path)
@@ -154,28 +154,28 @@ int begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, 
 	if (fault == FO_FAULT_HEARTBEAT_STUCK)
 		snprintf(e->message, sizeof(e->message),
 			 "%s still heard the agent, but as failoverd reads the page its sequence stuck at %llu for %llu ms (seen by failoverd only)",
-			 owner_desc(p), (unsigned long long)from->hb.sequence,
+			 fo_pair_owner_desc(p), (unsigned long long)from->hb.sequence,
 			 (unsigned long long)((detected_ns - (from->hb.progressed ? from->hb.last_progress_ns : fault_ns)) /
 					      1000000ull));
-	return after_switch(p, e, &out, fault, drill);
+	return fo_pair_after_switch(p, e, &out, fault, drill);
 }
 
 /* An automatic failover: a fault on the active (its heartbeat deadline, an
  * unhealthy page, missed deadlines, its death), `fault_ns` when it began. */
-void fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t now)
+void fo_pair_fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t now)
 {
-	int r = begin_switchover(p, fault, fault_ns, now);
+	int r = fo_pair_begin_switchover(p, fault, fault_ns, now);
 
 	if (r == -ENODEV) {
-		mark_failed(p, fo_pair_active(p), fo_fault_name(fault));
-		persist(p);
-		become(p, FO_PAIR_DEGRADED, "active %s failed (%s) and there is no standby to take over",
+		fo_pair_mark_failed(p, fo_pair_active(p), fo_fault_name(fault));
+		fo_pair_persist(p);
+		fo_pair_become(p, FO_PAIR_DEGRADED, "active %s failed (%s) and there is no standby to take over",
 		       fo_pair_active(p)->name, fo_fault_name(fault));
 	}
 	else if (r == -EBUSY)
 		/* The module still has the pair and would not give it back:
 		 * it stays the owner (it switches on heartbeat loss). */
-		record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s failed (%s) but the kernel module would not give the pair back",
+		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s failed (%s) but the kernel module would not give the pair back",
 		       fo_pair_active(p)->name, fo_fault_name(fault));
 	/* -EIO: the switch ran and failed; its event and DEGRADED say why. */
 }
@@ -205,7 +205,7 @@ static void give_back(struct fo_pair *p, struct fo_member *from, struct fo_membe
 	}
 	r = hv->ops->unpause(hv, from->domid);
 	if (hv->ops->get_state(hv, from->domid, &from->state) == 0 && from->state == FO_DOM_RUNNING) {
-		arm_active_deadline(p);
+		fo_pair_arm_active_deadline(p);
 		return;
 	}
 	fo_err("pair %s: could not start %s again after the failed switchover (unpause: %s); it is %s", p->cfg.name,
@@ -214,7 +214,7 @@ static void give_back(struct fo_pair *p, struct fo_member *from, struct fo_membe
 
 /* Everything after the fenced sequence, ours or the module's: `e` holds the
  * phases, `out` how it ended. The pair's active is still the old one. */
-int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_outcome *outp,
+int fo_pair_after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_outcome *outp,
 		 enum fo_fault fault, bool drill)
 {
 	struct fo_member *from = fo_pair_active(p), *to = fo_pair_standby(p);
@@ -226,14 +226,14 @@ int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_o
 	 * new active (pairs[].network), if it did not move between the fence
 	 * and the unpause, and its announcement. */
 	if (out.result == FO_RESULT_OK)
-		service_followed = service_move(p, e, p->active);
+		service_followed = fo_pair_service_move(p, e, p->active);
 	else
-		service_switch_failed(p);
+		fo_pair_service_switch_failed(p);
 	from->state = out.from_state;
 	to->state = out.to_state;
 	/*
 	 * The verdict, in memory: the standby already runs (or we stopped
-	 * safely), and writing it waits for persist() below, which in the
+	 * safely), and writing it waits for fo_pair_persist() below, which in the
 	 * daemon's loop holds it to the end of the turn, so that other pairs
 	 * whose faults are due in this turn switch first. A daemon killed in
 	 * between leaves no verdict on file, but the recorded active is still
@@ -243,7 +243,7 @@ int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_o
 	 * operator.
 	 */
 	if (fault != FO_FAULT_MANUAL)
-		mark_failed(p, from, fo_fault_name(fault));
+		fo_pair_mark_failed(p, from, fo_fault_name(fault));
 	e->result = out.result == FO_RESULT_OK && !service_followed ? FO_RESULT_DEGRADED : out.result;
 	if (from->suspend_seen) {
 		/* Silent because the toolstack suspended it (the fence
@@ -271,8 +271,8 @@ int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_o
 		}
 		if (out.result == FO_RESULT_FAILED && fault == FO_FAULT_MANUAL)
 			give_back(p, from, to, out.paused_from);
-		persist(p);
-		become(p, FO_PAIR_DEGRADED, "switchover %s -> %s %s: %s", from->name, to->name,
+		fo_pair_persist(p);
+		fo_pair_become(p, FO_PAIR_DEGRADED, "switchover %s -> %s %s: %s", from->name, to->name,
 		       fo_event_result_name(out.result), out.why);
 		return -EIO;
 	}
@@ -297,7 +297,7 @@ int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_o
 	p->switch_event_id = e->id;
 	p->switch_was_fault = fault != FO_FAULT_MANUAL;
 	from->usable = !p->switch_was_fault;
-	mark_active(p);
+	fo_pair_mark_active(p);
 	/* Only a sequence beyond the one it had before it was paused proves
 	 * the new active runs; the old one stays as the baseline so that the
 	 * first beat after the unpause already counts. */
@@ -308,7 +308,7 @@ int after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_o
 	if (started < now_ns(p))
 		started = now_ns(p);
 	set_deadline(to, FO_DL_GRACE, started + MS(p->cfg.grace_ms));
-	persist(p);
+	fo_pair_persist(p);
 	/*
 	 * What is left can wait for the other switches due in this turn of
 	 * the loop: the roles (xenstore writes) and on_failover (destroy, by
@@ -332,7 +332,7 @@ void fo_pair_after_work(struct fo_pair *p)
 	if (!p->after_work_pending)
 		return;
 	p->after_work_pending = false;
-	publish_roles(p);
+	fo_pair_publish_roles(p);
 	if (p->after_work_failed >= 0)
-		apply_on_failover(p, &p->m[p->after_work_failed]);
+		fo_pair_apply_on_failover(p, &p->m[p->after_work_failed]);
 }

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void member_instance(const struct fo_member *m, struct fo_instance *in)
+void fo_pair_member_instance(const struct fo_member *m, struct fo_instance *in)
 {
 	memset(in, 0, sizeof(*in));
 	snprintf(in->name, sizeof(in->name), "%s", m->name);
@@ -23,47 +23,47 @@ const struct fo_verdict *fo_pair_member_verdict(const struct fo_pair *p, int idx
 
 	if (!p->env->verdicts)
 		return NULL;
-	member_instance(&p->m[idx], &in);
+	fo_pair_member_instance(&p->m[idx], &in);
 	return fo_verdicts_find(p->env->verdicts, &in);
 }
 
-const struct fo_verdict *member_verdict(const struct fo_pair *p, const struct fo_member *m)
+const struct fo_verdict *fo_pair_verdict_of(const struct fo_pair *p, const struct fo_member *m)
 {
 	return fo_pair_member_verdict(p, (int)(m - p->m));
 }
 
 /* In memory only: no syscall but the wall clock, so that it can be
- * recorded the moment the switch is over; persist() writes it. */
-void mark_failed(struct fo_pair *p, struct fo_member *m, const char *why)
+ * recorded the moment the switch is over; fo_pair_persist() writes it. */
+void fo_pair_mark_failed(struct fo_pair *p, struct fo_member *m, const char *why)
 {
 	struct fo_instance in;
 
 	m->usable = false;
 	if (!p->env->verdicts || m->domid == FO_DOMID_INVALID)
 		return; /* gone: no instance left to distrust */
-	member_instance(m, &in);
+	fo_pair_member_instance(m, &in);
 	fo_verdicts_set_failed(p->env->verdicts, p->cfg.name, &in, why);
 }
 
-void mark_active(struct fo_pair *p)
+void fo_pair_mark_active(struct fo_pair *p)
 {
 	struct fo_instance in;
 
 	if (!p->env->verdicts || fo_pair_active(p)->domid == FO_DOMID_INVALID)
 		return;
-	member_instance(fo_pair_active(p), &in);
+	fo_pair_member_instance(fo_pair_active(p), &in);
 	fo_verdicts_set_active(p->env->verdicts, p->cfg.name, &in);
 }
 
 static void write_failed(struct fo_pair *p, const char *err)
 {
 	fo_err("pair %s: %s; a restarted failoverd would not know it", p->cfg.name, err);
-	record(p, FO_EV_INFO, FO_RESULT_FAILED, "%s", err);
+	fo_pair_record(p, FO_EV_INFO, FO_RESULT_FAILED, "%s", err);
 }
 
 /* Write what changed, now. Never between a fault and the standby's
  * unpause. */
-void persist_now(struct fo_pair *p)
+void fo_pair_persist_now(struct fo_pair *p)
 {
 	char err[FO_PATH_MAX + 128];
 
@@ -83,7 +83,7 @@ void persist_now(struct fo_pair *p)
  * Why holding the write to the turn's end is safe: a daemon killed before
  * it is written restarts from the file as it was before the turn, and
  * every change a turn can make is safe to lose that way:
- * - a switch's verdict and new active (after_switch): the file still names
+ * - a switch's verdict and new active (fo_pair_after_switch): the file still names
  *   the old active, which Xen shows paused beside the running standby, so
  *   the restart presumes it failed (presume_switched_away in arming.c),
  *   and never starts it or runs both; a switch that stopped safely left
@@ -93,15 +93,15 @@ void persist_now(struct fo_pair *p)
  *   re-created instance has another domid, to which the old verdict never
  *   applied anyway;
  * - a verdict on an active that failed with no standby to take over
- *   (fail_over): nothing was switched, and a restart watches that active
+ *   (fo_pair_fail_over): nothing was switched, and a restart watches that active
  *   afresh (a dead one is found dead, a silent one times out again).
  * What leaves the daemon comes after the write: events and status are
  * published after the turn (daemon.c), a control request that changes
  * something is answered after fo_pairs_write_held_verdicts (io/), and a
  * pair is handed to an owner that switches without us (the module, Xen's
- * watch) only with its file written (kernel_try_arm: persist_now).
+ * watch) only with its file written (fo_pair_kernel_try_arm: fo_pair_persist_now).
  */
-void persist(struct fo_pair *p)
+void fo_pair_persist(struct fo_pair *p)
 {
 	if (!p->env->verdicts || !p->env->verdicts->dirty)
 		return;
@@ -109,7 +109,7 @@ void persist(struct fo_pair *p)
 		p->save_held = p->env->save_held = true;
 		return;
 	}
-	persist_now(p);
+	fo_pair_persist_now(p);
 }
 
 void fo_pairs_write_held_verdicts(struct fo_pair_env *env, struct fo_pair *pairs, size_t n)
@@ -136,13 +136,13 @@ void fo_pairs_write_held_verdicts(struct fo_pair_env *env, struct fo_pair *pairs
 
 /* Member m must not be the standby: DEGRADED, saying why and how to clear
  * it (status shows the reason). */
-void refuse_standby(struct fo_pair *p, struct fo_member *m, const struct fo_verdict *v)
+void fo_pair_refuse_standby(struct fo_pair *p, struct fo_member *m, const struct fo_verdict *v)
 {
 	char what[96];
 
 	m->usable = false;
 	fo_verdict_describe(v, what, sizeof(what));
-	become(p, FO_PAIR_DEGRADED, "standby %s %s; clear with failoverctl clear-failed %s", m->name, what, m->name);
+	fo_pair_become(p, FO_PAIR_DEGRADED, "standby %s %s; clear with failoverctl clear-failed %s", m->name, what, m->name);
 }
 
 int fo_pair_clear_failed(struct fo_pair *p, int idx)
@@ -151,9 +151,9 @@ int fo_pair_clear_failed(struct fo_pair *p, int idx)
 	int n = p->env->verdicts ? fo_verdicts_clear(p->env->verdicts, m->name) : 0;
 
 	if (n) {
-		record(p, FO_EV_INFO, FO_RESULT_INFO, "operator cleared the failure verdict on %s; `failoverctl arm %s` adopts it",
+		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO, "operator cleared the failure verdict on %s; `failoverctl arm %s` adopts it",
 		       m->name, p->cfg.name);
-		persist(p);
+		fo_pair_persist(p);
 	}
 	return n;
 }

@@ -34,7 +34,7 @@
 #endif
 #define ATTACH_WINDOW_NS   1000000000ull
 
-struct xen_member *member_find(struct xen_hv *x, fo_domid_t domid)
+struct xen_member *xen_member_find(struct xen_hv *x, fo_domid_t domid)
 {
 	size_t i;
 
@@ -44,7 +44,7 @@ struct xen_member *member_find(struct xen_hv *x, fo_domid_t domid)
 	return NULL;
 }
 
-struct xen_member *member_by_port(struct xen_hv *x, evtchn_port_t port)
+struct xen_member *xen_member_by_port(struct xen_hv *x, evtchn_port_t port)
 {
 	size_t i;
 
@@ -57,7 +57,7 @@ struct xen_member *member_by_port(struct xen_hv *x, evtchn_port_t port)
 	return NULL;
 }
 
-void member_detach(struct xen_hv *x, struct xen_member *m)
+void xen_member_detach(struct xen_hv *x, struct xen_member *m)
 {
 	if (m->port_bound)
 		xenevtchn_unbind(x->xce, m->local_port);
@@ -95,7 +95,7 @@ static void member_request_read(struct xen_hv *x, struct xen_member *m)
 		m->window_start = now;
 		m->attempts = 0;
 	}
-	if (m->attempts >= ATTACH_BURST || !reader_request(&x->reader, m->domid, m->gen)) {
+	if (m->attempts >= ATTACH_BURST || !xen_reader_request(&x->reader, m->domid, m->gen)) {
 		m->retry_pending = true;
 		return;
 	}
@@ -133,7 +133,7 @@ static void member_apply(struct xen_hv *x, struct xen_member *m, struct reader_r
 	if (!k.ready) {
 		/* No agent (yet), or it went away. */
 		if (m->page) {
-			member_detach(x, m);
+			xen_member_detach(x, m);
 			member_report(x, m, -ENOENT, "agent withdrew " FO_HB_XS_READY);
 		}
 		goto out;
@@ -153,7 +153,7 @@ static void member_apply(struct xen_hv *x, struct xen_member *m, struct reader_r
 		snprintf(reason, sizeof(reason), "agent's port changed (%" PRIu32 " -> %" PRIu32
 			 ") while the kernel module holds the old one", m->lent_port, port);
 		m->lent_port = port;
-		member_detach(x, m);
+		xen_member_detach(x, m);
 		page = xengnttab_map_grant_ref(x->xgt, m->domid, gref, PROT_READ);
 		if (page) {
 			m->page = page;
@@ -167,7 +167,7 @@ static void member_apply(struct xen_hv *x, struct xen_member *m, struct reader_r
 	}
 
 	/* One page per member, ever: drop the old binding before mapping. */
-	member_detach(x, m);
+	xen_member_detach(x, m);
 
 	page = xengnttab_map_grant_ref(x->xgt, m->domid, gref, PROT_READ);
 	if (!page) {
@@ -211,7 +211,7 @@ mapped:
 refuse:
 	/* What the guest publishes now is what counts: a stale binding would
 	 * be listening to an agent that no longer claims it. */
-	member_detach(x, m);
+	xen_member_detach(x, m);
 	member_report(x, m, r, reason);
 out:
 	return; /* the caller frees the keys */
@@ -289,7 +289,7 @@ static void process_dirty_members(struct xen_hv *x)
 
 static struct xen_member *member_by_gen(struct xen_hv *x, fo_domid_t domid, uint64_t gen)
 {
-	struct xen_member *m = member_find(x, domid);
+	struct xen_member *m = xen_member_find(x, domid);
 
 	return m && m->gen == gen ? m : NULL;
 }
@@ -303,9 +303,9 @@ int xen_watch_member(struct fo_hv *hv, fo_domid_t domid)
 
 	if (!domid_is_valid(domid) || domid == DOM0_ID)
 		return -EINVAL;
-	if (doomed_has(x, domid))
+	if (xen_doomed_has(x, domid))
 		return -ESRCH;
-	if (member_find(x, domid))
+	if (xen_member_find(x, domid))
 		return 0;
 	for (m = NULL, i = 0; i < XEN_MAX_MEMBERS && !m; i++)
 		if (!x->members[i].in_use)
@@ -331,14 +331,14 @@ int xen_watch_member(struct fo_hv *hv, fo_domid_t domid)
 void xen_unwatch_member(struct fo_hv *hv, fo_domid_t domid)
 {
 	struct xen_hv *x = to_xen(hv);
-	struct xen_member *m = member_find(x, domid);
+	struct xen_member *m = xen_member_find(x, domid);
 	char path[128];
 
 	if (!m)
 		return;
 	snprintf(path, sizeof(path), "/local/domain/%" PRIu32 "/%s", domid, FO_HB_XS_READY);
 	xs_unwatch(x->xs, path, m->token);
-	member_detach(x, m);
+	xen_member_detach(x, m);
 	xen_state_relay_forget(x->state_relay, domid);
 	m->in_use = false;
 	m->lent = false;
@@ -350,7 +350,7 @@ void xen_unwatch_member(struct fo_hv *hv, fo_domid_t domid)
 int xen_lend_channel(struct fo_hv *hv, fo_domid_t domid, uint32_t poll_ms, uint32_t *port)
 {
 	struct xen_hv *x = to_xen(hv);
-	struct xen_member *m = member_find(x, domid);
+	struct xen_member *m = xen_member_find(x, domid);
 	bool adopt = *port != 0;
 
 	if (!m)
@@ -382,7 +382,7 @@ int xen_lend_channel(struct fo_hv *hv, fo_domid_t domid, uint32_t poll_ms, uint3
 void xen_reclaim_channel(struct fo_hv *hv, fo_domid_t domid)
 {
 	struct xen_hv *x = to_xen(hv);
-	struct xen_member *m = member_find(x, domid);
+	struct xen_member *m = xen_member_find(x, domid);
 	xenevtchn_port_or_error_t local;
 
 	if (!m || !m->lent)
@@ -407,7 +407,7 @@ void xen_reclaim_channel(struct fo_hv *hv, fo_domid_t domid)
 	 * moved on: start over from the keys, as for a new agent. */
 	fo_debug("xen: dom%" PRIu32 ": re-binding port %" PRIu32 " after the kernel module: %s", m->domid,
 		 m->remote_port, strerror(errno));
-	member_detach(x, m);
+	xen_member_detach(x, m);
 	m->reported = false;
 	m->dirty = true;
 	process_dirty_members(x);
@@ -428,13 +428,13 @@ static void release_dead_members(struct xen_hv *x)
 		if (xen_get_state(&x->base, m->domid, &st) < 0)
 			continue;
 		if (st == FO_DOM_DYING || st == FO_DOM_GONE) {
-			member_detach(x, m);
+			xen_member_detach(x, m);
 			member_report(x, m, -ESRCH, st == FO_DOM_GONE ? "domain gone" : "domain dying");
 		}
 	}
 }
 
-void dispatch_xenstore(struct xen_hv *x)
+void xen_dispatch_xenstore(struct xen_hv *x)
 {
 	bool domains_changed = false;
 	char **vec;
@@ -465,10 +465,10 @@ void dispatch_xenstore(struct xen_hv *x)
 	process_dirty_members(x);
 }
 
-void dispatch_reader(struct xen_hv *x)
+void xen_dispatch_reader(struct xen_hv *x)
 {
 	struct reader_res res[READER_QUEUE];
-	size_t i, n = reader_collect(&x->reader, res);
+	size_t i, n = xen_reader_collect(&x->reader, res);
 
 	for (i = 0; i < n; i++) {
 		/* NULL: unwatched (or re-watched) while the read was in flight */
@@ -478,13 +478,13 @@ void dispatch_reader(struct xen_hv *x)
 			m->read_in_flight = false;
 			member_apply(x, m, &res[i]);
 		}
-		agent_keys_free(&res[i].keys);
+		xen_agent_keys_free(&res[i].keys);
 	}
 	/* Fires that came in during the reads are asked for now. */
 	process_dirty_members(x);
 }
 
-void dispatch_retry_timer(struct xen_hv *x)
+void xen_dispatch_retry_timer(struct xen_hv *x)
 {
 	uint64_t expirations, now = mono_ns();
 	size_t i;

@@ -130,11 +130,11 @@ static void xen_free(struct fo_hv *hv)
 		return;
 	/* Waits for a running job (a create takes seconds); queued destroys
 	 * still run, queued creates are dropped. */
-	builder_stop(&x->builder);
-	reader_stop(&x->reader);
+	xen_builder_stop(&x->builder);
+	xen_reader_stop(&x->reader);
 	xen_state_relay_free(x->state_relay);
 	x->state_relay = NULL;
-	writer_stop(&x->writer);
+	xen_writer_stop(&x->writer);
 	for (i = 0; i < XEN_MAX_MEMBERS; i++)
 		if (x->members[i].in_use)
 			xen_unwatch_member(hv, x->members[i].domid);
@@ -215,9 +215,9 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 		x->base.cb = *cb;
 	x->timer_fd = -1;
 	x->poll_fd = -1;
-	reader_init(&x->reader);
-	writer_init(&x->writer);
-	builder_init(&x->builder);
+	xen_reader_init(&x->reader);
+	xen_writer_init(&x->writer);
+	xen_builder_init(&x->builder);
 	x->fds_changed = true;
 	x->guest_rl = (struct fo_ratelimit)FO_RATELIMIT_INIT(10000, 10);
 	x->flood_rl = (struct fo_ratelimit)FO_RATELIMIT_INIT(60000, 3);
@@ -234,7 +234,7 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 
 	/* Before anything else: a fork of a process with no thread, no
 	 * handle and no locked memory yet (see builder.c). */
-	rc = builder_fork(&x->builder);
+	rc = xen_builder_fork(&x->builder);
 	if (rc < 0) {
 		fo_err("xen: cannot start the libxl helper process: %s", strerror(-rc));
 		goto fail;
@@ -292,26 +292,26 @@ int fo_hv_xen_new(const struct fo_hv_callbacks *cb, struct fo_hv **ret)
 		fo_err("xen: cannot watch domain introduction/release: %s", strerror(-rc));
 		goto fail;
 	}
-	rc = reader_start(&x->reader);
+	rc = xen_reader_start(&x->reader);
 	if (rc < 0) {
 		fo_err("xen: cannot start the xenstore reader: %s", strerror(-rc));
 		goto fail;
 	}
-	rc = writer_start(&x->writer);
+	rc = xen_writer_start(&x->writer);
 	if (rc < 0) {
 		fo_err("xen: cannot start the xenstore writer: %s", strerror(-rc));
 		goto fail;
 	}
 	/* State handover is an addition: without it failover still works. */
-	rc = xen_state_relay_new(start_helper_thread, &x->state_relay);
+	rc = xen_state_relay_new(xen_start_helper_thread, &x->state_relay);
 	if (rc < 0)
 		fo_warn("xen: no state handover (cannot start the state relay: %s)", strerror(-rc));
-	rc = builder_start(&x->builder);
+	rc = xen_builder_start(&x->builder);
 	if (rc < 0) {
 		fo_err("xen: cannot start the domain builder thread: %s", strerror(-rc));
 		goto fail;
 	}
-	fast_path_init(x);
+	xen_fast_path_init(x);
 	fo_info("xen: backend ready (%s pause path)", x->domctl ? "preallocated domctl" : "libxenctrl");
 	*ret = &x->base;
 	return 0;

@@ -40,7 +40,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 
-int libxl_rc_to_errno(int rc)
+int xen_libxl_rc_to_errno(int rc)
 {
 	switch (rc) {
 	case 0:
@@ -62,7 +62,7 @@ int libxl_rc_to_errno(int rc)
 	}
 }
 
-const char *libxl_rc_name(int rc)
+const char *xen_libxl_rc_name(int rc)
 {
 	const char *s = libxl_error_to_string((libxl_error)rc);
 
@@ -77,7 +77,7 @@ static void builder_create(struct xen_builder *b, struct builder_job *job)
 
 	libxl_domain_config_init(&dc);
 	job->domid = FO_DOMID_INVALID;
-	job->err = xl_config_load(job->config_path, &dc, job->reason, sizeof(job->reason));
+	job->err = xen_xl_config_load(job->config_path, &dc, job->reason, sizeof(job->reason));
 	if (job->err < 0)
 		goto out;
 	snprintf(job->name, sizeof(job->name), "%s", dc.c_info.name);
@@ -85,9 +85,9 @@ static void builder_create(struct xen_builder *b, struct builder_job *job)
 	 * destroys what it half-built when this fails. */
 	rc = libxl_domain_create_new(b->ctx, &dc, &domid, NULL, NULL);
 	if (rc) {
-		job->err = libxl_rc_to_errno(rc);
+		job->err = xen_libxl_rc_to_errno(rc);
 		snprintf(job->reason, sizeof(job->reason), "libxl could not build %s: %s", job->name,
-			 b->captured[0] ? b->captured : libxl_rc_name(rc));
+			 b->captured[0] ? b->captured : xen_libxl_rc_name(rc));
 		goto out;
 	}
 	/* libxl leaves the new domain paused; `xl create` unpauses it as its
@@ -95,10 +95,10 @@ static void builder_create(struct xen_builder *b, struct builder_job *job)
 	 * first heartbeat before it pauses it as the standby. */
 	rc = libxl_domain_unpause(b->ctx, domid, NULL);
 	if (rc) {
-		job->err = libxl_rc_to_errno(rc);
+		job->err = xen_libxl_rc_to_errno(rc);
 		snprintf(job->reason, sizeof(job->reason), "built %s as domain %" PRIu32 " but could not "
 			 "unpause it (%s); destroyed it again", job->name, domid,
-			 b->captured[0] ? b->captured : libxl_rc_name(rc));
+			 b->captured[0] ? b->captured : xen_libxl_rc_name(rc));
 		libxl_domain_destroy(b->ctx, domid, NULL);
 		goto out;
 	}
@@ -113,11 +113,11 @@ static void builder_destroy(struct xen_builder *b, struct builder_job *job)
 {
 	int rc = libxl_domain_destroy(b->ctx, job->domid, NULL);
 
-	job->err = libxl_rc_to_errno(rc);
+	job->err = xen_libxl_rc_to_errno(rc);
 	if (!rc || job->err == -ESRCH)
 		return;
 	snprintf(job->reason, sizeof(job->reason), "libxl_domain_destroy: %s",
-		 b->captured[0] ? b->captured : libxl_rc_name(rc));
+		 b->captured[0] ? b->captured : xen_libxl_rc_name(rc));
 	/* libxl gave up before its final hypercall: make sure the hypervisor
 	 * at least lets go of the domain (xenstore leftovers stay). */
 	if (xc_domain_destroy(b->xch, job->domid) == 0)
@@ -212,47 +212,47 @@ static void *builder_main(void *arg)
 		b->res[(b->res_head + b->n_res) % BUILDER_QUEUE] = job;
 		b->n_res++;
 		pthread_mutex_unlock(&b->h.lock);
-		helper_post(&b->h);
+		xen_helper_post(&b->h);
 		pthread_mutex_lock(&b->h.lock);
 	}
 	pthread_mutex_unlock(&b->h.lock);
 	return NULL;
 }
 
-/* Always paired with builder_stop(), even when builder_start() never ran. */
-void builder_init(struct xen_builder *b)
+/* Always paired with xen_builder_stop(), even when xen_builder_start() never ran. */
+void xen_builder_init(struct xen_builder *b)
 {
 	b->proc.fd = -1;
 	b->proc.pid = 0;
 	xen_logger_init(&b->log, NULL);
-	helper_init(&b->h);
+	xen_helper_init(&b->h);
 }
 
 /* First thing in fo_hv_xen_new: no thread exists yet, nothing is locked,
  * nothing is real-time. */
-int builder_fork(struct xen_builder *b)
+int xen_builder_fork(struct xen_builder *b)
 {
 	return fo_proc_helper_start(&b->proc, sizeof(struct builder_job), builder_proc_init, builder_proc_serve, b);
 }
 
-int builder_start(struct xen_builder *b)
+int xen_builder_start(struct xen_builder *b)
 {
 	b->xch = xc_interface_open(&b->log.vtable, &b->log.vtable, 0);
 	if (!b->xch)
 		return neg_errno();
-	return helper_start(&b->h, builder_main, b, 0);
+	return xen_helper_start(&b->h, builder_main, b, 0);
 }
 
-void builder_stop(struct xen_builder *b)
+void xen_builder_stop(struct xen_builder *b)
 {
-	helper_join(&b->h);
+	xen_helper_join(&b->h);
 	/* The helper finishes a job it is doing, reads EOF and exits. */
 	fo_proc_helper_stop(&b->proc);
 	if (b->ctx)
 		libxl_ctx_free(b->ctx);
 	if (b->xch)
 		xc_interface_close(b->xch);
-	helper_destroy(&b->h);
+	xen_helper_destroy(&b->h);
 }
 
 static bool builder_submit(struct xen_builder *b, const struct builder_job *job)
@@ -326,16 +326,16 @@ int xen_destroy(struct fo_hv *hv, fo_domid_t domid)
 
 	if (!domid_is_valid(domid) || domid == DOM0_ID)
 		return -EINVAL;
-	if (doomed_has(x, domid))
+	if (xen_doomed_has(x, domid))
 		return 0;
-	r = get_dominfo(x, domid, &found, NULL);
+	r = xen_get_dominfo(x, domid, &found, NULL);
 	if (r < 0)
 		return r;
 	if (!found)
 		return -ESRCH;
 	/* The fence first: one hypercall. Any refusal but -ESRCH (a domain
 	 * already shut down or dying) does not stop the destroy. */
-	r = x->domctl ? domctl_fast(x, XEN_DOMCTL_pausedomain, domid)
+	r = x->domctl ? xen_domctl_fast(x, XEN_DOMCTL_pausedomain, domid)
 		      : (xc_domain_pause(x->xch, domid) < 0 ? neg_errno() : 0);
 	if (r == -ESRCH)
 		return r;
@@ -346,19 +346,19 @@ int xen_destroy(struct fo_hv *hv, fo_domid_t domid)
 		 * entries stay behind, as with a full queue. */
 		fo_warn("xen: could not pause domain %" PRIu32 " before destroying it (%s): destroying it at once",
 			domid, strerror(-r));
-		m = member_find(x, domid);
+		m = xen_member_find(x, domid);
 		if (m)
-			member_detach(x, m);
+			xen_member_detach(x, m);
 		return xc_domain_destroy(x->xch, domid) < 0 ? neg_errno() : 0;
 	}
 	/* Our grant mapping holds a page of the domain: drop it before the
 	 * teardown or the domain lingers as a dying zombie until we notice. */
-	m = member_find(x, domid);
+	m = xen_member_find(x, domid);
 	if (m)
-		member_detach(x, m);
-	if (doomed_add(x, domid) && builder_submit(&x->builder, &job))
+		xen_member_detach(x, m);
+	if (xen_doomed_add(x, domid) && builder_submit(&x->builder, &job))
 		return 0;
-	doomed_remove(x, domid);
+	xen_doomed_remove(x, domid);
 	fo_warn("xen: teardown queue full: destroying domain %" PRIu32 " without libxl's cleanup", domid);
 	return xc_domain_destroy(x->xch, domid) < 0 ? neg_errno() : 0;
 }
@@ -368,14 +368,14 @@ static void destroy_finished(struct xen_hv *x, const struct builder_job *job)
 	xen_domctl_getdomaininfo_t info;
 	bool found = false;
 
-	if (get_dominfo(x, job->domid, &found, &info) == 0 && found && !(info.flags & XEN_DOMINF_dying)) {
+	if (xen_get_dominfo(x, job->domid, &found, &info) == 0 && found && !(info.flags & XEN_DOMINF_dying)) {
 		/* Neither libxl nor libxenctrl got rid of it: it stays paused
 		 * and counted as dying, so nothing ever runs it again. */
 		fo_err("xen: domain %" PRIu32 " could not be destroyed (%s); it stays paused", job->domid,
 		       job->reason);
 		return;
 	}
-	doomed_remove(x, job->domid);
+	xen_doomed_remove(x, job->domid);
 	if (job->err < 0 && job->err != -ESRCH)
 		fo_warn("xen: domain %" PRIu32 " destroyed, but not cleanly: %s", job->domid, job->reason);
 	else
@@ -383,12 +383,12 @@ static void destroy_finished(struct xen_hv *x, const struct builder_job *job)
 			job->took_ns / 1000000);
 }
 
-void dispatch_builder(struct xen_hv *x)
+void xen_dispatch_builder(struct xen_hv *x)
 {
 	struct builder_job job;
 	bool destroyed = false;
 
-	helper_clear(&x->builder.h);
+	xen_helper_clear(&x->builder.h);
 	while (builder_take(&x->builder, &job)) {
 		if (job.kind == JOB_DESTROY) {
 			destroy_finished(x, &job);

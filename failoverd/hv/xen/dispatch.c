@@ -97,7 +97,7 @@ static void dispatch_evtchn(struct xen_hv *x)
 			break; /* EAGAIN: the fd is non-blocking */
 		if (xen_fowatch_port(x, (evtchn_port_t)port))
 			continue; /* VIRQ_FAILOVER: Xen's watch changed state */
-		m = member_by_port(x, (evtchn_port_t)port);
+		m = xen_member_by_port(x, (evtchn_port_t)port);
 		if (m) {
 			uint64_t now = mono_ns();
 			uint64_t backoffs = m->flood.backoffs;
@@ -151,7 +151,7 @@ static void dispatch_poll(struct xen_hv *x)
 void xen_heartbeat_look(struct fo_hv *hv, fo_domid_t domid)
 {
 	struct xen_hv *x = to_xen(hv);
-	struct xen_member *m = member_find(x, domid);
+	struct xen_member *m = xen_member_find(x, domid);
 
 	if (m && m->page && m->port_bound && m->flood.masked)
 		deliver_beat(x, m);
@@ -195,15 +195,15 @@ void xen_dispatch(struct fo_hv *hv, int fd)
 	if (fd == xenevtchn_fd(x->xce))
 		dispatch_evtchn(x);
 	else if (fd == xs_fileno(x->xs))
-		dispatch_xenstore(x);
+		xen_dispatch_xenstore(x);
 	else if (fd == x->reader.h.event_fd)
-		dispatch_reader(x);
+		xen_dispatch_reader(x);
 	else if (fd == x->builder.h.event_fd)
-		dispatch_builder(x);
+		xen_dispatch_builder(x);
 	else if (fd == x->writer.h.event_fd)
-		dispatch_writer(x);
+		xen_dispatch_writer(x);
 	else if (fd == x->timer_fd)
-		dispatch_retry_timer(x);
+		xen_dispatch_retry_timer(x);
 	else if (fd == x->poll_fd)
 		dispatch_poll(x);
 }

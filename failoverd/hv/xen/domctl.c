@@ -19,12 +19,12 @@
 
 #include <string.h>
 
-int domctl_fast(struct xen_hv *x, uint32_t cmd, fo_domid_t domid)
+int xen_domctl_fast(struct xen_hv *x, uint32_t cmd, fo_domid_t domid)
 {
-	return domctl_union(x, cmd, domid, NULL, 0);
+	return xen_domctl_union(x, cmd, domid, NULL, 0);
 }
 
-int domctl_union(struct xen_hv *x, uint32_t cmd, fo_domid_t domid, void *u, size_t len)
+int xen_domctl_union(struct xen_hv *x, uint32_t cmd, fo_domid_t domid, void *u, size_t len)
 {
 	struct xen_domctl dc, *d = x->domctl ? x->domctl : &dc;
 	int r;
@@ -70,14 +70,14 @@ static enum fo_dom_state state_from_flags(uint32_t flags)
  * checked: a neighbour must never be mistaken for the member.
  * Returns 0 with *ret_found false when the domain does not exist.
  */
-int get_dominfo(struct xen_hv *x, fo_domid_t domid, bool *ret_found,
+int xen_get_dominfo(struct xen_hv *x, fo_domid_t domid, bool *ret_found,
 		       xen_domctl_getdomaininfo_t *ret_info)
 {
 	xc_domaininfo_t info;
 	int r;
 
 	if (x->domctl) {
-		r = domctl_fast(x, XEN_DOMCTL_getdomaininfo, domid);
+		r = xen_domctl_fast(x, XEN_DOMCTL_getdomaininfo, domid);
 		if (r == -ESRCH) {
 			*ret_found = false;
 			return 0;
@@ -98,9 +98,9 @@ int get_dominfo(struct xen_hv *x, fo_domid_t domid, bool *ret_found,
 	return 0;
 }
 
-bool doomed_has(const struct xen_hv *x, fo_domid_t domid) { return fo_doomed_has(&x->doomed, domid); }
-bool doomed_add(struct xen_hv *x, fo_domid_t domid) { return fo_doomed_add(&x->doomed, domid); }
-void doomed_remove(struct xen_hv *x, fo_domid_t domid) { fo_doomed_remove(&x->doomed, domid); }
+bool xen_doomed_has(const struct xen_hv *x, fo_domid_t domid) { return fo_doomed_has(&x->doomed, domid); }
+bool xen_doomed_add(struct xen_hv *x, fo_domid_t domid) { return fo_doomed_add(&x->doomed, domid); }
+void xen_doomed_remove(struct xen_hv *x, fo_domid_t domid) { fo_doomed_remove(&x->doomed, domid); }
 
 uint64_t xen_now_ns(struct fo_hv *hv)
 {
@@ -125,7 +125,7 @@ int xen_lookup(struct fo_hv *hv, const char *name, fo_domid_t *ret_domid)
 		return -EIO;
 	/* Still named in xenstore until its teardown runs, but it is gone for
 	 * the daemon: a rebuild must find the new domain, never this one. */
-	if (doomed_has(x, domid))
+	if (xen_doomed_has(x, domid))
 		return -ESRCH;
 	*ret_domid = domid;
 	return 0;
@@ -136,7 +136,7 @@ static int dominfo_of(struct xen_hv *x, fo_domid_t domid, bool *found, xen_domct
 {
 	if (!domid_is_valid(domid))
 		return -EINVAL;
-	return get_dominfo(x, domid, found, info);
+	return xen_get_dominfo(x, domid, found, info);
 }
 
 int xen_get_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state)
@@ -150,7 +150,7 @@ int xen_get_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_sta
 		return r;
 	if (!found)
 		*ret_state = FO_DOM_GONE;
-	else if (doomed_has(x, domid))
+	else if (xen_doomed_has(x, domid))
 		*ret_state = FO_DOM_DYING; /* paused, and destroyed as soon as the builder gets to it */
 	else
 		*ret_state = state_from_flags(info.flags);
@@ -178,12 +178,12 @@ int xen_pause(struct fo_hv *hv, fo_domid_t domid)
 	/* Pausing ourselves would never return; Xen refuses it too. */
 	if (!domid_is_valid(domid) || domid == DOM0_ID)
 		return -EINVAL;
-	if (doomed_has(x, domid))
+	if (xen_doomed_has(x, domid))
 		return 0; /* paused by xen_destroy, and it stays so */
 	int r;
 
 	if (x->domctl)
-		r = domctl_fast(x, XEN_DOMCTL_pausedomain, domid);
+		r = xen_domctl_fast(x, XEN_DOMCTL_pausedomain, domid);
 	else
 		r = xc_domain_pause(x->xch, domid) < 0 ? neg_errno() : 0;
 	if (r == 0 && x->test_hold_after_pause_ns) {
@@ -201,15 +201,15 @@ int xen_unpause(struct fo_hv *hv, fo_domid_t domid)
 
 	if (!domid_is_valid(domid) || domid == DOM0_ID)
 		return -EINVAL;
-	if (doomed_has(x, domid))
+	if (xen_doomed_has(x, domid))
 		return -ESRCH; /* destroyed as far as anyone is concerned */
 	if (x->domctl)
-		return domctl_fast(x, XEN_DOMCTL_unpausedomain, domid);
+		return xen_domctl_fast(x, XEN_DOMCTL_unpausedomain, domid);
 	return xc_domain_unpause(x->xch, domid) < 0 ? neg_errno() : 0;
 }
 
 /* Set up the preallocated domctl; on any failure the xc_* path is used. */
-void fast_path_init(struct xen_hv *x)
+void xen_fast_path_init(struct xen_hv *x)
 {
 	bool found;
 	int r;
@@ -226,7 +226,7 @@ void fast_path_init(struct xen_hv *x)
 			  strerror(errno));
 		return;
 	}
-	r = get_dominfo(x, DOM0_ID, &found, NULL);
+	r = xen_get_dominfo(x, DOM0_ID, &found, NULL);
 	if (r < 0 || !found) {
 		/* e.g. -EACCES: the hypervisor speaks another domctl version */
 		fo_notice("xen: domctl fast path probe failed (%s), using libxenctrl",

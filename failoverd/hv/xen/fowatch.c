@@ -23,12 +23,12 @@ _Static_assert(sizeof(((struct xen_domctl *)0)->u) >= sizeof(struct fo_xen_failo
  * buffer would be an allocation. */
 static int fowatch_domctl(void *ctx, fo_domid_t domid, struct fo_xen_failover_watch *fw)
 {
-	return domctl_union(ctx, FO_XEN_DOMCTL_FAILOVER_WATCH, domid, fw, sizeof(*fw));
+	return xen_domctl_union(ctx, FO_XEN_DOMCTL_FAILOVER_WATCH, domid, fw, sizeof(*fw));
 }
 
 int xen_agent_page(struct fo_hv *hv, fo_domid_t domid, uint32_t *ret_gref, uint32_t *ret_port)
 {
-	struct xen_member *m = member_find(to_xen(hv), domid);
+	struct xen_member *m = xen_member_find(to_xen(hv), domid);
 
 	if (!m || !m->page)
 		return -ENOENT;

@@ -35,7 +35,7 @@ int xen_set_affinity(struct fo_hv *hv, fo_domid_t domid, const int *pcpus, size_
 			goto out;
 		}
 	}
-	rc = get_dominfo(x, domid, &found, &info);
+	rc = xen_get_dominfo(x, domid, &found, &info);
 	if (rc < 0)
 		goto out;
 	if (!found) {
@@ -138,7 +138,7 @@ int xen_cpupool_get(struct fo_hv *hv, const char *name, struct fo_hv_pool *ret)
 		pool_name_cache(x, id, name);
 	}
 	libxl_cpupoolinfo_dispose(&info);
-	return rc ? libxl_rc_to_errno(rc) : 0;
+	return rc ? xen_libxl_rc_to_errno(rc) : 0;
 }
 
 /* Which pool holds `cpu` (-1: none, i.e. free or offline). */
@@ -222,7 +222,7 @@ int xen_cpupool_ensure(struct fo_hv *hv, const char *name, const char *sched, co
 		rc = libxl_cpupool_cpuremove(x->ctx, 0, c);
 		if (rc) {
 			snprintf(why, whylen, "cannot take pCPU %d out of Pool-0 (%s): is a vCPU pinned to it alone?",
-				 c, libxl_rc_name(rc));
+				 c, xen_libxl_rc_name(rc));
 			rc = -EBUSY;
 			goto rollback;
 		}
@@ -244,8 +244,8 @@ int xen_cpupool_ensure(struct fo_hv *hv, const char *name, const char *sched, co
 		 * 4.17 has credit and credit2 only). */
 		snprintf(why, whylen, "libxl_cpupool_create(%s, %s, pCPUs %s): %s (is the %s scheduler built "
 			 "into this hypervisor? see `xl dmesg` and its .config)", name, sched, want_text,
-			 libxl_rc_name(rc), sched);
-		rc = libxl_rc_to_errno(rc);
+			 xen_libxl_rc_name(rc), sched);
+		rc = xen_libxl_rc_to_errno(rc);
 		goto rollback;
 	}
 	pool_name_cache(x, poolid, name);
@@ -274,7 +274,7 @@ int xen_cpupool_move(struct fo_hv *hv, fo_domid_t domid, const char *name)
 		return -EINVAL;
 	if (libxl_name_to_cpupoolid(x->ctx, name, &id) != 0)
 		return -ENOENT;
-	rc = get_dominfo(x, domid, &found, &info);
+	rc = xen_get_dominfo(x, domid, &found, &info);
 	if (rc < 0)
 		return rc;
 	if (!found)
@@ -282,7 +282,7 @@ int xen_cpupool_move(struct fo_hv *hv, fo_domid_t domid, const char *name)
 	if (info.cpupool == id)
 		return 0;
 	rc = libxl_cpupool_movedomain(x->ctx, id, domid);
-	return rc ? libxl_rc_to_errno(rc) : 0;
+	return rc ? xen_libxl_rc_to_errno(rc) : 0;
 }
 
 /* A hard and a soft vCPU affinity map, as libxc's affinity calls take them:
@@ -306,7 +306,7 @@ int xen_get_placement(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_placement
 
 	if (!domid_is_valid(domid))
 		return -EINVAL;
-	rc = get_dominfo(x, domid, &found, &info);
+	rc = xen_get_dominfo(x, domid, &found, &info);
 	if (rc < 0)
 		return rc;
 	if (!found)

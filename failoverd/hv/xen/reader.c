@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void agent_keys_free(struct agent_keys *k)
+void xen_agent_keys_free(struct agent_keys *k)
 {
 	free(k->ready);
 	free(k->gref);
@@ -56,7 +56,7 @@ static int agent_keys_read(struct xs_handle *xs, fo_domid_t domid, struct agent_
 			return 0;
 		if (errno != EAGAIN)
 			return neg_errno();
-		agent_keys_free(k);
+		xen_agent_keys_free(k);
 	}
 	return -EAGAIN;
 }
@@ -86,40 +86,40 @@ static void *reader_main(void *arg)
 		pthread_mutex_lock(&rd->h.lock);
 		/* outstanding counted this result in, so there is room */
 		rd->res[rd->n_res++] = res;
-		helper_post(&rd->h);
+		xen_helper_post(&rd->h);
 	}
 	pthread_mutex_unlock(&rd->h.lock);
 	return NULL;
 }
 
-/* Always paired with reader_stop(), even when reader_start() never ran. */
-void reader_init(struct xen_reader *rd)
+/* Always paired with xen_reader_stop(), even when xen_reader_start() never ran. */
+void xen_reader_init(struct xen_reader *rd)
 {
-	helper_init(&rd->h);
+	xen_helper_init(&rd->h);
 }
 
-int reader_start(struct xen_reader *rd)
+int xen_reader_start(struct xen_reader *rd)
 {
 	rd->xs = xs_open(0);
 	if (!rd->xs)
 		return neg_errno();
-	return helper_start(&rd->h, reader_main, rd, 0);
+	return xen_helper_start(&rd->h, reader_main, rd, 0);
 }
 
-void reader_stop(struct xen_reader *rd)
+void xen_reader_stop(struct xen_reader *rd)
 {
 	size_t i;
 
-	helper_join(&rd->h);
+	xen_helper_join(&rd->h);
 	for (i = 0; i < rd->n_res; i++)
-		agent_keys_free(&rd->res[i].keys);
+		xen_agent_keys_free(&rd->res[i].keys);
 	rd->n_res = 0;
 	if (rd->xs)
 		xs_close(rd->xs);
-	helper_destroy(&rd->h);
+	xen_helper_destroy(&rd->h);
 }
 
-bool reader_request(struct xen_reader *rd, fo_domid_t domid, uint64_t gen)
+bool xen_reader_request(struct xen_reader *rd, fo_domid_t domid, uint64_t gen)
 {
 	bool queued = false;
 
@@ -137,11 +137,11 @@ bool reader_request(struct xen_reader *rd, fo_domid_t domid, uint64_t gen)
 }
 
 /* Take every waiting result; returns how many were copied into out. */
-size_t reader_collect(struct xen_reader *rd, struct reader_res *out)
+size_t xen_reader_collect(struct xen_reader *rd, struct reader_res *out)
 {
 	size_t n;
 
-	helper_clear(&rd->h);
+	xen_helper_clear(&rd->h);
 	pthread_mutex_lock(&rd->h.lock);
 	n = rd->n_res;
 	memcpy(out, rd->res, n * sizeof(*out));

@@ -22,7 +22,7 @@
  * takes its signals through a signalfd, so they must stay blocked in every
  * thread, whatever the caller's mask is right now.
  */
-int start_helper_thread(pthread_t *thread, void *(*fn)(void *), void *arg, int unblocked_signo)
+int xen_start_helper_thread(pthread_t *thread, void *(*fn)(void *), void *arg, int unblocked_signo)
 {
 	struct sched_param sp = { .sched_priority = 0 };
 	pthread_attr_t attr;
@@ -53,8 +53,8 @@ out:
 /* The loop (SCHED_FIFO) takes every helper's lock (to queue work and
  * collect results), so it is priority-inheriting: while the helper holds
  * it, the helper runs at the loop's priority. Always paired with
- * helper_destroy(), even when helper_start() never ran. */
-void helper_init(struct xen_helper *h)
+ * xen_helper_destroy(), even when xen_helper_start() never ran. */
+void xen_helper_init(struct xen_helper *h)
 {
 	pthread_mutexattr_t ma;
 
@@ -66,14 +66,14 @@ void helper_init(struct xen_helper *h)
 	pthread_cond_init(&h->wake, NULL);
 }
 
-int helper_start(struct xen_helper *h, void *(*fn)(void *), void *arg, int unblocked_signo)
+int xen_helper_start(struct xen_helper *h, void *(*fn)(void *), void *arg, int unblocked_signo)
 {
 	int r;
 
 	h->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (h->event_fd < 0)
 		return neg_errno();
-	r = start_helper_thread(&h->thread, fn, arg, unblocked_signo);
+	r = xen_start_helper_thread(&h->thread, fn, arg, unblocked_signo);
 	if (r < 0)
 		return r;
 	h->running = true;
@@ -81,7 +81,7 @@ int helper_start(struct xen_helper *h, void *(*fn)(void *), void *arg, int unblo
 }
 
 /* Tell the thread to stop and wait for it (it finishes what it is doing). */
-void helper_join(struct xen_helper *h)
+void xen_helper_join(struct xen_helper *h)
 {
 	if (!h->running)
 		return;
@@ -93,7 +93,7 @@ void helper_join(struct xen_helper *h)
 	h->running = false;
 }
 
-void helper_destroy(struct xen_helper *h)
+void xen_helper_destroy(struct xen_helper *h)
 {
 	if (h->event_fd >= 0)
 		close(h->event_fd);
@@ -102,7 +102,7 @@ void helper_destroy(struct xen_helper *h)
 }
 
 /* Helper thread: results are waiting (the loop's fd becomes readable). */
-void helper_post(struct xen_helper *h)
+void xen_helper_post(struct xen_helper *h)
 {
 	uint64_t one = 1;
 
@@ -113,7 +113,7 @@ void helper_post(struct xen_helper *h)
 
 /* Loop: the fd is quiet again; the results themselves are taken under the
  * lock, so clearing before taking never loses one. */
-void helper_clear(struct xen_helper *h)
+void xen_helper_clear(struct xen_helper *h)
 {
 	uint64_t count;
 

@@ -121,35 +121,35 @@ static void *writer_main(void *arg)
 		w->res[(w->res_head + w->n_res) % WRITER_QUEUE] = job;
 		w->n_res++;
 		pthread_mutex_unlock(&w->h.lock);
-		helper_post(&w->h);
+		xen_helper_post(&w->h);
 		pthread_mutex_lock(&w->h.lock);
 	}
 	pthread_mutex_unlock(&w->h.lock);
 	return NULL;
 }
 
-/* Always paired with writer_stop(), even when writer_start() never ran. */
-void writer_init(struct xen_writer *w)
+/* Always paired with xen_writer_stop(), even when xen_writer_start() never ran. */
+void xen_writer_init(struct xen_writer *w)
 {
-	helper_init(&w->h);
+	xen_helper_init(&w->h);
 }
 
-int writer_start(struct xen_writer *w)
+int xen_writer_start(struct xen_writer *w)
 {
 	w->xs = xs_open(0);
 	if (!w->xs)
 		return neg_errno();
-	return helper_start(&w->h, writer_main, w, 0);
+	return xen_helper_start(&w->h, writer_main, w, 0);
 }
 
 /* Writes already queued are still written (a role published just before
  * SIGTERM must land); their results are dropped with the handle. Roles
  * still waiting for room are lost, and said so. */
-void writer_stop(struct xen_writer *w)
+void xen_writer_stop(struct xen_writer *w)
 {
 	size_t i;
 
-	helper_join(&w->h);
+	xen_helper_join(&w->h);
 	for (i = 0; i < w->n_res; i++) {
 		const struct writer_req *r = &w->res[(w->res_head + i) % WRITER_QUEUE];
 
@@ -162,7 +162,7 @@ void writer_stop(struct xen_writer *w)
 			w->deferred[i].domid, w->deferred[i].role);
 	if (w->xs)
 		xs_close(w->xs);
-	helper_destroy(&w->h);
+	xen_helper_destroy(&w->h);
 }
 
 /*
@@ -287,12 +287,12 @@ int xen_agent_command(struct fo_hv *hv, fo_domid_t domid, const char *cmd)
 	return 0;
 }
 
-void dispatch_writer(struct xen_hv *x)
+void xen_dispatch_writer(struct xen_hv *x)
 {
 	struct xen_writer *w = &x->writer;
 	struct writer_req r;
 
-	helper_clear(&w->h);
+	xen_helper_clear(&w->h);
 	while (writer_take(w, &r)) {
 		if (r.err == 0) {
 			fo_debug("xen: domain %" PRIu32 ": %s = \"%s\" written in %" PRIu64 " us (%" PRIu64

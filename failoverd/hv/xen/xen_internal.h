@@ -297,16 +297,16 @@ static inline bool domid_is_valid(fo_domid_t domid)
 void xen_logger_init(struct xen_logger *lg, struct fo_ratelimit *rl);
 
 /* domctl.c: domain actions, and the preallocated domctl they use */
-void fast_path_init(struct xen_hv *x);
-int domctl_fast(struct xen_hv *x, uint32_t cmd, fo_domid_t domid);
+void xen_fast_path_init(struct xen_hv *x);
+int xen_domctl_fast(struct xen_hv *x, uint32_t cmd, fo_domid_t domid);
 /* A domctl with `len` bytes of its union in and out (the failover watch's,
  * which the stock headers do not know): the preallocated buffer when there
  * is one, libxenctrl otherwise. */
-int domctl_union(struct xen_hv *x, uint32_t cmd, fo_domid_t domid, void *u, size_t len);
-int get_dominfo(struct xen_hv *x, fo_domid_t domid, bool *ret_found, xen_domctl_getdomaininfo_t *ret_info);
-bool doomed_has(const struct xen_hv *x, fo_domid_t domid);
-bool doomed_add(struct xen_hv *x, fo_domid_t domid);
-void doomed_remove(struct xen_hv *x, fo_domid_t domid);
+int xen_domctl_union(struct xen_hv *x, uint32_t cmd, fo_domid_t domid, void *u, size_t len);
+int xen_get_dominfo(struct xen_hv *x, fo_domid_t domid, bool *ret_found, xen_domctl_getdomaininfo_t *ret_info);
+bool xen_doomed_has(const struct xen_hv *x, fo_domid_t domid);
+bool xen_doomed_add(struct xen_hv *x, fo_domid_t domid);
+void xen_doomed_remove(struct xen_hv *x, fo_domid_t domid);
 uint64_t xen_now_ns(struct fo_hv *hv);
 int xen_lookup(struct fo_hv *hv, const char *name, fo_domid_t *ret_domid);
 int xen_get_state(struct fo_hv *hv, fo_domid_t domid, enum fo_dom_state *ret_state);
@@ -324,18 +324,18 @@ int xen_get_placement(struct fo_hv *hv, fo_domid_t domid, struct fo_hv_placement
 int xen_pin_vcpu(struct fo_hv *hv, fo_domid_t domid, unsigned vcpu, const struct fo_cpumask *m);
 
 /* agent.c: members, their agents' bindings, lent channels */
-struct xen_member *member_find(struct xen_hv *x, fo_domid_t domid);
-struct xen_member *member_by_port(struct xen_hv *x, evtchn_port_t port);
-void member_detach(struct xen_hv *x, struct xen_member *m);
+struct xen_member *xen_member_find(struct xen_hv *x, fo_domid_t domid);
+struct xen_member *xen_member_by_port(struct xen_hv *x, evtchn_port_t port);
+void xen_member_detach(struct xen_hv *x, struct xen_member *m);
 /* poll_fd ticks at the shortest interval its members need (agent.c). */
 void xen_poll_timer_arm(struct xen_hv *x);
 int xen_watch_member(struct fo_hv *hv, fo_domid_t domid);
 void xen_unwatch_member(struct fo_hv *hv, fo_domid_t domid);
 int xen_lend_channel(struct fo_hv *hv, fo_domid_t domid, uint32_t poll_ms, uint32_t *port);
 void xen_reclaim_channel(struct fo_hv *hv, fo_domid_t domid);
-void dispatch_xenstore(struct xen_hv *x);
-void dispatch_reader(struct xen_hv *x);
-void dispatch_retry_timer(struct xen_hv *x);
+void xen_dispatch_xenstore(struct xen_hv *x);
+void xen_dispatch_reader(struct xen_hv *x);
+void xen_dispatch_retry_timer(struct xen_hv *x);
 
 /* fowatch.c */
 int xen_agent_page(struct fo_hv *hv, fo_domid_t domid, uint32_t *ret_gref, uint32_t *ret_port);
@@ -350,42 +350,42 @@ void xen_dispatch(struct fo_hv *hv, int fd);
 void xen_heartbeat_look(struct fo_hv *hv, fo_domid_t domid);
 
 /* threads.c: what the reader, writer and builder threads share */
-int start_helper_thread(pthread_t *thread, void *(*fn)(void *), void *arg, int unblocked_signo);
-void helper_init(struct xen_helper *h);
-int helper_start(struct xen_helper *h, void *(*fn)(void *), void *arg, int unblocked_signo);
-void helper_join(struct xen_helper *h);
-void helper_destroy(struct xen_helper *h);
-void helper_post(struct xen_helper *h);
-void helper_clear(struct xen_helper *h);
+int xen_start_helper_thread(pthread_t *thread, void *(*fn)(void *), void *arg, int unblocked_signo);
+void xen_helper_init(struct xen_helper *h);
+int xen_helper_start(struct xen_helper *h, void *(*fn)(void *), void *arg, int unblocked_signo);
+void xen_helper_join(struct xen_helper *h);
+void xen_helper_destroy(struct xen_helper *h);
+void xen_helper_post(struct xen_helper *h);
+void xen_helper_clear(struct xen_helper *h);
 
 /* reader.c */
-void reader_init(struct xen_reader *rd);
-int reader_start(struct xen_reader *rd);
-void reader_stop(struct xen_reader *rd);
-bool reader_request(struct xen_reader *rd, fo_domid_t domid, uint64_t gen);
-size_t reader_collect(struct xen_reader *rd, struct reader_res *out);
-void agent_keys_free(struct agent_keys *k);
+void xen_reader_init(struct xen_reader *rd);
+int xen_reader_start(struct xen_reader *rd);
+void xen_reader_stop(struct xen_reader *rd);
+bool xen_reader_request(struct xen_reader *rd, fo_domid_t domid, uint64_t gen);
+size_t xen_reader_collect(struct xen_reader *rd, struct reader_res *out);
+void xen_agent_keys_free(struct agent_keys *k);
 
 /* writer.c */
-void writer_init(struct xen_writer *w);
-int writer_start(struct xen_writer *w);
-void writer_stop(struct xen_writer *w);
+void xen_writer_init(struct xen_writer *w);
+int xen_writer_start(struct xen_writer *w);
+void xen_writer_stop(struct xen_writer *w);
 int xen_set_role(struct fo_hv *hv, fo_domid_t domid, const char *role);
 int xen_agent_command(struct fo_hv *hv, fo_domid_t domid, const char *cmd);
-void dispatch_writer(struct xen_hv *x);
+void xen_dispatch_writer(struct xen_hv *x);
 
 /* builder.c */
-void builder_init(struct xen_builder *b);
-int builder_fork(struct xen_builder *b);
-int builder_start(struct xen_builder *b);
-void builder_stop(struct xen_builder *b);
+void xen_builder_init(struct xen_builder *b);
+int xen_builder_fork(struct xen_builder *b);
+int xen_builder_start(struct xen_builder *b);
+void xen_builder_stop(struct xen_builder *b);
 int xen_create(struct fo_hv *hv, const char *config_path);
 int xen_destroy(struct fo_hv *hv, fo_domid_t domid);
-void dispatch_builder(struct xen_hv *x);
-int libxl_rc_to_errno(int rc);
-const char *libxl_rc_name(int rc);
+void xen_dispatch_builder(struct xen_hv *x);
+int xen_libxl_rc_to_errno(int rc);
+const char *xen_libxl_rc_name(int rc);
 
 /* xlcfg.c */
-int xl_config_load(const char *path, libxl_domain_config *dc, char *reason, size_t rlen);
+int xen_xl_config_load(const char *path, libxl_domain_config *dc, char *reason, size_t rlen);
 
 #endif

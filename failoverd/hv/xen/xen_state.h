@@ -32,12 +32,12 @@
 struct xen_state_relay;
 
 /* start_thread: the Xen backend's helper-thread starter (SCHED_OTHER,
- * start_helper_thread in threads.c). */
+ * xen_start_helper_thread in threads.c). */
 int xen_state_relay_new(int (*start_thread)(pthread_t *t, void *(*fn)(void *), void *arg, int signo),
 			struct xen_state_relay **ret);
 void xen_state_relay_free(struct xen_state_relay *r);
 
-/* The loop thread: roles now (after publish_roles). standby may be FO_DOMID_INVALID. */
+/* The loop thread: roles now (after fo_pair_publish_roles). standby may be FO_DOMID_INVALID. */
 void xen_state_relay_pair(struct xen_state_relay *r, const char *pair, fo_domid_t active, fo_domid_t standby,
 			  bool serving);
 void xen_state_relay_set_stream(struct xen_state_relay *r, const struct fo_hv_state_stream *hooks, void *ctx);

@@ -297,7 +297,7 @@ static bool xl_name_is_valid(const char *name)
  * caller, disposed by the caller whatever this returns), the way `xl create`
  * would for the keys above. On failure, reason names the key.
  */
-int xl_config_load(const char *path, libxl_domain_config *dc, char *reason, size_t rlen)
+int xen_xl_config_load(const char *path, libxl_domain_config *dc, char *reason, size_t rlen)
 {
 	const char *name, *type, *kernel, *ramdisk, *extra, *cmdline;
 	long memory = 0, maxmem = 0, vcpus = 1;
