@@ -46,7 +46,7 @@ bool fo_corr_event_from_json(const cJSON *ev, struct fo_corr_event *out, char *w
 		return false;
 	}
 	/* time_ns is the detection stamp itself (the ring slot is claimed at
-	 * detection, core/pair/switch.c), phases are us after the fault. */
+	 * detection, core/pair/switch_lifecycle.c), phases are us after the fault. */
 	fault = (uint64_t)t->valuedouble - (uint64_t)llround(det->valuedouble) * 1000u;
 	out->ph[FO_CP_FAULT] = fault;
 	for (int i = 1; i < FO_CP_COUNT; i++) {

@@ -6,7 +6,7 @@
  * kernel so a switch needs no userspace wake-up. See README.md and
  * uapi/fo_switch.h.
  *
- * This file: the misc device and its ioctls. switch.c: the domctls and the
+ * This file: the misc device and its ioctls. domctl.c: the domctls and the
  * fenced switch. pair.c: armed pairs. events.c: what read()/poll() return.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -24,7 +24,7 @@
 
 #include "events.h"
 #include "pair.h"
-#include "switch.h"
+#include "domctl.h"
 
 /* compat_ptr_ioctl passes 32-bit callers' structs through unchanged: that
  * is only right if no field depends on i386's 4-byte u64 alignment. */

@@ -57,7 +57,7 @@
 
 #include "events.h"
 #include "pair.h"
-#include "switch.h"
+#include "domctl.h"
 
 /*
  * Notifications closer together than this are reported to the event core as

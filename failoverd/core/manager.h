@@ -46,7 +46,7 @@ bool fo_manager_host_placement(const struct fo_manager *m, const char **ret_deta
 /*
  * A turn of the daemon's loop, in two phases: between these two, pairs
  * hold the verdict file's write (core/pair/verdicts.c, persist) and each
- * switch's after-work (the roles, on_failover: core/pair/switch.c,
+ * switch's after-work (the roles, on_failover: core/pair/switch_lifecycle.c,
  * after_switch). The switches come first; fo_manager_after_work then does
  * the after-work, and turn_end what is still held, then writes the file
  * once: neither the after-work nor the file's fsync stands between one

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "../../guest-heartbeat/abi/fo_heartbeat.h"
-#include "../../kmod-switch/fenced_switch.h"
+#include "../../kmod-switch/fenced_sequence.h"
 #include "lib/domid.h"
 
 
@@ -283,7 +283,7 @@ struct fo_hv_ops {
 	bool (*fd_is_rt)(struct fo_hv *hv, int fd);
 	/* Optional (NULL if absent): the whole fenced sequence in one call, by a
 	 * backend that can do it faster than pause + getinfo + unpause + getinfo
-	 * from here (the kernel module, which runs the same fenced_switch.c).
+	 * from here (the kernel module, which runs the same fenced_sequence.c).
 	 * `to` is never started unless `from` is confirmed fenced. Returns 0
 	 * when the sequence ran, whatever its result (*out says it, with
 	 * CLOCK_MONOTONIC phase stamps); -EBUSY if the module owns the pair;

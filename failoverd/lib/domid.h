@@ -2,7 +2,7 @@
 /*
  * domid.h - Xen's domain ids as failoverd uses them (xen/include/public/xen.h:
  * DOMID_FIRST_RESERVED, DOMID_INVALID). The kernel module, built alone
- * from kernel headers, has its own copy in kmod-switch/switch.h.
+ * from kernel headers, has its own copy in kmod-switch/domctl.h.
  */
 #ifndef FO_DOMID_H
 #define FO_DOMID_H

@@ -19,7 +19,7 @@
  * were set: the old active's port disabled, the new active's forwarding,
  * the bridge's FDB entry of the service MAC onto the new port. It runs
  * between the fence and the unpause (the fenced sequence's `fenced` hook,
- * kmod-switch/fenced_switch.h): at the unpause nothing more reaches the
+ * kmod-switch/fenced_sequence.h): at the unpause nothing more reaches the
  * fenced member and the new active's first frames already flow, so no
  * stale frame ever waits for a paused member. It costs the deadline one
  * sendmsg() and its acks (tens of microseconds natively), and the rtnl

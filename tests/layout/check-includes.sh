@@ -64,7 +64,7 @@ layer() {
 # allowed FROM TO: may a file of layer FROM include one of layer TO?
 allowed() {
 	case $1:$2 in
-	*:other) return 0 ;; # the guest ABI, the module's uapi and fenced_switch.c, system headers
+	*:other) return 0 ;; # the guest ABI, the module's uapi and fenced_sequence.c, system headers
 	lib:lib | proto:lib | proto:proto) return 0 ;;
 	lib:* | proto:*) return 1 ;;
 	hv:core | hv:io | hv:cli | hv:top) return 1 ;;

@@ -346,7 +346,7 @@ inline news()
 }
 
 /* ------------------------------------------------------------ the fenced
- * switch (kmod-switch/fenced_switch.c), one copy for the three owners, as
+ * switch (kmod-switch/fenced_sequence.c), one copy for the three owners, as
  * in the code. Locals of the caller: i, r, st, ok, ours, res. */
 
 /* fo_fenced_fence(d): pause it if it runs, confirm it cannot run. P6:
@@ -521,7 +521,7 @@ end:
 
 #ifndef WATCH
 /*
- * kmod-switch (pair.c, switch.c): the timer fires when no notification came
+ * kmod-switch (pair.c, domctl.c): the timer fires when no notification came
  * for timeout_ms (here: whenever its active does not beat), the worker runs
  * the fenced switch, then takes the pair off its list (DISARM and PAIRINFO
  * answer ENOENT from then on) and only then queues the event

@@ -17,7 +17,7 @@
 
 #include "check.h"
 #include "pair_fixture.h"
-#include "core/switchover.h"
+#include "core/fencing.h"
 
 /* `ms` of life in 10 ms steps where only `d` heartbeats. */
 static void only_beats(struct fx *f, fo_domid_t d, uint64_t ms)

@@ -673,7 +673,7 @@ static void test_backstop_broken_module(void)
  * no domain action), roles from the module. */
 
 /* A third party paused the active (`xl pause`): its heartbeat stops and
- * the module switches. The module runs fenced_switch.c, which pauses only
+ * the module switches. The module runs fenced_sequence.c, which pauses only
  * what runs: the active keeps the third party's one pause and no second
  * one of the module's, so one `xl unpause` is all it takes to start it
  * again (before, the module paused it whatever its state: count 2). */

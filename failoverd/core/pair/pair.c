@@ -34,16 +34,18 @@
  * paused; it never becomes active before that.
  *
  * The rest of the pair lives beside this file, one concern each:
- *   arming.c        ARMING: roles from what the hypervisor says (adoption)
- *   kernel_owner.c  one owner per pair: handing it to kmod-switch and back
- *   switch.c        a switch around fo_switchover_execute(): its event,
- *                   the failed member's verdict, the end of SWITCHING
- *   policy.c        on_failover: what becomes of the failed member (rebuild)
- *   members.c       the two domains: found by name, watched, placed, told
- *                   their roles
- *   verdicts.c      a failed member is never trusted again
- *   audit.c         the fence audit: a standby running behind our back
- *   drill.c         drills: an injected fault, judged like a real one
+ *   arming.c           ARMING: roles from what the hypervisor says (adoption)
+ *   kernel_owner.c     one owner per pair: handing it to kmod-switch and
+ *                      back, and the owner's own heartbeat deadline
+ *   switch_lifecycle.c a pair's switch from its fault to the new active's
+ *                      first heartbeat, around fo_switchover_execute():
+ *                      its event, the failed member's verdict, SWITCHING
+ *   policy.c           on_failover: what becomes of the failed member
+ *   members.c          the two domains: found by name, watched, placed,
+ *                      told their roles
+ *   verdicts.c         a failed member is never trusted again
+ *   audit.c            the fence audit: a standby running behind our back
+ *   drill.c            drills: an injected fault, judged like a real one
  * Here: the transitions, the switch's entry points and the inputs of pair.h.
  */
 #include "core/pair/pair_internal.h"

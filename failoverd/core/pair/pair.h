@@ -88,7 +88,7 @@ struct fo_pair_env {
 	 * verdict file is written once at the turn's end, after every fault
 	 * due in it was switched (fo_pair_persist() in verdicts.c says why that is
 	 * safe), and a switch's after-work waits until every switch due was
-	 * made (after_switch in switch.c). Outside a turn (start, reload,
+	 * made (fo_pair_after_switch in switch_lifecycle.c). Outside a turn (start, reload,
 	 * tests driving a pair by hand): both at once. */
 	bool in_turn;
 	bool save_held;            /* a pair held one in this turn (and may since have been removed) */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "core/pair/pair.h"
-#include "core/switchover.h"
+#include "core/fencing.h"
 
 #define MS(x) ((uint64_t)(x) * 1000000ull)
 
@@ -71,7 +71,7 @@ void fo_pair_kernel_on_deadline(struct fo_pair *p, uint64_t due, uint64_t now);
 void fo_pair_kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *ev, int ai);
 bool fo_pair_kernel_adopt_on_arming(struct fo_pair *p);
 
-/* switch.c */
+/* switch_lifecycle.c */
 struct fo_event *fo_pair_claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enum fo_fault fault, bool drill,
 				    const struct fo_member *from, const struct fo_member *to);
 int fo_pair_begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t detected_ns);

@@ -167,7 +167,7 @@ static int kmod_switch_fenced(struct fo_hv *hv, fo_domid_t from, fo_domid_t to, 
 	if (r < 0 && r != -EIO)
 		return r;
 
-	/* The module ran fenced_switch.c: its outcome, through the uapi. */
+	/* The module ran fenced_sequence.c: its outcome, through the uapi. */
 	refenced = (req.flags & FO_SWITCH_F_REFENCED) != 0;
 	*out = (struct fo_fenced_outcome){
 		.result = req.result <= FO_SWITCH_FAILED ? req.result : FO_SWITCH_ABORTED,

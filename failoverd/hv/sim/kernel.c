@@ -2,7 +2,7 @@
 /*
  * kernel.c - the simulated kernel module (kmod-switch's ARM mode, see
  * hv_sim.h): armed pairs, the module's timer on the virtual clock, the
- * module's own fenced switch (kmod-switch/fenced_switch.c over Xen's
+ * module's own fenced switch (kmod-switch/fenced_sequence.c over Xen's
  * counted pauses), its events, and the ops hv_kmod.c adds over the backend.
  */
 #include "hv/sim/sim_internal.h"
@@ -184,7 +184,7 @@ static const struct fo_fenced_ops kmod_model_ops = {
 	.now_ns = kmod_model_now_ns,
 };
 
-/* The module's timer fired: the module's own fenced_switch.c, then the event. */
+/* The module's timer fired: the module's own fenced_sequence.c, then the event. */
 static void kpair_fire(struct fo_hv_sim *s, struct sim_kpair *k)
 {
 	struct fo_hv_kevent ev = { .pair_id = k->id, .active = k->active, .standby = k->standby,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * fenced_switch.c - the fenced switch (see fenced_switch.h), in the subset of
- * C that builds both in the kernel and in userspace.
+ * fenced_sequence.c - the fenced switch's sequence (see fenced_sequence.h),
+ * in the subset of C that builds both in the kernel and in userspace.
  */
 #ifdef __KERNEL__
 #include <linux/errno.h>
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #endif
 
-#include "fenced_switch.h"
+#include "fenced_sequence.h"
 
 /* A suspended domain does not execute now, but the toolstack's resume
  * starts it again (a checkpoint, a failed migration): only our pause,

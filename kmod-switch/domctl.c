@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * switch.c - the domctls and the fenced switch.
+ * domctl.c - the domctls and the fenced switch.
  *
  * Linux has no copy of Xen's domctl.h (the interface is versioned and
  * private to the toolstack), so the few fields used here are declared below
@@ -25,8 +25,8 @@
 #include <xen/interface/sched.h>
 #include <asm/xen/hypercall.h>
 
-#include "fenced_switch.h"
-#include "switch.h"
+#include "fenced_sequence.h"
+#include "domctl.h"
 
 #ifndef FO_DOMCTL_INTERFACE_VERSION
 #error "FO_DOMCTL_INTERFACE_VERSION comes from Kbuild (Xen's domctl.h)"
@@ -139,7 +139,7 @@ int fo_dom_get_state(u32 domid, u32 *ret_state)
 	return 0;
 }
 
-/* The fenced sequence itself is fenced_switch.c, shared with failoverd. */
+/* The fenced sequence itself is fenced_sequence.c, shared with failoverd. */
 static int op_pause(void *ctx, uint32_t domid) { return fo_dom_pause(domid); }
 static int op_unpause(void *ctx, uint32_t domid) { return fo_dom_unpause(domid); }
 static int op_get_state(void *ctx, uint32_t domid, uint32_t *state) { return fo_dom_get_state(domid, state); }

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * switch.h - Xen domain control from dom0's kernel: pause, unpause, state,
+ * domctl.h - Xen domain control from dom0's kernel: pause, unpause, state,
  * and the fenced switch built from them. Nothing here sleeps on a lock or
  * allocates; callable from process context (ioctl, the worker kthread).
  */
-#ifndef FO_SWITCH_SWITCH_H
-#define FO_SWITCH_SWITCH_H
+#ifndef FO_SWITCH_DOMCTL_H
+#define FO_SWITCH_DOMCTL_H
 
 #include <linux/types.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * fenced_switch.h - the fenced switch, written once:
+ * fenced_sequence.h - the fenced switch, written once:
  *
  *   fence(from): pause it if it runs, confirm it cannot run
  *   -> unpause(to) -> confirm `to` runs -> confirm `from` still cannot run
@@ -8,16 +8,16 @@
  * `to` is never unpaused unless `from` was confirmed fenced (paused, crashed,
  * shut down, dying or gone; never merely suspended: the toolstack's resume
  * would run it again, so a suspended `from` is paused like a running one). The same source is compiled into the fo_switch
- * kernel module (switch.c, over domctls) and into failoverd (its own switch
- * in core/switchover.c over libxenctrl, and the simulator's model of the
+ * kernel module (domctl.c, over domctls) and into failoverd (its own switch
+ * in core/fencing.c over libxenctrl, and the simulator's model of the
  * module in hv/sim/kernel.c), so the three cannot drift apart.
  *
  * It allocates nothing, takes no lock, logs nothing: it only calls the four
  * operations it is given. Domain states are the uapi's FO_SWITCH_DOM_*
  * (failoverd's enum fo_dom_state has the same values).
  */
-#ifndef FO_FENCED_SWITCH_H
-#define FO_FENCED_SWITCH_H
+#ifndef FO_FENCED_SEQUENCE_H
+#define FO_FENCED_SEQUENCE_H
 
 #ifdef __KERNEL__
 #include <linux/types.h>

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-#include "switchover.h"
+/*
+ * fencing.c - the fenced sequence on a hypervisor backend (see fencing.h).
+ */
+#include "fencing.h"
 
 #include <errno.h>
 
-#include "../../kmod-switch/fenced_switch.h"
+#include "../../kmod-switch/fenced_sequence.h"
 
-/* The sequence itself is kmod-switch/fenced_switch.c, the one the kernel
+/* The sequence itself is kmod-switch/fenced_sequence.c, the one the kernel
  * module runs and the simulator's model of the module: these adapt it to a
  * backend's operations (enum fo_dom_state has the uapi's values). */
 struct seq_ctx {

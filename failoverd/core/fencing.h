@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * switchover.h - the fenced sequence, and nothing else:
+ * fencing.h - fencing on a hypervisor backend, and nothing else: the fenced
+ * switch (fo_switchover_execute: the backend's one-call switch if it has
+ * one, the kernel module's ioctl, else kmod-switch/fenced_sequence.c over
+ * the backend's operations) and a fence outside a switch (fo_fence):
  *
  *   pause(from) -> confirm `from` cannot run -> unpause(to) -> confirm `to` runs
  *   -> confirm `from` still cannot run
@@ -10,8 +13,8 @@
  * nothing, logs nothing and spawns nothing; it only calls the hypervisor and
  * reads the clock. The caller logs the outcome afterwards.
  */
-#ifndef FO_SWITCHOVER_H
-#define FO_SWITCHOVER_H
+#ifndef FO_FENCING_H
+#define FO_FENCING_H
 
 #include "../hv/hv.h"
 #include "events.h"

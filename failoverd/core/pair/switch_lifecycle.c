@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * switch.c - a switch of the pair around fo_switchover_execute(): the
+ * switch_lifecycle.c - a switch of the pair around fo_switchover_execute(): the
  * automatic failover (fo_pair_fail_over), the one owner check, the event and its
  * phases, the failed member's verdict, the statistics, and the end of
  * SWITCHING (the new active's first heartbeat).
