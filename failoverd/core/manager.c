@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-#include "manager.h"
+/*
+ * manager.c - all pairs: the hypervisor's callbacks routed to their pair,
+ * the deadlines and after-work of a loop turn, placement, the verdict
+ * file, reload. Beside it: manager_kernel.c (the pairs in an armed owner),
+ * manager_metrics.c (the metrics text).
+ */
+#include "core/manager_internal.h"
 
 #include "placement.h"
-#include "lib/prom.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,25 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* What one LIST asks for: the module's own limit on armed pairs. */
-#define FO_KERNEL_LIST_MAX 64
-
-struct fo_manager {
-	struct fo_config cfg;
-	struct fo_pair_env env;
-	struct fo_event_ring ring;
-	struct fo_pair pairs[FO_MAX_PAIRS];
-	size_t n_pairs;
-	struct fo_ratelimit unknown_rl;
-	/* placement: the periodic check and the host-wide verdict */
-	uint64_t placement_next_ns; /* 0 = no periodic check */
-	bool host_checked;
-	bool host_drift;
-	char host_placement[256];
-	struct fo_verdicts verdicts; /* failed instances and last actives, kept across restarts */
-	struct fo_svcnet_sockets net; /* pairs[].network's sockets, opened at the first pair's need */
-};
 
 int fo_manager_new(const struct fo_config *cfg, struct fo_manager **ret)
 {
@@ -165,118 +151,10 @@ struct fo_hv_callbacks fo_manager_hv_callbacks(struct fo_manager *m)
 					 .write_failed = on_write_failed };
 }
 
-/* Which pairs may be armed in the kernel: the backend must offer it, and
- * the module's pair id (a hash of the name) must be unique among ours. A
- * collision is left to failoverd alone, deterministically (config order),
- * so that a restart finds the same pairs in the module. */
-static void assign_kernel_ids(struct fo_manager *m)
-{
-	bool capable = m->env.hv && m->env.hv->ops->kernel_arm && m->env.hv->ops->kernel_disarm &&
-		       m->env.hv->ops->kernel_adopt && m->env.hv->ops->kernel_poll_events;
-
-	for (size_t i = 0; i < m->n_pairs; i++) {
-		struct fo_pair *p = &m->pairs[i];
-
-		p->kernel_id = fo_pair_kernel_id(p->cfg.name);
-		p->kernel_ok = capable;
-		p->kernel_owner_is_hv = capable && m->env.hv->ops->armed_owner &&
-					!strcmp(m->env.hv->ops->armed_owner(m->env.hv), "hypervisor");
-		for (size_t j = 0; j < i && capable; j++)
-			if (m->pairs[j].kernel_id == p->kernel_id) {
-				p->kernel_ok = false;
-				fo_warn("pair %s: its kernel pair id %u is that of pair %s; it is not armed in the kernel module",
-					p->cfg.name, p->kernel_id, m->pairs[j].cfg.name);
-			}
-	}
-}
-
 void fo_manager_attach_hv(struct fo_manager *m, struct fo_hv *hv)
 {
 	m->env.hv = hv;
-	assign_kernel_ids(m);
-}
-
-static struct fo_pair *pair_by_kernel_id(struct fo_manager *m, uint32_t id)
-{
-	for (size_t i = 0; i < m->n_pairs; i++)
-		if (m->pairs[i].kernel_ok && m->pairs[i].kernel_id == id)
-			return &m->pairs[i];
-	return NULL;
-}
-
-/* What Xen says a domain is, for the record: the operator must be able to
- * see that disarming left it as it was. */
-static const char *dom_state_str(struct fo_manager *m, fo_domid_t domid)
-{
-	enum fo_dom_state st;
-
-	if (m->env.hv->ops->get_state(m->env.hv, domid, &st) < 0)
-		return "state unknown";
-	return fo_dom_state_name(st);
-}
-
-/* An armed pair no configured pair has the id of: nobody manages it, and the
- * module would switch domains we may be about to adopt under another name
- * (a renamed pair) or no longer watch at all. DISARM: the module unbinds
- * and forgets; every domain keeps the pause state it has. */
-static void kernel_disarm_orphan(struct fo_manager *m, const struct fo_hv_karm *k)
-{
-	struct fo_hv *hv = m->env.hv;
-	struct fo_event *e = fo_event_ring_claim(&m->ring, hv->ops->now_ns(hv));
-	int r = k->firing ? -EALREADY : hv->ops->kernel_disarm(hv, k->pair_id);
-
-	e->kind = FO_EV_INFO;
-	e->result = FO_RESULT_INFO;
-	/* Not a pair name (those are [A-Za-z0-9_.-]): cannot be mistaken for one. */
-	snprintf(e->pair, sizeof(e->pair), "kernel:%" PRIu32, k->pair_id);
-	snprintf(e->from, sizeof(e->from), "dom%" PRIu32, k->active);
-	snprintf(e->to, sizeof(e->to), "dom%" PRIu32, k->standby);
-	snprintf(e->message, sizeof(e->message),
-		 "the kernel module had pair id %" PRIu32 " armed (dom%" PRIu32 " -> dom%" PRIu32
-		 "), which is no configured pair: %s; dom%" PRIu32 " %s, dom%" PRIu32 " %s",
-		 k->pair_id, k->active, k->standby,
-		 r == 0 ? "disarmed, nothing paused or unpaused" :
-		 r == -EALREADY ? "it is switching, its event follows" :
-		 r == -ENOENT ? "gone already" : strerror(-r),
-		 k->active, dom_state_str(m, k->active), k->standby, dom_state_str(m, k->standby));
-}
-
-/*
- * Armed pairs nobody here manages (kernel_list; a module without LIST is
- * said once). Orphans by id (`adopted` false) are done before arming, so
- * that a renamed pair's members are free when they are attached and armed
- * anew; a configured pair's id that it did not take up (`adopted` true:
- * after arming, where adoption happens) is given back to that pair.
- */
-static void kernel_sweep(struct fo_manager *m, bool adopted)
-{
-	struct fo_hv *hv = m->env.hv;
-	struct fo_hv_karm armed[FO_KERNEL_LIST_MAX];
-	int n;
-
-	if (!hv->ops->kernel_list || !hv->ops->kernel_disarm)
-		return;
-	n = hv->ops->kernel_list(hv, armed, FO_KERNEL_LIST_MAX);
-	if (n == -EOPNOTSUPP) {
-		if (!adopted)
-			fo_warn("the kernel module has no LIST (older than this failoverd): pairs it has armed under names "
-				"no longer configured cannot be found; reload the module to be sure none is left");
-		return;
-	}
-	if (n < 0) {
-		fo_warn("cannot list the pairs the kernel module has armed: %s", strerror(-n));
-		return;
-	}
-	for (int i = 0; i < n && i < FO_KERNEL_LIST_MAX; i++) {
-		struct fo_pair *p = pair_by_kernel_id(m, armed[i].pair_id);
-
-		if (!p) {
-			if (!adopted)
-				kernel_disarm_orphan(m, &armed[i]);
-		} else if (adopted && !fo_pair_kernel_holds(p, &armed[i])) {
-			fo_pair_kernel_foreign(p, &armed[i]);
-		}
-	}
+	fo_manager_assign_kernel_ids(m);
 }
 
 int fo_manager_setup_placement(struct fo_manager *m, char *err, size_t errlen)
@@ -460,10 +338,10 @@ void fo_manager_start(struct fo_manager *m)
 	 * adopt it as a verified standby. */
 	if (m->env.hv->ops->kernel_poll_events)
 		m->env.hv->ops->kernel_poll_events(m->env.hv);
-	kernel_sweep(m, false);
+	fo_manager_kernel_sweep(m, false);
 	for (size_t i = 0; i < m->n_pairs; i++)
 		fo_pair_start(&m->pairs[i]);
-	kernel_sweep(m, true);
+	fo_manager_kernel_sweep(m, true);
 	fo_manager_check_placement(m);
 	placement_timer_arm(m);
 }
@@ -679,12 +557,12 @@ void fo_manager_reload(struct fo_manager *m, const struct fo_config *cfg)
 	m->cfg = *cfg;
 	m->env.placement_enforce = cfg->placement.enforce;
 	placement_timer_arm(m);
-	assign_kernel_ids(m);
-	kernel_sweep(m, false);
+	fo_manager_assign_kernel_ids(m);
+	fo_manager_kernel_sweep(m, false);
 	for (size_t i = 0; i < m->n_pairs; i++)
 		if (m->pairs[i].state == FO_PAIR_ARMING)
 			fo_pair_arm(&m->pairs[i]);
-	kernel_sweep(m, true);
+	fo_manager_kernel_sweep(m, true);
 }
 
 const struct fo_config *fo_manager_config(const struct fo_manager *m) { return &m->cfg; }
@@ -717,132 +595,4 @@ void fo_manager_status_line(const struct fo_manager *m, char *buf, size_t len)
 	for (size_t i = 0; i < m->n_pairs && n < len; i++)
 		n += snprintf(buf + n, len - n, "%s%s %s", i ? ", " : "", m->pairs[i].cfg.name,
 			      fo_pair_state_name(m->pairs[i].state));
-}
-
-/* libfoguest: the active application's cycle and overruns, and the state
- * handover of each pair's last takeover (when the backend relays state). */
-static void metrics_state_handover(const struct fo_manager *m, FILE *out)
-{
-	struct fo_hv *hv = m->env.hv;
-
-	fo_prom_family(out, "failoverd_app_cycle", "gauge", "The active application's cycle (libfoguest).");
-	for (size_t i = 0; i < m->n_pairs; i++) {
-		const struct fo_member *a = &m->pairs[i].m[m->pairs[i].active];
-
-		if (a->hb.ext)
-			fo_prom_u64(out, "failoverd_app_cycle", a->hb.app_cycle, "pair", m->pairs[i].cfg.name, NULL);
-	}
-	fo_prom_family(out, "failoverd_app_deadline_misses_total", "counter",
-		       "Cycle overruns the applications reported.");
-	for (size_t i = 0; i < m->n_pairs; i++)
-		for (int j = 0; j < 2; j++)
-			fo_prom_u64(out, "failoverd_app_deadline_misses_total", m->pairs[i].m[j].hb.deadline_misses,
-				    "pair", m->pairs[i].cfg.name, "member", m->pairs[i].m[j].name, NULL);
-	if (!hv || !hv->ops->state_info)
-		return;
-	fo_prom_family(out, "failoverd_state_cycles_lost", "gauge",
-		       "Cycles lost at the last takeover (old active's last commit - handed over).");
-	for (size_t i = 0; i < m->n_pairs; i++) {
-		const struct fo_member *a = &m->pairs[i].m[m->pairs[i].active];
-		struct fo_hv_state_info si;
-
-		if (a->domid != FO_DOMID_INVALID && hv->ops->state_info(hv, a->domid, &si) && si.takeover) {
-			fo_prom_series(out, "failoverd_state_cycles_lost", "pair", m->pairs[i].cfg.name, NULL);
-			fprintf(out, "%lld\n", (long long)si.cycles_lost);
-		}
-	}
-	fo_prom_family(out, "failoverd_state_rejected_total", "counter",
-		       "Relay passes that found a member's state invalid.");
-	for (size_t i = 0; i < m->n_pairs; i++)
-		for (int j = 0; j < 2; j++) {
-			const struct fo_member *mb = &m->pairs[i].m[j];
-			struct fo_hv_state_info si;
-
-			if (mb->domid != FO_DOMID_INVALID && hv->ops->state_info(hv, mb->domid, &si))
-				fo_prom_u64(out, "failoverd_state_rejected_total", si.rejected, "pair",
-					    m->pairs[i].cfg.name, "member", mb->name, NULL);
-		}
-}
-
-void fo_manager_metrics_write(const struct fo_manager *m, FILE *out)
-{
-	static const char *const what[] = { "pause", "unpause", "fault_to_running" };
-
-	fo_prom_family(out, "failoverd_pair_state", "gauge", "Pair state (1 for the current state).");
-	for (size_t i = 0; i < m->n_pairs; i++)
-		for (int s = 0; s <= FO_PAIR_REBUILDING; s++)
-			fo_prom_u64(out, "failoverd_pair_state", m->pairs[i].state == (enum fo_pair_state)s, "pair",
-				    m->pairs[i].cfg.name, "state", fo_pair_state_name(s), NULL);
-	fo_prom_family(out, "failoverd_switchovers_total", "counter", "Switchovers that started the standby.");
-	for (size_t i = 0; i < m->n_pairs; i++)
-		fo_prom_u64(out, "failoverd_switchovers_total", m->pairs[i].stats.switches, "pair", m->pairs[i].cfg.name,
-			    NULL);
-	fo_prom_family(out, "failoverd_switchovers_failed_total", "counter", "Switchovers aborted or failed.");
-	for (size_t i = 0; i < m->n_pairs; i++)
-		fo_prom_u64(out, "failoverd_switchovers_failed_total", m->pairs[i].stats.failed_switches, "pair",
-			    m->pairs[i].cfg.name, NULL);
-	fo_prom_family(out, "failoverd_last_switch_phase_microseconds", "gauge",
-		       "Phases of the last switchover, from the fault.");
-	for (size_t i = 0; i < m->n_pairs; i++)
-		for (int ph = FO_PHASE_DETECTED; ph <= FO_PHASE_UNPAUSE_DONE; ph++) {
-			uint64_t t0 = m->pairs[i].stats.last_switch_ns[FO_PHASE_FAULT];
-			uint64_t t = m->pairs[i].stats.last_switch_ns[ph];
-
-			if (t0 && t >= t0)
-				fo_prom_u64(out, "failoverd_last_switch_phase_microseconds", (t - t0) / 1000, "pair",
-					    m->pairs[i].cfg.name, "phase", fo_phase_name(ph), NULL);
-		}
-	fo_prom_family(out, "failoverd_max_switch_microseconds", "gauge",
-		       "Longest pause, unpause and fault-to-running seen.");
-	for (size_t i = 0; i < m->n_pairs; i++) {
-		const struct fo_pair_stats *st = &m->pairs[i].stats;
-		const uint64_t max[] = { st->max_pause_us, st->max_unpause_us, st->max_total_us };
-
-		for (int w = 0; w < 3; w++)
-			fo_prom_u64(out, "failoverd_max_switch_microseconds", max[w], "pair", m->pairs[i].cfg.name,
-				    "what", what[w], NULL);
-	}
-	fo_prom_family(out, "failoverd_heartbeats_total", "counter", "Valid heartbeats that made progress.");
-	for (size_t i = 0; i < m->n_pairs; i++)
-		for (int j = 0; j < 2; j++)
-			fo_prom_u64(out, "failoverd_heartbeats_total", m->pairs[i].m[j].hb.beats, "pair",
-				    m->pairs[i].cfg.name, "member", m->pairs[i].m[j].name, NULL);
-	fo_prom_family(out, "failoverd_heartbeat_invalid_total", "counter", "Heartbeat pages rejected as invalid.");
-	for (size_t i = 0; i < m->n_pairs; i++)
-		for (int j = 0; j < 2; j++)
-			fo_prom_u64(out, "failoverd_heartbeat_invalid_total", m->pairs[i].m[j].hb.invalid, "pair",
-				    m->pairs[i].cfg.name, "member", m->pairs[i].m[j].name, NULL);
-	fo_prom_family(out, "failoverd_heartbeat_misses_total", "counter", "Heartbeat deadlines that expired.");
-	for (size_t i = 0; i < m->n_pairs; i++)
-		for (int j = 0; j < 2; j++)
-			fo_prom_u64(out, "failoverd_heartbeat_misses_total", m->pairs[i].m[j].misses, "pair",
-				    m->pairs[i].cfg.name, "member", m->pairs[i].m[j].name, NULL);
-	fo_prom_family(out, "failoverd_external_unpause_total", "counter",
-		       "Times the fence audit found a member running that should be paused (unpaused outside failoverd).");
-	for (size_t i = 0; i < m->n_pairs; i++)
-		for (int j = 0; j < 2; j++)
-			fo_prom_u64(out, "failoverd_external_unpause_total", m->pairs[i].m[j].external_unpauses, "pair",
-				    m->pairs[i].cfg.name, "member", m->pairs[i].m[j].name, NULL);
-	metrics_state_handover(m, out);
-}
-
-size_t fo_manager_metrics(const struct fo_manager *m, char *buf, size_t len)
-{
-	char *text = NULL;
-	size_t size = 0, n;
-	FILE *out;
-
-	if (len == 0)
-		return 0;
-	buf[0] = '\0';
-	out = open_memstream(&text, &size);
-	if (!out)
-		return 0;
-	fo_manager_metrics_write(m, out);
-	fclose(out);
-	n = size < len ? size : len - 1;
-	memcpy(buf, text, n);
-	buf[n] = '\0';
-	free(text);
-	return n;
 }

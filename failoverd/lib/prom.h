@@ -2,7 +2,7 @@
 /*
  * prom.h - Prometheus' text exposition format, written one way: a family's
  * HELP and TYPE lines, a sample's name and labels, a label value escaped.
- * Both metric texts use it: `failoverctl metrics`' (core/manager.c:
+ * Both metric texts use it: `failoverctl metrics`' (core/manager_metrics.c:
  * fo_manager_metrics_write, io/control_status.c) and the HTTP endpoint's
  * (io/metrics_render.c). Writes to a FILE (open_memstream for a buffer);
  * never on the real-time path.
