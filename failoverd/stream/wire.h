@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wire.h - the state stream's bytes on TCP (stream/state_stream.c sends and
- * receives them): a handshake that proves the pre-shared key both ways, then
- * messages each sealed with an HMAC of a per-connection key and numbered, so
- * that a message altered, replayed or reordered is refused.
+ * wire.h - the state stream's bytes on TCP (stream/state_stream_tx.c sends
+ * them, stream/state_stream_rx.c receives them): a handshake that proves
+ * the pre-shared key both ways, then messages each sealed with an HMAC of a
+ * per-connection key and numbered, so that a message altered, replayed or
+ * reordered is refused.
  *
  * Handshake (S: the receiving host, which listens; C: the sending host):
  *   S -> C  hello:   "FOSS" | version (1) | 3 zero bytes | S's nonce (32)
