@@ -78,24 +78,9 @@
 #include <xenstore.h>
 
 #include "bench_util.h"
+#include "bench-ctl.h"
 
-#define BENCH_CSV_HEADER                                                                              \
-	"i,mode,from,to,result,fault,request_ns,event_after_inject_ns,seen_ns,rearm_ns,detected_us,"  \
-	"decided_us,pause_issued_us,pause_done_us,unpause_issued_us,unpause_done_us,first_heartbeat_us," \
-	"event_id,path,standby_running_ns,roles_at_request,roles_ns"
-
-/* A failed round is retried after a restore; this many in a row ends the run. */
-#define BENCH_MAX_ERRORS 5
-#define BENCH_EVENT_TIMEOUT_MS 15000
-#define BENCH_ARMED_TIMEOUT_MS 15000
-
-static const char *const bench_phases[] = { "detected",	 "decided",	   "pause_issued",   "pause_done",
-					    "unpause_issued", "unpause_done", "first_heartbeat" };
-#define BENCH_N_PHASES (sizeof(bench_phases) / sizeof(bench_phases[0]))
-
-enum bench_mode { BENCH_MANUAL, BENCH_FAULT, BENCH_FOLLOW };
-
-static volatile sig_atomic_t bench_stop;
+volatile sig_atomic_t bench_stop;
 
 static void bench_on_term(int sig)
 {
@@ -103,278 +88,7 @@ static void bench_on_term(int sig)
 	bench_stop = 1;
 }
 
-/* One connection to the control socket, with its partial input line. */
-struct bench_conn {
-	int fd;
-	char *buf;
-	size_t len, cap;
-};
-
-struct bench_ctx {
-	const char *sock_path;
-	const char *pair;
-	enum bench_mode mode;
-	struct bench_conn ctl, follow;
-	struct xs_handle *xs;
-	FILE *events;
-	double last_event_id; /* newest event id seen on the stream */
-	const char *owner;    /* --owner: the status's owner a round waits for */
-	xc_interface *xch;    /* with --poll-us */
-	long poll_us, window_ms;
-	pid_t freeze_pid;     /* --freeze-pid, 0: none */
-	bool wait_roles;      /* --wait-roles */
-	bool note_roles;      /* --note-roles, or --wait-roles */
-};
-
-/* The state of our pair, from {"cmd":"status"}. */
-struct bench_pair {
-	char state[16];
-	char active[64], standby[64], owner[16];
-	int active_domid, standby_domid;
-};
-
-/* One switch, as the event stream reported it. */
-struct bench_switch {
-	double id;
-	int64_t time_ns;
-	char from[64], to[64], result[16], fault[32], path[16];
-	bool have_phase[BENCH_N_PHASES];
-	double phase_us[BENCH_N_PHASES];
-};
-
-static int bench_connect(const char *path, struct bench_conn *c)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	c->fd = -1;
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int r = -errno;
-		close(fd);
-		return r;
-	}
-	c->fd = fd;
-	return 0;
-}
-
-static int bench_send(struct bench_conn *c, const char *line)
-{
-	size_t len = strlen(line), off = 0;
-
-	while (off < len) {
-		ssize_t w = write(c->fd, line + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		off += (size_t)w;
-	}
-	return 0;
-}
-
-/*
- * The next line from c, parsed; waits at most timeout_ms (< 0: forever).
- * -ETIMEDOUT, -EPIPE when the daemon closed, -EBADMSG on a line that is
- * not JSON.
- */
-static int bench_read_json(struct bench_conn *c, int timeout_ms, cJSON **ret)
-{
-	int64_t end = bench_now_ns() + (int64_t)timeout_ms * 1000000;
-
-	for (;;) {
-		char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
-
-		if (nl) {
-			size_t n = (size_t)(nl - c->buf);
-			cJSON *j;
-
-			*nl = '\0';
-			j = cJSON_Parse(c->buf);
-			memmove(c->buf, nl + 1, c->len - n - 1);
-			c->len -= n + 1;
-			if (!j)
-				return -EBADMSG;
-			*ret = j;
-			return 0;
-		}
-		if (c->cap - c->len < 65536) {
-			size_t cap = c->cap ? c->cap * 2 : 262144;
-			char *b = realloc(c->buf, cap);
-			if (!b)
-				return -ENOMEM;
-			c->buf = b;
-			c->cap = cap;
-		}
-		if (timeout_ms >= 0) {
-			struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
-			int64_t left = (end - bench_now_ns()) / 1000000;
-			int r;
-
-			if (left <= 0)
-				return -ETIMEDOUT;
-			r = poll(&pfd, 1, (int)left);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0)
-				return -errno;
-			if (r == 0)
-				return -ETIMEDOUT;
-		}
-		ssize_t got = read(c->fd, c->buf + c->len, c->cap - c->len - 1);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return -errno;
-		if (got == 0)
-			return -EPIPE;
-		c->len += (size_t)got;
-	}
-}
-
-/*
- * failoverd closes a control connection that sent no request for a few
- * seconds, with a line saying so. Anything readable on the request
- * connection before a request is sent is that goodbye (or EOF): start a new
- * connection instead of reading the goodbye as the next reply.
- */
-static int bench_ctl_fresh(struct bench_ctx *x)
-{
-	struct pollfd pfd = { .fd = x->ctl.fd, .events = POLLIN };
-
-	if (poll(&pfd, 1, 0) <= 0 && x->ctl.len == 0)
-		return 0;
-	close(x->ctl.fd);
-	x->ctl.len = 0;
-	return bench_connect(x->sock_path, &x->ctl);
-}
-
-/* One request on the control connection, its reply in *ret. */
-static int bench_request(struct bench_ctx *x, const char *line, cJSON **ret)
-{
-	int r = bench_ctl_fresh(x);
-
-	if (r == 0)
-		r = bench_send(&x->ctl, line);
-	return r < 0 ? r : bench_read_json(&x->ctl, BENCH_EVENT_TIMEOUT_MS, ret);
-}
-
-static const char *jstr(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static double jnum(const cJSON *o, const char *key, double dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
-static int bench_status(struct bench_ctx *x, struct bench_pair *ret)
-{
-	cJSON *reply = NULL, *pairs, *p;
-	int rc = -ENOENT, r;
-
-	r = bench_request(x, "{\"cmd\":\"status\"}\n", &reply);
-	if (r < 0)
-		return r;
-	pairs = cJSON_GetObjectItemCaseSensitive(reply, "pairs");
-	cJSON_ArrayForEach(p, pairs)
-	{
-		if (strcmp(jstr(p, "name"), x->pair) != 0)
-			continue;
-		snprintf(ret->state, sizeof(ret->state), "%s", jstr(p, "state"));
-		snprintf(ret->active, sizeof(ret->active), "%s", jstr(p, "active"));
-		snprintf(ret->standby, sizeof(ret->standby), "%s", jstr(p, "standby"));
-		snprintf(ret->owner, sizeof(ret->owner), "%s", jstr(p, "owner"));
-		ret->active_domid = (int)jnum(p, "active_domid", -1);
-		ret->standby_domid = (int)jnum(p, "standby_domid", -1);
-		rc = 0;
-	}
-	cJSON_Delete(reply);
-	return rc;
-}
-
-/* Every event read from the stream goes through here: logged, and the
- * newest id remembered (a round only accepts events newer than its start). */
-static void bench_note_event(struct bench_ctx *x, const cJSON *ev)
-{
-	double id = jnum(ev, "id", 0);
-	char msg[256];
-
-	if (id > x->last_event_id)
-		x->last_event_id = id;
-	if (!x->events)
-		return;
-	snprintf(msg, sizeof(msg), "%s", jstr(ev, "message"));
-	for (char *c = msg; *c; c++)
-		if (*c == ',' || *c == '\n' || *c == '\r')
-			*c = ';';
-	fprintf(x->events, "%.0f,%.0f,%s,%s,%s,%s,%s,%s,%s\n", id, jnum(ev, "time_ns", 0), jstr(ev, "pair"),
-		jstr(ev, "kind"), jstr(ev, "fault"), jstr(ev, "result"), jstr(ev, "from"), jstr(ev, "to"), msg);
-	fflush(x->events);
-}
-
-/*
- * Read the stream until an event of KIND for our pair with an id above
- * after_id; a switch is copied into *sw when sw is given.
- */
-static int bench_wait_event(struct bench_ctx *x, const char *kind, double after_id, int timeout_ms,
-			    struct bench_switch *sw)
-{
-	int64_t end = bench_now_ns() + (int64_t)timeout_ms * 1000000;
-
-	for (;;) {
-		int left = (int)((end - bench_now_ns()) / 1000000);
-		cJSON *line = NULL, *ev, *ph;
-		int r;
-
-		if (left <= 0)
-			return -ETIMEDOUT;
-		r = bench_read_json(&x->follow, left, &line);
-		if (r == -EBADMSG)
-			continue;
-		if (r < 0)
-			return r;
-		ev = cJSON_GetObjectItemCaseSensitive(line, "event");
-		if (!cJSON_IsObject(ev)) {
-			cJSON_Delete(line);
-			continue;
-		}
-		bench_note_event(x, ev);
-		if (strcmp(jstr(ev, "pair"), x->pair) != 0 || strcmp(jstr(ev, "kind"), kind) != 0 ||
-		    jnum(ev, "id", 0) <= after_id) {
-			cJSON_Delete(line);
-			continue;
-		}
-		if (sw) {
-			memset(sw, 0, sizeof(*sw));
-			sw->id = jnum(ev, "id", 0);
-			sw->time_ns = (int64_t)jnum(ev, "time_ns", 0);
-			snprintf(sw->from, sizeof(sw->from), "%s", jstr(ev, "from"));
-			snprintf(sw->to, sizeof(sw->to), "%s", jstr(ev, "to"));
-			snprintf(sw->result, sizeof(sw->result), "%s", jstr(ev, "result"));
-			snprintf(sw->fault, sizeof(sw->fault), "%s", jstr(ev, "fault"));
-			snprintf(sw->path, sizeof(sw->path), "%s", jstr(ev, "path"));
-			ph = cJSON_GetObjectItemCaseSensitive(ev, "phases_us");
-			for (size_t i = 0; i < BENCH_N_PHASES; i++) {
-				const cJSON *v = cJSON_GetObjectItemCaseSensitive(ph, bench_phases[i]);
-				sw->have_phase[i] = cJSON_IsNumber(v);
-				sw->phase_us[i] = sw->have_phase[i] ? v->valuedouble : 0;
-			}
-		}
-		cJSON_Delete(line);
-		return 0;
-	}
-}
-
-static int bench_xs_control(struct bench_ctx *x, int domid, const char *cmd)
+int bench_xs_control(struct bench_ctx *x, int domid, const char *cmd)
 {
 	char path[96];
 
@@ -382,69 +96,6 @@ static int bench_xs_control(struct bench_ctx *x, int domid, const char *cmd)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "/local/domain/%d/data/failover/control", domid);
 	return xs_write(x->xs, XBT_NULL, path, cmd, strlen(cmd)) ? 0 : -errno;
-}
-
-/*
- * Arm the pair again after a round's fault. The member that "failed" only
- * had its agent told to stop, and has been told "none" again: it is
- * repaired, which is what `clear-failed` tells failoverd (it keeps a
- * failed member out of the standby role until then).
- */
-static int bench_arm(struct bench_ctx *x, const struct bench_pair *st)
-{
-	const char *members[2] = { st->active, st->standby };
-	char req[160];
-	cJSON *reply = NULL;
-	int r;
-
-	for (int m = 0; m < 2; m++) {
-		if (!members[m][0])
-			continue;
-		snprintf(req, sizeof(req), "{\"cmd\":\"clear-failed\",\"member\":\"%s\"}\n", members[m]);
-		r = bench_request(x, req, &reply);
-		if (r < 0)
-			return r;
-		cJSON_Delete(reply);
-		reply = NULL;
-	}
-	snprintf(req, sizeof(req), "{\"cmd\":\"arm\",\"pair\":\"%s\"}\n", x->pair);
-	r = bench_request(x, req, &reply);
-	if (r < 0)
-		return r;
-	r = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "ok")) ? 0 : -EIO;
-	cJSON_Delete(reply);
-	return r;
-}
-
-/* Until the pair is ARMED (and held by --owner); a pair left DEGRADED or
- * DISARMED (by a spurious failover under load, or an earlier failed round)
- * is restored first. */
-static int bench_ensure_armed(struct bench_ctx *x, struct bench_pair *ret)
-{
-	int64_t end = bench_now_ns() + (int64_t)BENCH_ARMED_TIMEOUT_MS * 1000000;
-	bool restored = false;
-	int r;
-
-	for (;;) {
-		r = bench_status(x, ret);
-		if (r < 0)
-			return r;
-		if (!strcmp(ret->state, "ARMED") && (!x->owner || !strcmp(ret->owner, x->owner)))
-			return 0;
-		if (!restored && (!strcmp(ret->state, "DEGRADED") || !strcmp(ret->state, "DISARMED"))) {
-			fprintf(stderr, "bench-ctl: pair %s is %s; restoring\n", x->pair, ret->state);
-			bench_xs_control(x, ret->active_domid, "none");
-			bench_xs_control(x, ret->standby_domid, "none");
-			r = bench_arm(x, ret);
-			if (r < 0)
-				return r;
-			restored = true;
-			continue;
-		}
-		if (bench_now_ns() > end)
-			return -ETIMEDOUT;
-		bench_sleep_ms(20);
-	}
 }
 
 static void bench_print_row(long i, enum bench_mode mode, const char *from, const char *to,
@@ -598,7 +249,7 @@ static int bench_round(struct bench_ctx *x, long i)
 		r = bench_request(x, req, &reply);
 		t1 = bench_now_ns();
 		if (r == 0 && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "ok"))) {
-			fprintf(stderr, "bench-ctl: switchover refused: %s\n", jstr(reply, "error"));
+			fprintf(stderr, "bench-ctl: switchover refused: %s\n", bench_jstr(reply, "error"));
 			r = -EIO;
 		}
 		cJSON_Delete(reply);
@@ -831,8 +482,8 @@ int main(int argc, char **argv)
 		{
 			if (x.mode == BENCH_FOLLOW)
 				bench_note_event(&x, ev); /* the history before we connected */
-			else if (jnum(ev, "id", 0) > x.last_event_id)
-				x.last_event_id = jnum(ev, "id", 0);
+			else if (bench_jnum(ev, "id", 0) > x.last_event_id)
+				x.last_event_id = bench_jnum(ev, "id", 0);
 		}
 	}
 	cJSON_Delete(reply);
