@@ -146,8 +146,8 @@ static void preflight(const struct options *o)
 	} else {
 		if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
 			fo_trace_die("this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): fo-trace is a CO-RE tool and needs "
-			    "CONFIG_DEBUG_INFO_BTF=y (Debian's kernels have it), or --btf FILE for this kernel",
-			    strerror(errno));
+				     "CONFIG_DEBUG_INFO_BTF=y (Debian's kernels have it), or --btf FILE for this kernel",
+				     strerror(errno));
 		btf = btf__load_vmlinux_btf();
 		if (!btf)
 			fo_trace_die("cannot load the kernel's BTF from /sys/kernel/btf/vmlinux: %s", strerror(errno));
@@ -162,8 +162,8 @@ static void preflight(const struct options *o)
 		if (btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) < 0) {
 			btf__free(btf);
 			fo_trace_die("the kernel lacks the tracepoint %s (no %s in its BTF); fo-trace needs all of: sched_wakeup "
-			    "sched_wakeup_new sched_switch sched_process_exec sched_process_fork sched_process_exit",
-			    tp, name);
+				     "sched_wakeup_new sched_switch sched_process_exec sched_process_fork sched_process_exit",
+				     tp, name);
 		}
 	}
 	btf__free(btf);
@@ -474,7 +474,7 @@ int main(int argc, char **argv)
 	err = fo_trace_bpf__load(skel);
 	if (err)
 		fo_trace_die("cannot load the BPF programs (%s)%s", strerror(-err),
-		    -err == EPERM ? ": not permitted (root with CAP_BPF + CAP_PERFMON, and kernel.unprivileged_bpf_disabled "
+			     -err == EPERM ? ": not permitted (root with CAP_BPF + CAP_PERFMON, and kernel.unprivileged_bpf_disabled "
 				    "does not matter for root; check lockdown / seccomp)"
 				  : "; libbpf's messages above say which program or relocation failed");
 	/* --xl's spawned commands go into the targets map (spawn()). */
@@ -482,8 +482,8 @@ int main(int argc, char **argv)
 	err = fo_trace_bpf__attach(skel);
 	if (err)
 		fo_trace_die("cannot attach (%s); the kernel must support BTF-enabled raw tracepoints (tp_btf, Linux 5.5+) "
-		    "and fentry (BPF trampolines) or kprobes; libbpf's messages above name the program",
-		    strerror(-err));
+			     "and fentry (BPF trampolines) or kprobes; libbpf's messages above name the program",
+			     strerror(-err));
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, NULL, NULL);
 	if (!rb)
 		fo_trace_die("cannot open the ring buffer: %s", strerror(errno));

@@ -103,7 +103,7 @@ bool fo_cli_print_raw(const char *line, const char *key, bool elements);
 /* ---- commands.c, drill.c, watch.c --------------------------------------- */
 
 int fo_cli_request_pairs(const struct options *o, struct conn *c, const char *cmd, cJSON **ret_reply,
-		  const cJSON **ret_pairs, bool *ret_printed);
+			 const cJSON **ret_pairs, bool *ret_printed);
 int fo_cli_cmd_status(const struct options *o, struct conn *c);
 int fo_cli_status_once(const struct options *o, struct conn *c, FILE *out);
 int fo_cli_cmd_status_watch(const struct options *o, struct conn *c);

@@ -17,7 +17,7 @@ enum { COL_PAIR, COL_STATE, COL_ACTIVE, COL_STANDBY, COL_PATH, COL_LAST, COL_HB,
  * the reply); with --json the reply line is printed as is and *ret_printed
  * says the caller has nothing left to print. */
 int fo_cli_request_pairs(const struct options *o, struct conn *c, const char *cmd, cJSON **ret_reply,
-		  const cJSON **ret_pairs, bool *ret_printed)
+			 const cJSON **ret_pairs, bool *ret_printed)
 {
 	cJSON *req = cJSON_CreateObject();
 	char *line;
@@ -112,16 +112,16 @@ static int print_status(const struct options *o, FILE *out, const cJSON *reply, 
 		double v;
 
 		fo_cli_clean_copy(row->cell[COL_PAIR], sizeof(row->cell[0]),
-			   (s = fo_cli_jstr(p, "name")) ? s : "?");
+				  (s = fo_cli_jstr(p, "name")) ? s : "?");
 		fo_cli_clean_copy(row->cell[COL_STATE], sizeof(row->cell[0]),
-			   (s = fo_cli_jstr(p, "state")) ? s : "?");
+				  (s = fo_cli_jstr(p, "state")) ? s : "?");
 		fo_cli_format_member(row->cell[COL_ACTIVE], sizeof(row->cell[0]), p, "active",
-			      "active_domid");
+				     "active_domid");
 		fo_cli_format_member(row->cell[COL_STANDBY], sizeof(row->cell[0]), p, "standby",
-			      "standby_domid");
+				     "standby_domid");
 		/* kernel (/dev/fo_switch), xenctrl or sim; "-" from an older daemon */
 		fo_cli_clean_copy(row->cell[COL_PATH], sizeof(row->cell[0]),
-			   (s = fo_cli_jstr(p, "switch_path")) ? s : "-");
+				  (s = fo_cli_jstr(p, "switch_path")) ? s : "-");
 		if (fo_cli_jnum(p, "last_switch_age_s", &v) && v >= 0)
 			fo_cli_format_age_s(row->cell[COL_LAST], sizeof(row->cell[0]), v);
 		else
@@ -347,7 +347,7 @@ int fo_cli_cmd_events(const struct options *o, struct conn *c)
 		r = fo_cli_conn_read_line(c, -1, &line);
 		if (r < 0) {
 			fo_cli_cmd_error(o, "%s", r == -ECONNRESET ? "failoverd closed the connection"
-				  : fo_cli_read_error_text(r));
+					 : fo_cli_read_error_text(r));
 			rc = EXIT_DAEMON;
 			goto out;
 		}

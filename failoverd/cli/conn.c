@@ -185,8 +185,8 @@ cJSON *fo_cli_parse_reply(const struct options *o, const char *line)
 	if (!reply || !cJSON_IsObject(reply)) {
 		fo_cli_clean_copy(shown, sizeof(shown), line);
 		fo_cli_cmd_error(o, "malformed reply from failoverd (%s): \"%s%s\"",
-			  reply ? "not a JSON object" : "not valid JSON", shown,
-			  strlen(line) >= sizeof(shown) ? "..." : "");
+				 reply ? "not a JSON object" : "not valid JSON", shown,
+				 strlen(line) >= sizeof(shown) ? "..." : "");
 		cJSON_Delete(reply);
 		return NULL;
 	}
@@ -199,7 +199,7 @@ cJSON *fo_cli_parse_reply(const struct options *o, const char *line)
  * text (valid while the connection is open).
  */
 int fo_cli_transact(const struct options *o, struct conn *c, const cJSON *req,
-	     cJSON **ret_reply, char **ret_line)
+		    cJSON **ret_reply, char **ret_line)
 {
 	int64_t deadline = fo_cli_now_ms() + (int64_t)(o->timeout_s * 1000.0);
 	const cJSON *ok;
@@ -215,7 +215,7 @@ int fo_cli_transact(const struct options *o, struct conn *c, const cJSON *req,
 	}
 	if (strlen(text) + 1 > REQUEST_MAX) {
 		fo_cli_cmd_error(o, "request too long (%zu bytes, limit %d)", strlen(text),
-			  REQUEST_MAX - 1);
+				 REQUEST_MAX - 1);
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -251,7 +251,7 @@ int fo_cli_transact(const struct options *o, struct conn *c, const cJSON *req,
 	 * what the operator needs to see (not "Broken pipe"). */
 	if (send_r < 0 && send_r != -EPIPE && send_r != -ECONNRESET) {
 		fo_cli_cmd_error(o, "sending the request to failoverd failed: %s",
-			  send_r == -ETIMEDOUT ? "timed out" : strerror(-send_r));
+				 send_r == -ETIMEDOUT ? "timed out" : strerror(-send_r));
 		rc = EXIT_DAEMON;
 		goto out;
 	}
@@ -269,7 +269,7 @@ int fo_cli_transact(const struct options *o, struct conn *c, const cJSON *req,
 	if (r < 0) {
 		if (r == -ETIMEDOUT)
 			fo_cli_cmd_error(o, "no reply from failoverd within %g s (see --timeout)",
-				  o->timeout_s);
+					 o->timeout_s);
 		else
 			fo_cli_cmd_error(o, "%s", fo_cli_read_error_text(r));
 		rc = EXIT_DAEMON;

@@ -341,7 +341,7 @@ static int wait_armed(struct drill_run *run, struct conn *c, bool *ret_armed)
 		}
 		if (!found) {
 			fo_cli_cmd_error(run->o, "failoverd has no pair named %s (see failoverctl status)",
-				  run->o->pair);
+					 run->o->pair);
 			rc = EXIT_DAEMON;
 			goto out;
 		}

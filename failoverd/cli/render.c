@@ -99,7 +99,7 @@ void fo_cli_format_ms(char *buf, size_t len, double ms)
 }
 
 void fo_cli_format_member(char *buf, size_t len, const cJSON *p, const char *name_key,
-		   const char *domid_key)
+			  const char *domid_key)
 {
 	const char *name = fo_cli_jstr(p, name_key);
 	char clean[80];

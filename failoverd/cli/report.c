@@ -435,10 +435,10 @@ static int make_plots(const struct options *o)
 	}
 	if (r == 127)
 		fo_cli_cmd_error(o, "%s cannot be run: is python3 installed? (Debian: apt install "
-			  "python3 python3-matplotlib; or set FO_PYTHON)", *py);
+				 "python3 python3-matplotlib; or set FO_PYTHON)", *py);
 	else if (r == REPORT_EXIT_NO_MPL)
 		fo_cli_cmd_error(o, "matplotlib is missing for %s (Debian: apt install "
-			  "python3-matplotlib; or set FO_PYTHON to a python3 that has it)", *py);
+				 "python3-matplotlib; or set FO_PYTHON to a python3 that has it)", *py);
 	else
 		fo_cli_cmd_error(o, "%s %s failed (exit status %d)", *py, script, r);
 	return -EIO;

@@ -207,8 +207,8 @@ static cJSON *run_request(struct fo_control *c, struct fo_client *cl, const char
 	cmd = fo_request_cmd_name(req.cmd);
 	if (cl && !cl->admin && fo_request_needs_admin(req.cmd))
 		return fo_control_error_reply("%s: permission denied: needs root or a member of daemon.control_admin_group "
-				   "(status, events, metrics and kernel are open to every user of the socket)",
-				   cmd);
+					      "(status, events, metrics and kernel are open to every user of the socket)",
+					      cmd);
 	if (fo_request_arg(req.cmd) == FO_REQ_ARG_PAIR) {
 		p = fo_manager_find_pair(c->mgr, req.pair);
 		if (!p)

@@ -286,7 +286,7 @@ cJSON *fo_control_kernel_json(struct fo_control *c)
 
 	if (!hv->ops->kernel_list)
 		return fo_control_error_reply("kernel: the kernel module is not in use (daemon.kernel_fast_path, %s)",
-				   "/dev/fo_switch");
+					      "/dev/fo_switch");
 	n = hv->ops->kernel_list(hv, k, sizeof(k) / sizeof(k[0]));
 	if (n == -EOPNOTSUPP)
 		return fo_control_error_reply("kernel: the loaded kernel module has no LIST (older than this failoverd)");

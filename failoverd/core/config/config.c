@@ -60,7 +60,7 @@ static int read_group(struct parser *p, const cJSON *obj, const char *key, char 
 	 * meant; make the operator omit the key instead. */
 	if (len == 0 || len > FO_NAME_MAX)
 		return fo_config_fail(p, kp, "must be a group name of 1 to %d bytes (omit the key for "
-			    "root-only access), got %zu bytes", FO_NAME_MAX, len);
+				      "root-only access), got %zu bytes", FO_NAME_MAX, len);
 	for (c = s; *c; c++)
 		if (*c == ':' || *c == '/' || fo_config_is_space(*c) || (unsigned char)*c < 0x20 || *c == 0x7f)
 			return fo_config_fail(p, kp, "must not contain ':', '/', whitespace or control characters");
@@ -181,9 +181,9 @@ static int parse_daemon(struct parser *p, const cJSON *obj, struct fo_daemon_con
 
 		if (strlen(s) >= sizeof(d->metrics_listen) || fo_config_parse_listen(s, &ss, &sslen) < 0)
 			return fo_config_fail(p, "daemon.metrics_listen",
-				    "must be \"ADDRESS:PORT\" with a numeric IPv4 address or a bracketed "
-				    "IPv6 one (\"127.0.0.1:9464\", \"[::1]:9464\"), or a port alone "
-				    "(\"9464\": loopback), port 1..65535");
+					      "must be \"ADDRESS:PORT\" with a numeric IPv4 address or a bracketed "
+					      "IPv6 one (\"127.0.0.1:9464\", \"[::1]:9464\"), or a port alone "
+					      "(\"9464\": loopback), port 1..65535");
 		snprintf(d->metrics_listen, sizeof(d->metrics_listen), "%s", s);
 	}
 	return 0;
@@ -223,11 +223,11 @@ static int parse_cpupools(struct parser *p, const cJSON *arr, struct fo_config *
 		fo_config_keypath_join(mkp, kp, "name");
 		if (strcmp(cp->name, POOL0_NAME) == 0)
 			return fo_config_fail(p, mkp, "\"%s\" is Xen's default pool (dom0 runs there); failoverd only takes "
-				    "pCPUs out of it: name a pool of your own", POOL0_NAME);
+					      "pCPUs out of it: name a pool of your own", POOL0_NAME);
 		for (size_t j = 0; j < c->n_cpupools; j++)
 			if (strcmp(c->cpupools[j].name, cp->name) == 0)
 				return fo_config_fail(p, mkp, "duplicate cpupool name \"%s\" (also cpupools[%zu])",
-					    fo_config_shown(cp->name, sbuf), j);
+						      fo_config_shown(cp->name, sbuf), j);
 
 		rc = fo_config_read_enum(p, it, kp, "scheduler", fo_config_sched_names, &e);
 		if (rc < 0)
@@ -246,13 +246,13 @@ static int parse_cpupools(struct parser *p, const cJSON *arr, struct fo_config *
 			 * hypervisor's own housekeeping. */
 			if (cp->pcpus[k] == 0)
 				return fo_config_fail(p, ikp, "pCPU 0 stays in %s (dom0 and Xen's own work run there)",
-					    POOL0_NAME);
+						      POOL0_NAME);
 			for (size_t j = 0; j < c->n_cpupools; j++)
 				for (size_t l = 0; l < c->cpupools[j].n_pcpus; l++)
 					if (c->cpupools[j].pcpus[l] == cp->pcpus[k])
 						return fo_config_fail(p, ikp, "pCPU %d is already in cpupool \"%s\" "
-							    "(cpupools[%zu]); a pCPU belongs to one pool",
-							    cp->pcpus[k], c->cpupools[j].name, j);
+								      "(cpupools[%zu]); a pCPU belongs to one pool",
+								      cp->pcpus[k], c->cpupools[j].name, j);
 		}
 		c->n_cpupools++;
 	}
@@ -371,7 +371,7 @@ static int check_text(struct parser *p, const char *text)
 	if (at >= 0) {
 		text_position(text, (size_t)at, &line, &col);
 		return fo_config_fail(p, "", "\\u0000 (NUL) in a string at line %u, column %u: not allowed in any value",
-			    line, col);
+				      line, col);
 	}
 	return 0;
 }

@@ -44,18 +44,18 @@ int fo_config_check_object(struct parser *p, const cJSON *obj, const char *keypa
 const cJSON *fo_config_member(const cJSON *obj, const char *key);
 int fo_config_require(struct parser *p, const cJSON *obj, const char *keypath, const char *key);
 int fo_config_read_int(struct parser *p, const cJSON *obj, const char *keypath, const char *key, long min, long max,
-	     long *ret);
+		       long *ret);
 int fo_config_read_bool(struct parser *p, const cJSON *obj, const char *keypath, const char *key, bool *ret);
 int fo_config_read_string(struct parser *p, const cJSON *obj, const char *keypath, const char *key, const char **ret);
 int fo_config_read_enum(struct parser *p, const cJSON *obj, const char *keypath, const char *key, const char *const *names,
-	      int *ret);
+			int *ret);
 bool fo_config_is_space(char c);
 int fo_config_check_pair_name(struct parser *p, const char *kp, const char *s);
 int fo_config_read_checked_name(struct parser *p, const cJSON *obj, const char *kp, const char *key,
-		      int (*check)(struct parser *, const char *, const char *), char *dst, size_t dstlen);
+				int (*check)(struct parser *, const char *, const char *), char *dst, size_t dstlen);
 int fo_config_check_abs_path(struct parser *p, const char *kp, const char *s, size_t max);
 int fo_config_parse_pcpu_list(struct parser *p, const cJSON *obj, const char *kp, const char *key, int *ret_cpus,
-		    size_t *ret_n);
+			      size_t *ret_n);
 
 /* keys.c: the keys an object may have (NULL terminated), from keys.def */
 enum config_object {
@@ -72,7 +72,7 @@ int fo_config_check_against_earlier_pairs(struct parser *p, const struct fo_conf
 /* network.c */
 int fo_config_parse_network(struct parser *p, const cJSON *obj, const char *kp, struct fo_svcnet_config *n);
 int fo_config_check_network_against(struct parser *p, const struct fo_pair_config *pc, const struct fo_pair_config *q,
-			  size_t j, const char *kp);
+				    size_t j, const char *kp);
 
 /* state_stream.c */
 int fo_config_parse_state_stream(struct parser *p, const cJSON *obj, struct fo_state_stream_config *ss);

@@ -20,11 +20,11 @@ static int check_ifname(struct parser *p, const char *kp, const char *s)
 
 	if (len == 0 || len > FO_IFNAME_MAX || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
 		return fo_config_fail(p, kp, "must be a network device name of 1 to %d bytes, got \"%s\"", FO_IFNAME_MAX,
-			    fo_config_shown(s, sbuf));
+				      fo_config_shown(s, sbuf));
 	for (const char *c = s; *c; c++)
 		if (*c == '/' || *c == ':' || fo_config_is_space(*c) || (unsigned char)*c < 0x20 || *c == 0x7f)
 			return fo_config_fail(p, kp, "a network device name has no '/', ':', whitespace or control characters, got \"%s\"",
-				    fo_config_shown(s, sbuf));
+					      fo_config_shown(s, sbuf));
 	return 0;
 }
 
@@ -56,7 +56,7 @@ static int parse_mac(struct parser *p, const char *kp, const char *s, uint8_t ma
 	}
 	if (mac[0] & 1)
 		return fo_config_fail(p, kp, "must be a unicast MAC (the members' vif MAC), got the multicast \"%s\"",
-			    fo_config_shown(s, sbuf));
+				      fo_config_shown(s, sbuf));
 	if (!(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
 		return fo_config_fail(p, kp, "must not be 00:00:00:00:00:00");
 	return 0;
@@ -76,7 +76,7 @@ static int read_addr(struct parser *p, const cJSON *obj, const char *kp, const c
 	fo_config_keypath_join(mkp, kp, key);
 	if (inet_pton(af, s, ret) != 1)
 		return fo_config_fail(p, mkp, "must be one %s address without a prefix length, got \"%s\"",
-			    af == AF_INET ? "IPv4" : "IPv6", fo_config_shown(s, sbuf));
+				      af == AF_INET ? "IPv4" : "IPv6", fo_config_shown(s, sbuf));
 	return 1;
 }
 
@@ -150,7 +150,7 @@ int fo_config_parse_network(struct parser *p, const cJSON *obj, const char *kp, 
 /* Two pairs cannot both own one service MAC on one bridge: each would cut
  * the other's member off. */
 int fo_config_check_network_against(struct parser *p, const struct fo_pair_config *pc, const struct fo_pair_config *q,
-			  size_t j, const char *kp)
+				    size_t j, const char *kp)
 {
 	char mkp[KEYPATH_MAX];
 
@@ -159,5 +159,5 @@ int fo_config_check_network_against(struct parser *p, const struct fo_pair_confi
 		return 0;
 	fo_config_keypath_join(mkp, kp, "network.mac");
 	return fo_config_fail(p, mkp, "pair \"%s\" (pairs[%zu]) has the same service MAC on bridge %s", q->name, j,
-		    pc->net.bridge);
+			      pc->net.bridge);
 }

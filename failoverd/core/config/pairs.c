@@ -17,11 +17,11 @@ static int check_domain_name(struct parser *p, const char *kp, const char *s)
 
 	if (len == 0 || len > FO_DOMNAME_MAX)
 		return fo_config_fail(p, kp, "must be a domain name of 1 to %d bytes, got %zu bytes",
-			    FO_DOMNAME_MAX, len);
+				      FO_DOMNAME_MAX, len);
 	for (c = s; *c; c++)
 		if (*c == '/' || fo_config_is_space(*c) || (unsigned char)*c < 0x20 || *c == 0x7f)
 			return fo_config_fail(p, kp, "domain name must not contain '/', whitespace or "
-				    "control characters, got \"%s\"", fo_config_shown(s, sbuf));
+					      "control characters, got \"%s\"", fo_config_shown(s, sbuf));
 	return 0;
 }
 
@@ -56,7 +56,7 @@ static int parse_heartbeat(struct parser *p, const cJSON *obj, const char *kp,
 	if (v < 2L * pc->period_ms) {
 		fo_config_keypath_join(tkp, kp, "timeout_ms");
 		return fo_config_fail(p, tkp, "must be >= 2 * period_ms (%lu), got %ld",
-			    2UL * pc->period_ms, v);
+				      2UL * pc->period_ms, v);
 	}
 	pc->timeout_ms = (unsigned)v;
 
@@ -173,7 +173,7 @@ static int parse_deadline_miss(struct parser *p, const cJSON *obj, const char *h
 }
 
 int fo_config_parse_pair(struct parser *p, const cJSON *obj, const char *kp,
-	       struct fo_pair_config *pc)
+			 struct fo_pair_config *pc)
 {
 	const char *const *keys = fo_config_keys(CFG_PAIR);
 	static const char *const required[] = { "name", "active", "standby", "heartbeat",
@@ -265,7 +265,7 @@ int fo_config_parse_pair(struct parser *p, const cJSON *obj, const char *kp,
 			return rc;
 	} else if (pc->on_failover == FO_ON_FAILOVER_REBUILD) {
 		return fo_config_fail(p, kp, "missing required key \"domain_config\" "
-			    "(on_failover \"rebuild\" needs the xl config files)");
+				      "(on_failover \"rebuild\" needs the xl config files)");
 	}
 
 	memset(&pc->net, 0, sizeof(pc->net));
@@ -282,7 +282,7 @@ int fo_config_parse_pair(struct parser *p, const cJSON *obj, const char *kp,
 /* Rules that span pairs: names are handles for the CLI, and a domain that
  * two pairs could pause and unpause would be fought over. */
 int fo_config_check_against_earlier_pairs(struct parser *p, const struct fo_config *c, size_t i,
-				const char *kp)
+					  const char *kp)
 {
 	const struct fo_pair_config *pc = &c->pairs[i];
 	char mkp[KEYPATH_MAX], sbuf[FO_SHOWN_BUF];
@@ -294,17 +294,17 @@ int fo_config_check_against_earlier_pairs(struct parser *p, const struct fo_conf
 		if (strcmp(pc->name, q->name) == 0) {
 			fo_config_keypath_join(mkp, kp, "name");
 			return fo_config_fail(p, mkp, "duplicate pair name \"%s\" (also pairs[%zu])",
-				    fo_config_shown(pc->name, sbuf), j);
+					      fo_config_shown(pc->name, sbuf), j);
 		}
 		if (strcmp(pc->active, q->active) == 0 || strcmp(pc->active, q->standby) == 0) {
 			fo_config_keypath_join(mkp, kp, "active");
 			return fo_config_fail(p, mkp, "domain \"%s\" already belongs to pair \"%s\" "
-				    "(pairs[%zu])", fo_config_shown(pc->active, sbuf), q->name, j);
+					      "(pairs[%zu])", fo_config_shown(pc->active, sbuf), q->name, j);
 		}
 		if (strcmp(pc->standby, q->active) == 0 || strcmp(pc->standby, q->standby) == 0) {
 			fo_config_keypath_join(mkp, kp, "standby");
 			return fo_config_fail(p, mkp, "domain \"%s\" already belongs to pair \"%s\" "
-				    "(pairs[%zu])", fo_config_shown(pc->standby, sbuf), q->name, j);
+					      "(pairs[%zu])", fo_config_shown(pc->standby, sbuf), q->name, j);
 		}
 		if (fo_config_check_network_against(p, pc, q, j, kp) < 0)
 			return -EINVAL;

@@ -54,13 +54,13 @@ static int check_member_pins(struct parser *p, const struct fo_config *c, const 
 		if (pool && owner != pool) {
 			cpus_text(text, sizeof(text), pool->pcpus, pool->n_pcpus);
 			return fo_config_fail(p, ikp, "pCPU %d is not in cpupool \"%s\" (its pCPUs: %s)", cpus[k],
-				    pool->name, text);
+					      pool->name, text);
 		}
 		/* Xen refuses a hard affinity outside the domain's pool. */
 		if (!pool && owner)
 			return fo_config_fail(p, ikp, "pCPU %d belongs to cpupool \"%s\", which this pair's members are "
-				    "not in: set pin.cpupool to \"%s\" or pick a pCPU outside it",
-				    cpus[k], owner->name, owner->name);
+					      "not in: set pin.cpupool to \"%s\" or pick a pCPU outside it",
+					      cpus[k], owner->name, owner->name);
 	}
 	return 0;
 }
@@ -83,10 +83,10 @@ int fo_config_check_placement(struct parser *p, const struct fo_config *c)
 
 		if (d->cpu < 0)
 			return fo_config_fail(p, "daemon.dom0_vcpu_pcpu", "needs daemon.cpu: the dom0 vCPU pinned is the "
-				    "one failoverd runs on (dom0 CPU N is its vCPU N)");
+					      "one failoverd runs on (dom0 CPU N is its vCPU N)");
 		if (owner)
 			return fo_config_fail(p, "daemon.dom0_vcpu_pcpu", "pCPU %d belongs to cpupool \"%s\"; dom0 stays "
-				    "in %s, pick one of its pCPUs", d->dom0_vcpu_pcpu, owner->name, POOL0_NAME);
+					      "in %s, pick one of its pCPUs", d->dom0_vcpu_pcpu, owner->name, POOL0_NAME);
 	}
 
 	for (size_t i = 0; i < c->n_pairs; i++) {
@@ -112,7 +112,7 @@ int fo_config_check_placement(struct parser *p, const struct fo_config *c)
 					off += (size_t)w;
 				}
 				return fo_config_fail(p, mkp, "no cpupool named \"%s\" (cpupools: %s)", fo_config_shown(pin->cpupool, sbuf),
-					    c->n_cpupools ? names : "none configured");
+						      c->n_cpupools ? names : "none configured");
 			}
 		}
 		rc = check_member_pins(p, c, pin_kp, "active_pcpus", pin->active_pcpus, pin->n_active_pcpus, pool);
@@ -127,14 +127,14 @@ int fo_config_check_placement(struct parser *p, const struct fo_config *c)
 
 		if (!pin->n_active_pcpus || !pin->n_standby_pcpus)
 			return fo_config_fail(p, pin_kp, "cpupool \"%s\" uses the null scheduler: give both active_pcpus "
-				    "and standby_pcpus, disjoint (a paused vCPU keeps its pCPU there)", pool->name);
+					      "and standby_pcpus, disjoint (a paused vCPU keeps its pCPU there)", pool->name);
 		fo_config_keypath_join(mkp, pin_kp, "standby_pcpus");
 		for (size_t k = 0; k < pin->n_standby_pcpus; k++) {
 			fo_config_keypath_index(ikp, mkp, (int)k);
 			if (cpu_in(pin->standby_pcpus[k], pin->active_pcpus, pin->n_active_pcpus))
 				return fo_config_fail(p, ikp, "pCPU %d is also in active_pcpus: under the null scheduler "
-					    "(cpupool \"%s\") a paused vCPU keeps its pCPU, so the standby could "
-					    "never run there", pin->standby_pcpus[k], pool->name);
+						      "(cpupool \"%s\") a paused vCPU keeps its pCPU, so the standby could "
+						      "never run there", pin->standby_pcpus[k], pool->name);
 		}
 		/* Another pair in the same null pool must not share a pCPU either. */
 		for (size_t j = 0; j < i; j++) {
@@ -152,9 +152,9 @@ int fo_config_check_placement(struct parser *p, const struct fo_config *c)
 					if (cpu_in(cpus[k], q->active_pcpus, q->n_active_pcpus) ||
 					    cpu_in(cpus[k], q->standby_pcpus, q->n_standby_pcpus))
 						return fo_config_fail(p, ikp, "pCPU %d is already pinned to pair \"%s\" "
-							    "(pairs[%zu]); under the null scheduler (cpupool \"%s\") "
-							    "a pCPU runs one vCPU", cpus[k], c->pairs[j].name, j,
-							    pool->name);
+								      "(pairs[%zu]); under the null scheduler (cpupool \"%s\") "
+								      "a pCPU runs one vCPU", cpus[k], c->pairs[j].name, j,
+								      pool->name);
 				}
 			}
 		}

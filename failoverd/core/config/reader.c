@@ -86,7 +86,7 @@ static bool name_in(const char *name, const char *const *names)
  * mean 1.
  */
 int fo_config_check_object(struct parser *p, const cJSON *obj, const char *keypath,
-		 const char *const *allowed)
+			   const char *const *allowed)
 {
 	const cJSON *child, *prev;
 	char kp[KEYPATH_MAX];
@@ -131,7 +131,7 @@ int fo_config_require(struct parser *p, const cJSON *obj, const char *keypath, c
 
 /* Returns 1 and sets *ret if present, 0 if absent, -EINVAL if wrong. */
 int fo_config_read_int(struct parser *p, const cJSON *obj, const char *keypath, const char *key,
-	     long min, long max, long *ret)
+		       long min, long max, long *ret)
 {
 	const cJSON *it = fo_config_member(obj, key);
 	char kp[KEYPATH_MAX];
@@ -154,7 +154,7 @@ int fo_config_read_int(struct parser *p, const cJSON *obj, const char *keypath, 
 }
 
 int fo_config_read_bool(struct parser *p, const cJSON *obj, const char *keypath, const char *key,
-	      bool *ret)
+			bool *ret)
 {
 	const cJSON *it = fo_config_member(obj, key);
 	char kp[KEYPATH_MAX];
@@ -170,7 +170,7 @@ int fo_config_read_bool(struct parser *p, const cJSON *obj, const char *keypath,
 }
 
 int fo_config_read_string(struct parser *p, const cJSON *obj, const char *keypath, const char *key,
-		const char **ret)
+			  const char **ret)
 {
 	const cJSON *it = fo_config_member(obj, key);
 	char kp[KEYPATH_MAX];
@@ -187,7 +187,7 @@ int fo_config_read_string(struct parser *p, const cJSON *obj, const char *keypat
 
 /* `names` is indexed by the enum value and NULL terminated. */
 int fo_config_read_enum(struct parser *p, const cJSON *obj, const char *keypath, const char *key,
-	      const char *const *names, int *ret)
+			const char *const *names, int *ret)
 {
 	char kp[KEYPATH_MAX], expected[128] = "", sbuf[FO_SHOWN_BUF];
 	const char *s = NULL;
@@ -242,7 +242,7 @@ int fo_config_check_pair_name(struct parser *p, const char *kp, const char *s)
 /* A required string member, validated by `check` (which names kp in its
  * error), copied into dst. */
 int fo_config_read_checked_name(struct parser *p, const cJSON *obj, const char *kp, const char *key,
-		      int (*check)(struct parser *, const char *, const char *), char *dst, size_t dstlen)
+				int (*check)(struct parser *, const char *, const char *), char *dst, size_t dstlen)
 {
 	char mkp[KEYPATH_MAX];
 	const char *s;
@@ -273,7 +273,7 @@ int fo_config_check_abs_path(struct parser *p, const char *kp, const char *s, si
 }
 
 int fo_config_parse_pcpu_list(struct parser *p, const cJSON *obj, const char *kp, const char *key,
-		    int *ret_cpus, size_t *ret_n)
+			      int *ret_cpus, size_t *ret_n)
 {
 	const cJSON *arr = fo_config_member(obj, key), *it;
 	char akp[KEYPATH_MAX], ikp[KEYPATH_MAX];
@@ -287,7 +287,7 @@ int fo_config_parse_pcpu_list(struct parser *p, const cJSON *obj, const char *kp
 		return fo_config_fail(p, akp, "must be an array of CPU numbers, got %s", fo_config_type_name(arr));
 	if (cJSON_GetArraySize(arr) > FO_MAX_PCPUS)
 		return fo_config_fail(p, akp, "must have at most %d entries, got %d", FO_MAX_PCPUS,
-			    cJSON_GetArraySize(arr));
+				      cJSON_GetArraySize(arr));
 
 	cJSON_ArrayForEach(it, arr) {
 		double d;

@@ -34,7 +34,7 @@ static int read_addr(struct parser *p, const cJSON *obj, const char *key, char *
 	fo_config_keypath_join(kp, "state_stream", key);
 	if (strlen(s) >= dstlen || fo_config_parse_listen(s, &ss, &sslen) < 0)
 		return fo_config_fail(p, kp, "must be \"ADDRESS:PORT\" with a numeric IPv4 address or a bracketed IPv6 one "
-			    "(\"192.0.2.2:7410\", \"[2001:db8::2]:7410\"), port 1..65535");
+				      "(\"192.0.2.2:7410\", \"[2001:db8::2]:7410\"), port 1..65535");
 	snprintf(dst, dstlen, "%s", s);
 	return 1;
 }
@@ -61,7 +61,7 @@ static int read_key(struct parser *p, struct fo_state_stream_config *ss)
 	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
 		close(fd);
 		return fo_config_fail(p, kp, "%s has mode %04o: a key readable or writable by group or others is refused "
-			    "(chmod 0600 %s)", ss->key_file, (unsigned)(st.st_mode & 07777), ss->key_file);
+				      "(chmod 0600 %s)", ss->key_file, (unsigned)(st.st_mode & 07777), ss->key_file);
 	}
 	n = read(fd, buf, sizeof(buf));
 	e = errno;
@@ -73,9 +73,9 @@ static int read_key(struct parser *p, struct fo_state_stream_config *ss)
 	if (n < (ssize_t)FO_WIRE_KEY_MIN || n > (ssize_t)FO_WIRE_KEY_MAX) {
 		memset(buf, 0, sizeof(buf));
 		return fo_config_fail(p, kp, "%s holds %s%zd bytes of key, %u to %u needed (e.g. `openssl rand -hex 32 >%s`)",
-			    ss->key_file, n > (ssize_t)FO_WIRE_KEY_MAX ? "more than " : "",
-			    n > (ssize_t)FO_WIRE_KEY_MAX ? (ssize_t)FO_WIRE_KEY_MAX : n, FO_WIRE_KEY_MIN,
-			    FO_WIRE_KEY_MAX, ss->key_file);
+				      ss->key_file, n > (ssize_t)FO_WIRE_KEY_MAX ? "more than " : "",
+				      n > (ssize_t)FO_WIRE_KEY_MAX ? (ssize_t)FO_WIRE_KEY_MAX : n, FO_WIRE_KEY_MIN,
+				      FO_WIRE_KEY_MAX, ss->key_file);
 	}
 	memcpy(ss->key.k, buf, (size_t)n);
 	ss->key.len = (size_t)n;
@@ -100,7 +100,7 @@ int fo_config_parse_state_stream(struct parser *p, const cJSON *obj, struct fo_s
 		return rc;
 	if (!ss->listen[0] && !ss->peer[0])
 		return fo_config_fail(p, "state_stream", "needs \"listen\" (to receive the other host's state), \"peer\" (to "
-			    "send this host's) or both; omit state_stream for no stream");
+				      "send this host's) or both; omit state_stream for no stream");
 	rc = fo_config_require(p, obj, "state_stream", "key_file");
 	if (rc < 0)
 		return rc;

@@ -93,7 +93,7 @@ static bool resume_rebuild(struct fo_pair *p, int missing)
 	fo_pair_arm_active_deadline(p);
 	fo_pair_publish_roles(p);
 	fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO, "%s has no domain and %s runs: rebuilding %s (on_failover=rebuild)",
-	       p->m[missing].name, o->name, p->m[missing].name);
+		       p->m[missing].name, o->name, p->m[missing].name);
 	fo_pair_start_rebuild(p, missing);
 	return true;
 }
@@ -155,7 +155,7 @@ void fo_pair_arming_evaluate(struct fo_pair *p)
 		if (fo_dom_state_is_dead(m[!r].state)) {
 			m[!r].usable = false;
 			fo_pair_become(p, FO_PAIR_DEGRADED, "no standby: %s is %s", m[!r].name,
-			       fo_dom_state_name(m[!r].state));
+				       fo_dom_state_name(m[!r].state));
 			fo_pair_arm_active_deadline(p);
 			fo_pair_publish_roles(p);
 			return;
@@ -173,10 +173,10 @@ void fo_pair_arming_evaluate(struct fo_pair *p)
 			 * itself paused: say so now rather than wait for it. */
 			m[!r].usable = false;
 			fo_pair_become(p, FO_PAIR_DEGRADED,
-			       "standby %s was paused by failoverd before it heartbeated (created beside the running "
-			       "active %s): cannot verify it; destroy it and arm again%s, or arm first, then create it",
-			       m[!r].name, m[r].name,
-			       p->cfg.on_failover == FO_ON_FAILOVER_REBUILD ? " (on_failover=rebuild re-creates it)" : "");
+				       "standby %s was paused by failoverd before it heartbeated (created beside the running "
+				       "active %s): cannot verify it; destroy it and arm again%s, or arm first, then create it",
+				       m[!r].name, m[r].name,
+				       p->cfg.on_failover == FO_ON_FAILOVER_REBUILD ? " (on_failover=rebuild re-creates it)" : "");
 			fo_pair_arm_active_deadline(p);
 			fo_pair_publish_roles(p);
 			return;
@@ -219,7 +219,7 @@ void fo_pair_arming_evaluate(struct fo_pair *p)
 			 * about what made it fail. */
 			if (!fo_pair_fence_member(p, s)) {
 				fo_pair_become(p, FO_PAIR_DEGRADED, "standby %s failed earlier, runs, and could not be paused",
-				       s->name);
+					       s->name);
 				return;
 			}
 			fo_pair_refuse_standby(p, s, v);
@@ -245,8 +245,8 @@ void fo_pair_arming_evaluate(struct fo_pair *p)
 	/* Nothing runs. */
 	if (fo_dom_state_is_dead(m[0].state) && fo_dom_state_is_dead(m[1].state))
 		fo_pair_become(p, FO_PAIR_DEGRADED, "both members dead: %s is %s, %s is %s", m[0].name,
-		       fo_dom_state_name(m[0].state), m[1].name, fo_dom_state_name(m[1].state));
+			       fo_dom_state_name(m[0].state), m[1].name, fo_dom_state_name(m[1].state));
 	else
 		fo_pair_become(p, FO_PAIR_DEGRADED, "nothing runs (%s %s, %s %s): choose with `failoverctl switchover`",
-		       m[0].name, fo_dom_state_name(m[0].state), m[1].name, fo_dom_state_name(m[1].state));
+			       m[0].name, fo_dom_state_name(m[0].state), m[1].name, fo_dom_state_name(m[1].state));
 }

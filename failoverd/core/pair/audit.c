@@ -57,8 +57,8 @@ void fo_pair_audit(struct fo_pair *p)
 			s->paused_unproven = true;
 		s->external_unpauses++;
 		fo_pair_record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
-		       "%s (domain %u) found %s though it should be paused (%s); paused again",
-		       s->name, s->domid, seen, why);
+			       "%s (domain %u) found %s though it should be paused (%s); paused again",
+			       s->name, s->domid, seen, why);
 		s->audit_failing = false;
 		if (p->state == FO_PAIR_ARMED) {
 			p->kernel_retry_ns = 0;
@@ -73,9 +73,9 @@ void fo_pair_audit(struct fo_pair *p)
 	fo_err("pair %s: %s (domain %u) runs though it should be paused (%s) and could not be paused: %s", p->cfg.name,
 	       s->name, s->domid, why, strerror(-r));
 	fo_pair_record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_FAILED,
-	       "%s (domain %u) found %s though it should be paused (%s) and could not be paused: %s; retried every period",
-	       s->name, s->domid, seen, why, strerror(-r));
+		       "%s (domain %u) found %s though it should be paused (%s) and could not be paused: %s; retried every period",
+		       s->name, s->domid, seen, why, strerror(-r));
 	if (p->state == FO_PAIR_ARMED)
 		fo_pair_become(p, FO_PAIR_DEGRADED, "standby %s was unpaused outside failoverd and could not be paused again",
-		       s->name);
+			       s->name);
 }

@@ -118,7 +118,7 @@ int fo_pair_stand_down(struct fo_pair *p, char *err, size_t errlen)
 			continue; /* no domain: nothing of it runs */
 		if (!fo_pair_fence_member(p, m)) {
 			fo_pair_become(p, FO_PAIR_DISARMED, "stand-down failed: %s could not be paused, it is %s", m->name,
-			       fo_dom_state_name(m->state));
+				       fo_dom_state_name(m->state));
 			snprintf(err, errlen, "pair %s: %s", p->cfg.name, p->reason);
 			return -EIO;
 		}

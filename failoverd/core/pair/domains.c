@@ -40,8 +40,8 @@ static void note_suspend(struct fo_pair *p, struct fo_member *a)
 		return;
 	a->suspend_seen = true;
 	fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
-	       "active %s (domain %u) is suspended (a save, checkpoint or migration): no switchover unless it stays silent beyond timeout_ms (%u ms)",
-	       a->name, a->domid, p->cfg.timeout_ms);
+		       "active %s (domain %u) is suspended (a save, checkpoint or migration): no switchover unless it stays silent beyond timeout_ms (%u ms)",
+		       a->name, a->domid, p->cfg.timeout_ms);
 }
 
 /*
@@ -54,7 +54,7 @@ void fo_pair_suspended_standby(struct fo_pair *p, struct fo_member *s)
 {
 	s->usable = false;
 	fo_pair_become(p, FO_PAIR_DEGRADED, "standby %s is suspended (a save, checkpoint or migration); %s; arm again once it is back",
-	       s->name, fo_pair_fence_member(p, s) ? "paused" : "could not pause it (retried every period)");
+		       s->name, fo_pair_fence_member(p, s) ? "paused" : "could not pause it (retried every period)");
 }
 
 /*
@@ -118,12 +118,12 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 		else if (fo_pair_fence_member(p, s)) {
 			s->external_unpauses++;
 			fo_pair_record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
-			       "%s (domain %u) found running beside the active; paused again", s->name, s->domid);
+				       "%s (domain %u) found running beside the active; paused again", s->name, s->domid);
 		}
 		else if (p->state == FO_PAIR_ARMED)
 			/* A standby we cannot keep paused protects nothing. */
 			fo_pair_become(p, FO_PAIR_DEGRADED, "standby %s runs beside the active and could not be paused",
-			       s->name);
+				       s->name);
 	}
 
 	note_suspend(p, a);
@@ -148,13 +148,13 @@ void fo_pair_on_domains_changed(struct fo_pair *p)
 			p->switch_event_id = 0;
 			set_deadline(a, FO_DL_NONE, 0);
 			fo_pair_become(p, FO_PAIR_DEGRADED, "new active %s is %s right after the switch", a->name,
-			       fo_dom_state_name(a->state));
+				       fo_dom_state_name(a->state));
 		}
 		break;
 	case FO_PAIR_REBUILDING:
 		if (p->rebuild_member >= 0 && fo_dom_state_is_dead(a->state))
 			fo_pair_become(p, FO_PAIR_DEGRADED, "active %s is %s while rebuilding the standby", a->name,
-			       fo_dom_state_name(a->state));
+				       fo_dom_state_name(a->state));
 		break;
 	default:
 		break;

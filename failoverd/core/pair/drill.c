@@ -35,8 +35,8 @@ void fo_pair_on_write_failed(struct fo_pair *p, int member, const char *key, con
 	p->drill_active = false;
 	set_deadline(fo_pair_standby(p), FO_DL_NONE, 0);
 	p->drill_done_id = fo_pair_record(p, FO_EV_DRILL, FO_RESULT_FAILED,
-				  "drill %s: command \"%s\" never reached the agent of %s: %s",
-				  fo_drill_kind_name(p->drill_kind), cmd, p->m[member].name, strerror(-err))->id;
+					  "drill %s: command \"%s\" never reached the agent of %s: %s",
+					  fo_drill_kind_name(p->drill_kind), cmd, p->m[member].name, strerror(-err))->id;
 	fo_pair_arm_active_deadline_if_armed(p);
 }
 

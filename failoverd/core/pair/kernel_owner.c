@@ -93,8 +93,8 @@ void fo_pair_kernel_try_arm(struct fo_pair *p)
 		p->kernel_firing = false;
 		fo_pair_arm_active_deadline(p); /* now the backstop */
 		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
-		       "armed in %s (pair id %u): it switches %s -> %s on heartbeat loss", fo_pair_owner_desc(p),
-		       p->kernel_id, a->name, s->name);
+			       "armed in %s (pair id %u): it switches %s -> %s on heartbeat loss", fo_pair_owner_desc(p),
+			       p->kernel_id, a->name, s->name);
 		return;
 	}
 	p->kernel_retry_ns = now + FO_KERNEL_RETRY_NS;
@@ -140,17 +140,17 @@ void fo_pair_kernel_foreign(struct fo_pair *p, const struct fo_hv_karm *k)
 
 	if (k->firing) {
 		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
-		       "the kernel module is switching dom%u -> dom%u under this pair's id %u; its event follows",
-		       k->active, k->standby, k->pair_id);
+			       "the kernel module is switching dom%u -> dom%u under this pair's id %u; its event follows",
+			       k->active, k->standby, k->pair_id);
 		return;
 	}
 	r = hv->ops->kernel_disarm(hv, k->pair_id);
 	fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
-	       "the kernel module had this pair's id %u armed with dom%u -> dom%u, which failoverd did not arm (pair %s): %s",
-	       k->pair_id, k->active, k->standby, fo_pair_state_name(p->state),
-	       r == 0 ? "disarmed there, both left as they are" :
-	       r == -EALREADY ? "it is switching; its event follows" :
-	       r == -ENOENT ? "gone already" : strerror(-r));
+		       "the kernel module had this pair's id %u armed with dom%u -> dom%u, which failoverd did not arm (pair %s): %s",
+		       k->pair_id, k->active, k->standby, fo_pair_state_name(p->state),
+		       r == 0 ? "disarmed there, both left as they are" :
+		       r == -EALREADY ? "it is switching; its event follows" :
+		       r == -ENOENT ? "gone already" : strerror(-r));
 	if (r == 0 || r == -ENOENT) {
 		p->kernel_armed = p->kernel_firing = false;
 		if (was_ours)
@@ -245,8 +245,8 @@ bool fo_pair_kernel_gone_while_firing(struct fo_pair *p)
 	destroyed = a->state == FO_DOM_DYING || a->state == FO_DOM_GONE || s->state == FO_DOM_DYING ||
 		    s->state == FO_DOM_GONE;
 	fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO, "%s was %s while switching %s -> %s: no outcome will come, the pair is failoverd's",
-	       fo_pair_owner_desc(p), destroyed ? "torn down (a member destroyed)" : "released outside failoverd (fowatch-ctl release?)",
-	       a->name, s->name);
+		       fo_pair_owner_desc(p), destroyed ? "torn down (a member destroyed)" : "released outside failoverd (fowatch-ctl release?)",
+		       a->name, s->name);
 	return true;
 }
 
@@ -320,11 +320,11 @@ static enum fo_fault stuck_check(struct fo_pair *p, const struct fo_hv_karm *k, 
 	heard = k->notifications > p->kstuck.notifications || k->last_notify_ns > p->kstuck.last_notify_ns;
 	if (heard && a->last_read_ns > p->kstuck.at_ns) {
 		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
-		       "%s still hears active %s (%llu notifications, last progress it saw %llu ms ago) but no valid heartbeat progress reached failoverd in %llu ms (sequence %llu, %llu pages rejected); failoverd takes the pair back (unless the owner is switching it already)",
-		       fo_pair_owner_desc(p), a->name, (unsigned long long)(k->notifications - p->kstuck.notifications),
-		       (unsigned long long)(now > k->last_notify_ns ? (now - k->last_notify_ns) / 1000000ull : 0),
-		       (unsigned long long)((now - p->kstuck.at_ns) / 1000000ull), (unsigned long long)a->hb.sequence,
-		       (unsigned long long)a->hb.invalid);
+			       "%s still hears active %s (%llu notifications, last progress it saw %llu ms ago) but no valid heartbeat progress reached failoverd in %llu ms (sequence %llu, %llu pages rejected); failoverd takes the pair back (unless the owner is switching it already)",
+			       fo_pair_owner_desc(p), a->name, (unsigned long long)(k->notifications - p->kstuck.notifications),
+			       (unsigned long long)(now > k->last_notify_ns ? (now - k->last_notify_ns) / 1000000ull : 0),
+			       (unsigned long long)((now - p->kstuck.at_ns) / 1000000ull), (unsigned long long)a->hb.sequence,
+			       (unsigned long long)a->hb.invalid);
 		return FO_FAULT_HEARTBEAT_STUCK;
 	}
 	if (heard && now >= p->kstuck.at_ns + MS(p->cfg.timeout_ms / 2)) {
@@ -332,8 +332,8 @@ static enum fo_fault stuck_check(struct fo_pair *p, const struct fo_hv_karm *k, 
 		 * timeout: we cannot see progress it might make, and it made
 		 * none we could see. As before this check existed. */
 		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
-		       "%s still hears active %s but no page of it reached failoverd for %llu ms; failoverd takes the pair back",
-		       fo_pair_owner_desc(p), a->name, (unsigned long long)((now - a->last_read_ns) / 1000000ull));
+			       "%s still hears active %s but no page of it reached failoverd for %llu ms; failoverd takes the pair back",
+			       fo_pair_owner_desc(p), a->name, (unsigned long long)((now - a->last_read_ns) / 1000000ull));
 		return FO_FAULT_HEARTBEAT_STUCK;
 	}
 	/* No new notification (the agent may be going quiet: then the module
@@ -375,13 +375,13 @@ static enum fo_fault backstop_fault(struct fo_pair *p, uint64_t now, uint64_t du
 			return FO_FAULT_NONE; /* adopted its switch */
 		p->kernel_armed = false;
 		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
-		       "%s no longer has the pair armed (disarmed outside failoverd); failoverd switches it",
-		       fo_pair_owner_desc(p));
+			       "%s no longer has the pair armed (disarmed outside failoverd); failoverd switches it",
+			       fo_pair_owner_desc(p));
 		return FO_FAULT_HEARTBEAT_TIMEOUT;
 	}
 	if (r < 0) {
 		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO, "cannot ask %s about the pair: %s; it stays armed there",
-		       fo_pair_owner_desc(p), strerror(-r));
+			       fo_pair_owner_desc(p), strerror(-r));
 		set_deadline(a, FO_DL_HEARTBEAT, now + MS(p->cfg.timeout_ms));
 		return FO_FAULT_NONE;
 	}
@@ -397,8 +397,8 @@ static enum fo_fault backstop_fault(struct fo_pair *p, uint64_t now, uint64_t du
 		return FO_FAULT_NONE;
 	}
 	fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
-	       "%s has not switched %llu ms after its deadline; failoverd takes the pair back", fo_pair_owner_desc(p),
-	       (unsigned long long)((now - k.deadline_ns) / 1000000ull));
+		       "%s has not switched %llu ms after its deadline; failoverd takes the pair back", fo_pair_owner_desc(p),
+		       (unsigned long long)((now - k.deadline_ns) / 1000000ull));
 	return FO_FAULT_HEARTBEAT_TIMEOUT;
 }
 
@@ -514,13 +514,13 @@ void fo_pair_on_kernel_event(struct fo_pair *p, const struct fo_hv_kevent *ev)
 		if (p->kernel_firing && !p->kernel_armed)
 			p->kernel_firing = false;
 		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO, "%s switched %s -> %s as well (already done)",
-		       fo_pair_owner_desc(p), p->m[ai].name, p->m[si].name);
+			       fo_pair_owner_desc(p), p->m[ai].name, p->m[si].name);
 		if (p->state == FO_PAIR_ARMED) {
 			if (p->cfg.on_failover == FO_ON_FAILOVER_REBUILD)
 				fo_pair_start_rebuild(p, ai);
 			else
 				fo_pair_become(p, FO_PAIR_DEGRADED, "no standby: %s failed (%s switched away from it)",
-				       p->m[ai].name, fo_pair_owner_desc(p));
+					       p->m[ai].name, fo_pair_owner_desc(p));
 		}
 		return;
 	}
@@ -583,8 +583,8 @@ bool fo_pair_kernel_adopt_on_arming(struct fo_pair *p)
 		 * leaves both domains paused or running as they are); arming
 		 * goes on from Xen's state and ARMs ours once ARMED. */
 		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
-		       "the kernel module had this pair's id %u armed with dom%u -> dom%u, not its members: disarmed there (both left as they are); re-armed with its own members once ARMED",
-		       p->kernel_id, k.active, k.standby);
+			       "the kernel module had this pair's id %u armed with dom%u -> dom%u, not its members: disarmed there (both left as they are); re-armed with its own members once ARMED",
+			       p->kernel_id, k.active, k.standby);
 		fo_pair_kernel_disarm(p);
 		p->kernel_armed = p->kernel_firing = false;
 		return false;
@@ -595,7 +595,7 @@ bool fo_pair_kernel_adopt_on_arming(struct fo_pair *p)
 	if (k.firing) {
 		p->kernel_firing = true;
 		fo_pair_become(p, FO_PAIR_ARMING, "%s is switching %s -> %s; waiting for its event", fo_pair_owner_desc(p), a->name,
-		       s->name);
+			       s->name);
 		return true;
 	}
 	if (a->state == FO_DOM_RUNNING && s->state == FO_DOM_RUNNING) {
@@ -629,7 +629,7 @@ bool fo_pair_kernel_adopt_on_arming(struct fo_pair *p)
 	if (r == -EALREADY) {
 		if (p->state == FO_PAIR_ARMING && p->kernel_firing)
 			fo_pair_become(p, FO_PAIR_ARMING, "%s is switching %s -> %s; waiting for its event",
-			       fo_pair_owner_desc(p), a->name, s->name);
+				       fo_pair_owner_desc(p), a->name, s->name);
 		return true;
 	}
 	p->kernel_armed = p->kernel_firing = false;

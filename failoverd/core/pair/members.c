@@ -166,9 +166,9 @@ void fo_pair_state_report(struct fo_pair *p, const struct fo_member *m)
 	p->state_reported_ns = si.takeover_ns;
 	p->state_watch_until_ns = 0;
 	fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
-	       "state handover: %s restore %s (cycle %llu), handed over cycle %llu, the old active's last %llu: "
-	       "%lld cycles lost",
-	       m->name, m->hb.ext && m->hb.restore_result < 5 ? res[m->hb.restore_result] : "not reported",
-	       (unsigned long long)m->hb.restored_cycle, (unsigned long long)si.handed_cycle,
-	       (unsigned long long)si.old_last_cycle, (long long)si.cycles_lost);
+		       "state handover: %s restore %s (cycle %llu), handed over cycle %llu, the old active's last %llu: "
+		       "%lld cycles lost",
+		       m->name, m->hb.ext && m->hb.restore_result < 5 ? res[m->hb.restore_result] : "not reported",
+		       (unsigned long long)m->hb.restored_cycle, (unsigned long long)si.handed_cycle,
+		       (unsigned long long)si.old_last_cycle, (long long)si.cycles_lost);
 }

@@ -76,7 +76,7 @@ int fo_pair_member_by_domid(const struct fo_pair *p, fo_domid_t domid)
 }
 
 struct fo_event *fo_pair_record(struct fo_pair *p, enum fo_event_kind kind, enum fo_event_result result,
-			const char *fmt, ...)
+				const char *fmt, ...)
 {
 	struct fo_event *e = fo_event_ring_claim(p->env->ring, now_ns(p));
 	va_list ap;
@@ -121,7 +121,7 @@ void fo_pair_become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ..
 	switch (s) {
 	case FO_PAIR_ARMED:
 		fo_pair_record(p, FO_EV_ARMED, FO_RESULT_INFO, "active %s, standby %s%s%s", fo_pair_active(p)->name,
-		       fo_pair_standby(p)->name, p->reason[0] ? ": " : "", p->reason);
+			       fo_pair_standby(p)->name, p->reason[0] ? ": " : "", p->reason);
 		break;
 	case FO_PAIR_DEGRADED:
 		fo_pair_record(p, FO_EV_DEGRADED, FO_RESULT_INFO, "%s", p->reason);
@@ -205,7 +205,7 @@ bool fo_pair_fence_member(struct fo_pair *p, struct fo_member *m)
 	if (r < 0) {
 		fo_err("pair %s: could not pause %s (domain %u): %s", p->cfg.name, m->name, m->domid, strerror(-r));
 		fo_pair_record(p, FO_EV_INFO, FO_RESULT_FAILED, "could not pause %s (domain %u): %s; it is %s", m->name,
-		       m->domid, strerror(-r), fo_dom_state_name(m->state));
+			       m->domid, strerror(-r), fo_dom_state_name(m->state));
 	}
 	return r == 0;
 }
@@ -295,8 +295,8 @@ void fo_pair_on_heartbeat(struct fo_pair *p, int idx, const struct fo_hb_page *p
 			 * switch's event keeps its DEGRADED verdict). */
 			if (p->late_since_ns) {
 				fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO,
-				       "new active %s heartbeated %" PRIu64 " ms after the switch (grace %u ms): resuming",
-				       m->name, (now - p->late_since_ns) / 1000000u, p->cfg.grace_ms);
+					       "new active %s heartbeated %" PRIu64 " ms after the switch (grace %u ms): resuming",
+					       m->name, (now - p->late_since_ns) / 1000000u, p->cfg.grace_ms);
 				fo_pair_after_first_heartbeat(p);
 				return;
 			}
@@ -430,7 +430,7 @@ static void on_heartbeat_deadline(struct fo_pair *p, int idx, uint64_t due, uint
 		/* Not armed: nothing to switch to, but say so once. */
 		if (p->state != FO_PAIR_DISARMED)
 			fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s missed its heartbeat deadline (%u ms) while %s",
-			       m->name, p->cfg.timeout_ms, fo_pair_state_name(p->state));
+				       m->name, p->cfg.timeout_ms, fo_pair_state_name(p->state));
 		return;
 	}
 	if (p->kernel_armed) {
@@ -463,16 +463,16 @@ void fo_pair_on_deadline(struct fo_pair *p, int idx)
 			break;
 		/* The standby never proved itself: it still must not run beside the active. */
 		fo_pair_become(p, FO_PAIR_DEGRADED, "standby %s did not heartbeat within %llu s of arming; %s", m->name,
-		       (unsigned long long)(FO_ARM_WAIT_NS / 1000000000ull),
-		       fo_pair_fence_member(p, m) ? "paused" : "could not pause it (retried every period)");
+			       (unsigned long long)(FO_ARM_WAIT_NS / 1000000000ull),
+			       fo_pair_fence_member(p, m) ? "paused" : "could not pause it (retried every period)");
 		break;
 	case FO_DL_REBUILD:
 		if (p->state != FO_PAIR_REBUILDING)
 			break;
 		p->rebuild_member = -1;
 		fo_pair_become(p, FO_PAIR_DEGRADED, "rebuilt member %s did not heartbeat in time; %s", m->name,
-		       m->domid == FO_DOMID_INVALID ? "it does not exist"
-		       : fo_pair_fence_member(p, m)          ? "paused"
+			       m->domid == FO_DOMID_INVALID ? "it does not exist"
+			       : fo_pair_fence_member(p, m)          ? "paused"
 						     : "could not pause it (retried every period)");
 		break;
 	case FO_DL_DRILL:
@@ -480,8 +480,8 @@ void fo_pair_on_deadline(struct fo_pair *p, int idx)
 			break;
 		p->drill_active = false;
 		p->drill_done_id = fo_pair_record(p, FO_EV_DRILL, FO_RESULT_FAILED,
-					  "drill %s: the fault caused no switchover in time",
-					  fo_drill_kind_name(p->drill_kind))->id;
+						  "drill %s: the fault caused no switchover in time",
+						  fo_drill_kind_name(p->drill_kind))->id;
 		if (p->state == FO_PAIR_ARMED)
 			fo_pair_arm_active_deadline(p);
 		break;

@@ -33,12 +33,15 @@ static inline void set_deadline(struct fo_member *m, enum fo_deadline_kind kind,
 
 /* pair.c: events, transitions, the active's deadline, fencing outside a switch */
 struct fo_event *fo_pair_record(struct fo_pair *p, enum fo_event_kind kind, enum fo_event_result result,
-			const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-void fo_pair_become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+				const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void fo_pair_become(struct fo_pair *p, enum fo_pair_state s, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 void fo_pair_arm_active_deadline(struct fo_pair *p);
 void fo_pair_arm_active_deadline_if_armed(struct fo_pair *p);
 void fo_pair_become_armed(struct fo_pair *p, const char *how);
 bool fo_pair_fence_member(struct fo_pair *p, struct fo_member *m);
+
+/* domains.c */
 void fo_pair_suspended_standby(struct fo_pair *p, struct fo_member *s);
 
 /* verdicts.c */
@@ -72,12 +75,12 @@ void fo_pair_kernel_adopt_switch(struct fo_pair *p, const struct fo_hv_kevent *e
 bool fo_pair_kernel_adopt_on_arming(struct fo_pair *p);
 
 /* switch_lifecycle.c */
-struct fo_event *fo_pair_claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enum fo_fault fault, bool drill,
-				    const struct fo_member *from, const struct fo_member *to);
+struct fo_event *fo_pair_claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enum fo_fault fault,
+					    bool drill, const struct fo_member *from, const struct fo_member *to);
 int fo_pair_begin_switchover(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t detected_ns);
 void fo_pair_fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns, uint64_t now);
-int fo_pair_after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_outcome *outp, enum fo_fault fault,
-		 bool drill);
+int fo_pair_after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_outcome *outp,
+			 enum fo_fault fault, bool drill);
 struct fo_event *fo_pair_pending_switch_event(struct fo_pair *p);
 void fo_pair_finish_switch(struct fo_pair *p, bool heartbeated);
 void fo_pair_after_first_heartbeat(struct fo_pair *p);

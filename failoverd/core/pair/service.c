@@ -147,7 +147,7 @@ bool fo_pair_service_enforce(struct fo_pair *p, bool after_switch)
 	if (r == 0) {
 		if (p->net_blocked)
 			fo_pair_record(p, FO_EV_INFO, FO_RESULT_OK, "service network ready on %s's vif",
-			       fo_pair_active(p)->name);
+				       fo_pair_active(p)->name);
 		p->net_blocked = false;
 		p->net_stale = false;
 		return true;
@@ -248,10 +248,10 @@ static void audit_cut_off(struct fo_pair *p, struct fo_member *s)
 	p->net_recuts++;
 	if (r == 0)
 		fo_pair_record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_OK,
-		       "%s's vif %s found forwarding on the bridge though it is cut off; cut off again", s->name, name);
+			       "%s's vif %s found forwarding on the bridge though it is cut off; cut off again", s->name, name);
 	else
 		fo_pair_record(p, FO_EV_EXTERNAL_UNPAUSE, FO_RESULT_FAILED,
-		       "%s's vif %s found forwarding on the bridge though it is cut off: %s", s->name, name, err);
+			       "%s's vif %s found forwarding on the bridge though it is cut off: %s", s->name, name, err);
 }
 
 void fo_pair_net_news(struct fo_pair *p, int ifindex, const uint8_t *mac)

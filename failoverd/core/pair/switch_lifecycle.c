@@ -22,7 +22,7 @@ struct fo_event *fo_pair_pending_switch_event(struct fo_pair *p)
  * from the preallocated ring: on the real-time path, nothing is allocated
  * or logged. The caller fills in the phases. */
 struct fo_event *fo_pair_claim_switch_event(struct fo_pair *p, uint64_t detected_ns, enum fo_fault fault, bool drill,
-				    const struct fo_member *from, const struct fo_member *to)
+					    const struct fo_member *from, const struct fo_member *to)
 {
 	struct fo_event *e = fo_event_ring_claim(p->env->ring, detected_ns);
 
@@ -63,7 +63,7 @@ void fo_pair_finish_switch(struct fo_pair *p, bool heartbeated)
 	if (!heartbeated) {
 		set_deadline(fo_pair_active(p), FO_DL_NONE, 0);
 		fo_pair_become(p, FO_PAIR_DEGRADED, "new active %s did not heartbeat within %u ms of the switch",
-		       fo_pair_active(p)->name, p->cfg.grace_ms);
+			       fo_pair_active(p)->name, p->cfg.grace_ms);
 		/* It runs and may yet come up (its agent slow to notice it was
 		 * unpaused): a late first heartbeat resumes from here
 		 * (fo_pair_on_heartbeat). */
@@ -99,7 +99,7 @@ void fo_pair_after_first_heartbeat(struct fo_pair *p)
 		return;
 	}
 	fo_pair_become(p, FO_PAIR_DEGRADED, "no standby: %s failed and was %s", old->name,
-	       p->cfg.on_failover == FO_ON_FAILOVER_DESTROY ? "destroyed" : "kept paused");
+		       p->cfg.on_failover == FO_ON_FAILOVER_DESTROY ? "destroyed" : "kept paused");
 }
 
 /*
@@ -170,13 +170,13 @@ void fo_pair_fail_over(struct fo_pair *p, enum fo_fault fault, uint64_t fault_ns
 		fo_pair_mark_failed(p, fo_pair_active(p), fo_fault_name(fault));
 		fo_pair_persist(p);
 		fo_pair_become(p, FO_PAIR_DEGRADED, "active %s failed (%s) and there is no standby to take over",
-		       fo_pair_active(p)->name, fo_fault_name(fault));
+			       fo_pair_active(p)->name, fo_fault_name(fault));
 	}
 	else if (r == -EBUSY)
 		/* The module still has the pair and would not give it back:
 		 * it stays the owner (it switches on heartbeat loss). */
 		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO, "active %s failed (%s) but the kernel module would not give the pair back",
-		       fo_pair_active(p)->name, fo_fault_name(fault));
+			       fo_pair_active(p)->name, fo_fault_name(fault));
 	/* -EIO: the switch ran and failed; its event and DEGRADED say why. */
 }
 
@@ -215,7 +215,7 @@ static void give_back(struct fo_pair *p, struct fo_member *from, struct fo_membe
 /* Everything after the fenced sequence, ours or the module's: `e` holds the
  * phases, `out` how it ended. The pair's active is still the old one. */
 int fo_pair_after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_switch_outcome *outp,
-		 enum fo_fault fault, bool drill)
+			 enum fo_fault fault, bool drill)
 {
 	struct fo_member *from = fo_pair_active(p), *to = fo_pair_standby(p);
 	struct fo_switch_outcome out = *outp;
@@ -273,7 +273,7 @@ int fo_pair_after_switch(struct fo_pair *p, struct fo_event *e, const struct fo_
 			give_back(p, from, to, out.paused_from);
 		fo_pair_persist(p);
 		fo_pair_become(p, FO_PAIR_DEGRADED, "switchover %s -> %s %s: %s", from->name, to->name,
-		       fo_event_result_name(out.result), out.why);
+			       fo_event_result_name(out.result), out.why);
 		return -EIO;
 	}
 

@@ -152,7 +152,7 @@ int fo_pair_clear_failed(struct fo_pair *p, int idx)
 
 	if (n) {
 		fo_pair_record(p, FO_EV_INFO, FO_RESULT_INFO, "operator cleared the failure verdict on %s; `failoverctl arm %s` adopts it",
-		       m->name, p->cfg.name);
+			       m->name, p->cfg.name);
 		fo_pair_persist(p);
 	}
 	return n;
