@@ -37,6 +37,21 @@
  *   --mode follow   only record: every event failoverd holds and publishes
  *                   goes to --events until SIGTERM (the whole run's log,
  *                   so that switches no round caused can be counted).
+ *   --mode drill    every pair of -p P1,P2,... drilled at once (the scale
+ *                   benchmark on real Xen, tests/lab/scenarios/scale-xen.sh,
+ *                   and its smoke): each pair ARMED first, then one
+ *                   {"cmd":"drill","pair":P,"fault":F} per pair, each on a
+ *                   connection of its own (at most 24 pairs), sent back to
+ *                   back in -p's order before any (deferred) reply is read
+ *                   and kept open until every event came; the events come
+ *                   from the follower opened first. One JSON line per pair
+ *                   on stdout, in -p's order: {"pair","send_us" (the time
+ *                   to get every request out), "switch_events" (drill and
+ *                   switchover events seen for the pair until every pair
+ *                   had one), "event" (its first, as failoverd published
+ *                   it)}. --fault KIND (default heartbeat-loss); --restore
+ *                   arms every pair again afterwards (as --mode fault's
+ *                   rounds do). Exit 1 when a pair had no event in 60 s.
  *
  * Usage: bench-ctl -s SOCKET --mode manual|fault -p PAIR -n N [--gap-ms G]
  *                  [--rt PRIO] [--cpu C] [--max-s S] [--events FILE]
@@ -44,6 +59,7 @@
  *                  [--owner kernel|hypervisor] [--poll-us U [--window-ms W]
  *                  [--freeze-pid PID]]
  *        bench-ctl -s SOCKET --mode follow --events FILE
+ *        bench-ctl -s SOCKET --mode drill -p P1,P2,... [--fault KIND] [--restore]
  *   --max-s   stop after S seconds even if fewer than N rounds were done
  *             (the rows say how many); keeps a loaded run inside its budget
  *   --events  append every event seen on the stream, one CSV row each:
@@ -94,6 +110,8 @@ int bench_xs_control(struct bench_ctx *x, int domid, const char *cmd)
 
 	if (domid <= 0)
 		return -EINVAL;
+	if (!x->xs)
+		return -ENODEV;
 	snprintf(path, sizeof(path), "/local/domain/%d/data/failover/control", domid);
 	return xs_write(x->xs, XBT_NULL, path, cmd, strlen(cmd)) ? 0 : -errno;
 }
@@ -338,13 +356,146 @@ static int bench_follow(struct bench_ctx *x)
 	return 0;
 }
 
+/* Read whatever the follower holds now, without waiting: the events
+ * before a round (restores' arms) are not the round's. */
+static void bench_drain_events(struct bench_ctx *x)
+{
+	for (;;) {
+		cJSON *line = NULL, *ev;
+
+		if (bench_read_json(&x->follow, 0, &line) < 0)
+			return;
+		ev = cJSON_GetObjectItemCaseSensitive(line, "event");
+		if (cJSON_IsObject(ev))
+			bench_note_event(x, ev);
+		cJSON_Delete(line);
+	}
+}
+
+/* failoverd serves 32 control clients; ours are the follower, the
+ * request connection and one per pair, all open at once. */
+#define BENCH_DRILL_MAX_PAIRS 24
+#define BENCH_DRILL_TIMEOUT_MS 60000
+
+/* --mode drill: every pair drilled at once (see the top of the file). */
+static int bench_drill_all(struct bench_ctx *x, char **pairs, int npairs, const char *fault, bool restore)
+{
+	struct bench_pair st;
+	struct bench_conn conns[BENCH_DRILL_MAX_PAIRS];
+	cJSON *got[BENCH_DRILL_MAX_PAIRS] = { 0 };
+	int seen[BENCH_DRILL_MAX_PAIRS] = { 0 }, have = 0, rc = 0, r;
+	int64_t t0, t1, end;
+	double start_id;
+	char req[192];
+
+	for (int i = 0; i < npairs; i++) {
+		x->pair = pairs[i];
+		r = bench_ensure_armed(x, &st);
+		if (r < 0) {
+			fprintf(stderr, "bench-ctl: pair %s not ARMED before the drill: %s\n", pairs[i], strerror(-r));
+			return r;
+		}
+	}
+	bench_drain_events(x);
+	start_id = x->last_event_id;
+	/* Connections first, so that the requests go out back to back. */
+	for (int i = 0; i < npairs; i++) {
+		r = bench_connect(x->sock_path, &conns[i]);
+		if (r < 0) {
+			fprintf(stderr, "bench-ctl: connect %s: %s\n", x->sock_path, strerror(-r));
+			while (i-- > 0)
+				close(conns[i].fd);
+			return r;
+		}
+	}
+	t0 = bench_now_ns();
+	for (int i = 0; i < npairs; i++) {
+		snprintf(req, sizeof(req), "{\"cmd\":\"drill\",\"pair\":\"%s\",\"fault\":\"%s\"}\n", pairs[i], fault);
+		r = bench_send(&conns[i], req);
+		if (r < 0)
+			fprintf(stderr, "bench-ctl: drill %s: send: %s\n", pairs[i], strerror(-r));
+	}
+	t1 = bench_now_ns();
+	end = bench_now_ns() + (int64_t)BENCH_DRILL_TIMEOUT_MS * 1000000;
+	while (have < npairs) {
+		int left = (int)((end - bench_now_ns()) / 1000000);
+		cJSON *line = NULL, *ev;
+
+		if (left <= 0)
+			break;
+		r = bench_read_json(&x->follow, left, &line);
+		if (r == -EBADMSG)
+			continue;
+		if (r < 0)
+			break;
+		ev = cJSON_GetObjectItemCaseSensitive(line, "event");
+		if (cJSON_IsObject(ev)) {
+			bench_note_event(x, ev);
+			if (bench_jnum(ev, "id", 0) > start_id &&
+			    (!strcmp(bench_jstr(ev, "kind"), "drill") || !strcmp(bench_jstr(ev, "kind"), "switchover"))) {
+				for (int i = 0; i < npairs; i++) {
+					if (strcmp(bench_jstr(ev, "pair"), pairs[i]) != 0)
+						continue;
+					seen[i]++;
+					if (!got[i]) {
+						got[i] = cJSON_Duplicate(ev, true);
+						have++;
+					}
+				}
+			}
+		}
+		cJSON_Delete(line);
+	}
+	/* Open until now: a connection closed right after its request can be
+	 * dropped, hung up, before the daemon has read the request. */
+	for (int i = 0; i < npairs; i++) {
+		close(conns[i].fd);
+		free(conns[i].buf);
+	}
+	for (int i = 0; i < npairs; i++) {
+		cJSON *o = cJSON_CreateObject();
+		char *txt;
+
+		if (!got[i]) {
+			fprintf(stderr, "bench-ctl: no drill event for %s within %d s\n", pairs[i],
+				BENCH_DRILL_TIMEOUT_MS / 1000);
+			rc = -ETIMEDOUT;
+			cJSON_Delete(o);
+			continue;
+		}
+		cJSON_AddStringToObject(o, "pair", pairs[i]);
+		cJSON_AddNumberToObject(o, "send_us", (double)(t1 - t0) / 1000.0);
+		cJSON_AddNumberToObject(o, "switch_events", seen[i]);
+		cJSON_AddItemToObject(o, "event", got[i]);
+		txt = cJSON_PrintUnformatted(o);
+		if (txt)
+			printf("%s\n", txt);
+		free(txt);
+		cJSON_Delete(o);
+	}
+	fflush(stdout);
+	if (restore) {
+		for (int i = 0; i < npairs; i++) {
+			x->pair = pairs[i];
+			r = bench_ensure_armed(x, &st);
+			if (r < 0) {
+				fprintf(stderr, "bench-ctl: pair %s not ARMED again after the drill: %s\n", pairs[i],
+					strerror(-r));
+				rc = r;
+			}
+		}
+	}
+	return rc;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench-ctl -s SOCKET --mode manual|fault -p PAIR -n N [--gap-ms G] [--rt PRIO] "
 			"[--cpu C] [--max-s S] [--events FILE]\n"
 			"                 [--wait-roles | --note-roles]\n"
 			"                 [--owner kernel|hypervisor] [--poll-us U [--window-ms W] [--freeze-pid PID]]\n"
-			"       bench-ctl -s SOCKET --mode follow --events FILE\n");
+			"       bench-ctl -s SOCKET --mode follow --events FILE\n"
+			"       bench-ctl -s SOCKET --mode drill -p P1,P2,... [--fault KIND] [--restore]\n");
 	exit(2);
 }
 
@@ -357,13 +508,17 @@ int main(int argc, char **argv)
 		{ "owner", required_argument, NULL, 'o' }, { "poll-us", required_argument, NULL, 'P' },
 		{ "window-ms", required_argument, NULL, 'W' }, { "freeze-pid", required_argument, NULL, 'F' },
 		{ "wait-roles", no_argument, NULL, 'R' },  { "note-roles", no_argument, NULL, 'N' },
+		{ "fault", required_argument, NULL, 'f' }, { "restore", no_argument, NULL, 'X' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench_ctx x = { .sock_path = "/run/failoverd/control.sock", .mode = BENCH_MANUAL,
 			       .ctl = { .fd = -1 }, .follow = { .fd = -1 }, .window_ms = 10000 };
 	struct bench_run_opts ro = { .gap_ms = 20, .cpu = -1 };
 	long n, gap_ms, prio, cpu, max_s, v;
-	const char *events_path = NULL;
+	const char *events_path = NULL, *fault = NULL;
+	char *drill_pairs[BENCH_DRILL_MAX_PAIRS] = { 0 };
+	int n_drill_pairs = 0;
+	bool restore = false;
 	cJSON *reply = NULL;
 	int64_t t_start;
 	long ok = 0, errors_in_row = 0;
@@ -384,6 +539,8 @@ int main(int argc, char **argv)
 				x.mode = BENCH_FAULT;
 			else if (!strcmp(optarg, "follow"))
 				x.mode = BENCH_FOLLOW;
+			else if (!strcmp(optarg, "drill"))
+				x.mode = BENCH_DRILL;
 			else
 				usage();
 			break;
@@ -395,6 +552,12 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			x.note_roles = true;
+			break;
+		case 'f':
+			fault = optarg;
+			break;
+		case 'X':
+			restore = true;
 			break;
 		case 'o':
 			if (strcmp(optarg, "kernel") && strcmp(optarg, "hypervisor")) {
@@ -428,6 +591,30 @@ int main(int argc, char **argv)
 		}
 	}
 	n = ro.n, gap_ms = ro.gap_ms, prio = ro.prio, cpu = ro.cpu, max_s = ro.max_s;
+	if (x.mode == BENCH_DRILL) {
+		/* -p P1,P2,...: split in place (argv is ours). */
+		char *save = NULL;
+
+		for (char *p = x.pair ? strtok_r((char *)x.pair, ",", &save) : NULL; p; p = strtok_r(NULL, ",", &save)) {
+			if (n_drill_pairs == BENCH_DRILL_MAX_PAIRS) {
+				fprintf(stderr, "bench-ctl: --mode drill takes at most %d pairs\n", BENCH_DRILL_MAX_PAIRS);
+				usage();
+			}
+			drill_pairs[n_drill_pairs++] = p;
+		}
+		if (!n_drill_pairs) {
+			fprintf(stderr, "bench-ctl: --mode drill needs -p P1,P2,...\n");
+			usage();
+		}
+		n = 1;
+	} else if (fault) {
+		fprintf(stderr, "bench-ctl: --fault is for --mode drill\n");
+		usage();
+	}
+	if (restore && x.mode != BENCH_DRILL) {
+		fprintf(stderr, "bench-ctl: --restore is for --mode drill\n");
+		usage();
+	}
 	if (optind != argc || (x.mode == BENCH_FOLLOW ? !events_path : !x.pair || n < 1))
 		usage();
 	if ((x.poll_us || x.freeze_pid) && x.mode != BENCH_FAULT) {
@@ -459,7 +646,12 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	x.xs = xs_open(0);
-	if (!x.xs) {
+	/* --mode drill writes xenstore only to restore a pair (--restore, or
+	 * one not ARMED to begin with): without it, it also drives the
+	 * simulator's daemon on a host with no Xen. */
+	if (!x.xs && x.mode == BENCH_DRILL && !restore)
+		fprintf(stderr, "bench-ctl: no xenstore (%s): pairs not ARMED cannot be restored\n", strerror(errno));
+	else if (!x.xs) {
 		fprintf(stderr, "bench-ctl: cannot open xenstore: %s\n", strerror(errno));
 		goto out;
 	}
@@ -496,6 +688,10 @@ int main(int argc, char **argv)
 	}
 	if (bench_rt_setup((int)prio, (int)cpu) < 0)
 		goto out;
+	if (x.mode == BENCH_DRILL) {
+		rc = bench_drill_all(&x, drill_pairs, n_drill_pairs, fault ? fault : "heartbeat-loss", restore) < 0 ? 1 : 0;
+		goto out;
+	}
 
 	printf("%s\n", BENCH_CSV_HEADER);
 	t_start = bench_now_ns();

@@ -31,7 +31,7 @@ static const char *const bench_phases[] = { "detected",	 "decided",	   "pause_is
 					    "unpause_issued", "unpause_done", "first_heartbeat" };
 #define BENCH_N_PHASES (sizeof(bench_phases) / sizeof(bench_phases[0]))
 
-enum bench_mode { BENCH_MANUAL, BENCH_FAULT, BENCH_FOLLOW };
+enum bench_mode { BENCH_MANUAL, BENCH_FAULT, BENCH_FOLLOW, BENCH_DRILL };
 
 /* SIGTERM/SIGINT: end the run after the current round. */
 extern volatile sig_atomic_t bench_stop;
