@@ -218,10 +218,8 @@ def cpu_ns(pid):
     return out
 
 
-def classify_smaps(pid, exe):
-    """Rss and Locked (kB) by mapping kind. Thread stacks: an anonymous rw
-    mapping right after an anonymous PROT_NONE guard; malloc arenas: an
-    anonymous rw mapping followed by the PROT_NONE rest of its 64 MiB heap."""
+def read_smaps(pid):
+    """Every mapping of /proc/PID/smaps: lo, hi, perms, path, Rss and Locked (kB)."""
     maps = []
     cur = None
     with open(f"/proc/{pid}/smaps") as f:
@@ -234,6 +232,19 @@ def classify_smaps(pid, exe):
                 maps.append(cur)
             elif cur and parts[0] in ("Rss:", "Locked:"):
                 cur[parts[0][:-1]] = int(parts[1])
+    return maps
+
+
+def classify_smaps(pid, exe):
+    return classify_maps(read_smaps(pid), exe)
+
+
+def classify_maps(maps, exe):
+    """Rss and Locked (kB) by mapping kind. Thread stacks: an anonymous rw
+    mapping right after an anonymous PROT_NONE guard; malloc arenas: an
+    anonymous rw mapping followed by the PROT_NONE rest of its 64 MiB heap.
+    maps: read_smaps()'s list (the lab's adapter, scale_lab.py, makes the
+    same from dom0's lines)."""
     kinds = {}
     for i, m in enumerate(maps):
         prev = maps[i - 1] if i else None
@@ -249,6 +260,8 @@ def classify_smaps(pid, exe):
             k = "failoverd binary (text, data)"
         elif ".so" in m["path"]:
             k = "shared libraries"
+        elif m["path"].startswith("/dev/"):
+            k = "device mappings (" + os.path.dirname(m["path"]) + "/*)"
         elif anon and m["perms"].startswith("---"):
             k = "guard / reserved (PROT_NONE)"
         elif anon and prev and prev["path"] == "" and prev["perms"].startswith("---") and prev["hi"] == m["lo"] \

@@ -39,7 +39,7 @@ def fit(xs, ys):
     return a, b, (1 - ss_res / ss_tot) if ss_tot else 1.0
 
 
-def per_n(run):
+def per_n(run, period_ms=10):
     s = run["single"]
     d2r = [x["detected_to_running_us"] for x in s]
     f2r = [x["fault_to_running_us"] for x in s]
@@ -55,10 +55,10 @@ def per_n(run):
         if b["abs_us"]["detected"] < a["abs_us"]["detected"]:
             a, b = b, a  # the daemon took B first: B is "A"
         # B's deadline was due with A's when both drills landed between the
-        # same two simulated beats (10 ms apart); detected half a period or
-        # more after A ran, B was due at a later beat: no wait on A.
+        # same two beats (one heartbeat period apart); detected half a period
+        # or more after A ran, B was due at a later beat: no wait on A.
         wait = b["abs_us"]["detected"] - a["abs_us"]["unpause_done"]
-        wait = wait if 0 < wait < 5000 else 0.0
+        wait = wait if 0 < wait < period_ms * 500 else 0.0
         sec.append({"a_switch_us": a["detected_to_running_us"], "b_wait_us": wait,
                     "b_delay_us": wait + b["detected_to_running_us"],
                     "b_running_after_a_us": b["abs_us"]["unpause_done"] - a["abs_us"]["unpause_done"]})
@@ -94,25 +94,36 @@ def main():
     commit = sys.argv[sys.argv.index("--commit") + 1] if "--commit" in sys.argv else "?"
     with open(os.path.join(out, "samples.json")) as f:
         data = json.load(f)
-    rows = [per_n(r) for r in data["runs"]]
+    period_ms = data.get("period_ms", 10)
+    rows = [per_n(r, period_ms) for r in data["runs"]]
+    xen = data["backend"] == "xen"
     by = {r["n"]: r for r in rows}
     L = []
     w = L.append
     w(f"# Scale: N pairs on one host ({data['backend']} backend)\n")
-    w(f"Commit measured: `{commit}`. Command: `tests/bench/scale.sh --sim`. Fault: drill "
+    w(f"Commit measured: `{commit}`. Command: `tests/bench/scale.sh {'--xen' if xen else '--sim'}`. Fault: drill "
       f"`{data['fault']}` (the agent stops; the daemon's own heartbeat deadline detects it), "
-      f"heartbeat period 10 ms, timeout {data.get('timeout_ms', 50)} ms. "
-      f"{data['rounds']} rounds for (a) and (c) per N; idle window {data['idle_secs']} s; daemon "
+      f"heartbeat period {period_ms} ms, timeout {data.get('timeout_ms', 50)} ms. "
+      + (f"{data['rounds']} rounds for (a) and {data['crounds']} for (c)" if "crounds" in data
+         else f"{data['rounds']} rounds for (a) and (c)") + f" per N; idle window {data['idle_secs']} s; daemon "
       f"directories (control socket, verdict file) in `{data.get('tmp_dir', '?')}`. Raw samples: "
       f"`samples.json`.\n")
-    w("**What the simulator measures, and what it cannot.** `--backend sim` runs the same daemon: its loop, "
-      "timers, state machine, event ring, control socket, verdict file, logging thread and memory. The "
-      "guests are played inside the daemon (a 10 ms timer beats every simulated agent), so pause/unpause are "
-      "table updates: the sim's \"switch\" is the daemon's own logic, microseconds, with no hypercall, no "
-      "xenstore, no evtchn and no libxenctrl/libxenlight memory. Switch times on real Xen add the hypercalls "
-      "(see the switch-latency benchmark); idle CPU here includes the simulated agents' beats; memory has "
-      "the Xen libraries mapped (linked) but not what they allocate once opened (handles, buffers, "
-      "xenstore's thread). Ratios within one run are what to read.\n")
+    if xen:
+        w(f"**Real Xen, emulated.** Xen 4.17 under QEMU/TCG (the lab, `tests/lab/scenarios/scale-xen.sh`), one "
+          f"boot for every N: each N gets 2N fresh PV guests of {data.get('domu_mem_mb')} MB running the agent and "
+          f"a fresh failoverd (`--backend xen`) in the busybox dom0, driven by `bench-ctl --mode drill` (each "
+          f"pair ARMED again between rounds). TCG inflates every absolute time: read the ratios "
+          f"within this run (N=k against N=1). fo-observer watched every pair from the first drill to the "
+          f"last.\n")
+    else:
+        w("**What the simulator measures, and what it cannot.** `--backend sim` runs the same daemon: its loop, "
+          "timers, state machine, event ring, control socket, verdict file, logging thread and memory. The "
+          "guests are played inside the daemon (a 10 ms timer beats every simulated agent), so pause/unpause are "
+          "table updates: the sim's \"switch\" is the daemon's own logic, microseconds, with no hypercall, no "
+          "xenstore, no evtchn and no libxenctrl/libxenlight memory. Switch times on real Xen add the hypercalls "
+          "(see the switch-latency benchmark); idle CPU here includes the simulated agents' beats; memory has "
+          "the Xen libraries mapped (linked) but not what they allocate once opened (handles, buffers, "
+          "xenstore's thread). Ratios within one run are what to read.\n")
 
     w("## a. One pair faults, the others healthy (us)\n")
     w("| N | rounds | detected->running p50 | p90 | fault->running p50 | p90 |")
@@ -212,12 +223,12 @@ def main():
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump({"commit": commit, "rows": rows, "verdicts": [{"target": n, "met": ok, "data": why}
                                                                  for n, ok, why in verdicts]}, f, indent=1)
-    plots(out, rows)
+    plots(out, rows, "Xen under TCG" if xen else "sim")
     print(f"wrote {out}/summary.md, summary.json and plots; "
           f"{sum(1 for _, ok, _ in verdicts if not ok)} target(s) missed")
 
 
-def plots(out, rows):
+def plots(out, rows, where="sim"):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -229,7 +240,7 @@ def plots(out, rows):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("pairs (N)")
     ax.set_ylabel("us")
-    ax.set_title("a. one pair faults, the others healthy (sim)")
+    ax.set_title(f"a. one pair faults, the others healthy ({where})")
     ax.legend()
     fig.tight_layout()
     fig.savefig(os.path.join(out, "a-single.png"), dpi=100)
@@ -237,11 +248,11 @@ def plots(out, rows):
 
     fig, ax = plt.subplots(figsize=(7, 4))
     for r in rows:
-        if r["n"] >= 8:
+        if r["n"] >= (8 if where == "sim" else 2):
             ax.plot(range(1, r["n"] + 1), [x / 1000 for x in r["all_order_us"]], label=f"N={r['n']}")
     ax.set_xlabel("k-th standby running")
     ax.set_ylabel("ms after the first detection")
-    ax.set_title("b. all pairs fault at once (sim)")
+    ax.set_title(f"b. all pairs fault at once ({where})")
     ax.legend()
     fig.tight_layout()
     fig.savefig(os.path.join(out, "b-all-order.png"), dpi=100)
@@ -251,7 +262,7 @@ def plots(out, rows):
     ax.plot(ns, [r["cpu_ms_per_s"] for r in rows], marker="o")
     ax.set_xlabel("pairs (N)")
     ax.set_ylabel("failoverd CPU ms per s")
-    ax.set_title("d. idle CPU (sim, includes the simulated agents)")
+    ax.set_title("d. idle CPU (sim, includes the simulated agents)" if where == "sim" else f"d. idle CPU ({where})")
     fig.tight_layout()
     fig.savefig(os.path.join(out, "d-idle-cpu.png"), dpi=100)
     plt.close(fig)
@@ -261,7 +272,7 @@ def plots(out, rows):
     ax.plot(ns, [r["vmlck_kB"] / 1024 for r in rows], marker="x", label="VmLck")
     ax.set_xlabel("pairs (N)")
     ax.set_ylabel("MiB")
-    ax.set_title("e. memory (sim)")
+    ax.set_title(f"e. memory ({where})")
     ax.legend()
     fig.tight_layout()
     fig.savefig(os.path.join(out, "e-memory.png"), dpi=100)

@@ -29,6 +29,8 @@ dom_state() {
 # XL_EXTRA, when set, is appended verbatim (e.g. "cap = 50").
 # On Arm (lab.sh --arch arm64) every guest is PVH and boots a (gzip'd)
 # Image, not the ELF vmlinux of an x86 PV guest; nothing else differs.
+# DOMU_MEM_MB: the domU's memory in MB (default 128; scale-xen.sh's
+# fo.scale.mem, and its probe for the smallest guest that boots).
 # NET_VIF=up|down: the domU is a member on the lab's network (below, "the
 # lab's network"): one vif on $NET_BRIDGE with the service MAC (every
 # member the same), hotplugged by /lab/bin/vif-lab, and fo.net=/fo.net6=/
@@ -48,7 +50,7 @@ type = "$type"
 kernel = "$kernel"
 ramdisk = "/boot/domu.cpio.gz"
 extra = "console=hvc0 rdinit=/init quiet fo.period-ms=$FO_PERIOD_MS $*$net"
-memory = 128
+memory = ${DOMU_MEM_MB:-128}
 vcpus = 1
 on_crash = "preserve"
 on_poweroff = "destroy"
