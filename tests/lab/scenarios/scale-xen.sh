@@ -48,11 +48,12 @@ out() {
 }
 
 # cpu_json PID: {"comm/tid": ns on a CPU, ...} for every thread of PID.
+# (No "NR > 1 ? ..." among awk's printf arguments: that ">" redirects.)
 cpu_json() {
 	local t
 	for t in /proc/$1/task/*; do
 		echo "$(cat $t/comm)/${t##*/} $(cut -d' ' -f1 $t/schedstat)"
-	done | awk 'BEGIN { printf "{" } { printf "%s\"%s\":%s", NR > 1 ? "," : "", $1, $2 } END { printf "}" }'
+	done | awk 'BEGIN { printf "{" } { printf "%s\"%s\":%s", sep, $1, $2; sep = "," } END { printf "}" }'
 }
 
 # status_json_of PID: the /proc/PID/status fields scale.py keeps, in kB.
