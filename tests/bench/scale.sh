@@ -3,7 +3,8 @@
 # scale.sh - N pairs on one failoverd (issue #37's scale benchmark).
 #
 #   tests/bench/scale.sh [--sim] [--n 1,2,4,...] [--rounds R] [--build-dir DIR] [--label L]
-#   tests/bench/scale.sh --xen [--n 1,2,4,8] [--rounds R] [--crounds C] [--mem MB] [--build-dir DIR] [--label L]
+#   tests/bench/scale.sh --xen [--n 1,2,4,8] [--rounds R] [--crounds C] [--mem MB]
+#                        [--period-ms P] [--timeout-ms T] [--build-dir DIR] [--label L]
 #
 # --sim (the default): tests/bench/scale.py against `failoverd --backend
 # sim` on this host. --xen: the lab (tests/lab/lab.sh run scale-xen, one
@@ -21,6 +22,7 @@ n=""
 rounds=""
 crounds=6
 mem=128
+extra=""
 label=""
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -30,9 +32,11 @@ while [ $# -gt 0 ]; do
 	--rounds) rounds=$2; shift ;;
 	--crounds) crounds=$2; shift ;;
 	--mem) mem=$2; shift ;;
+	--period-ms) extra="$extra fo.scale.period_ms=$2"; shift ;;
+	--timeout-ms) extra="$extra fo.scale.timeout_ms=$2"; shift ;;
 	--build-dir) build=$2; shift ;;
 	--label) label=$2; shift ;;
-	*) echo "scale.sh: unknown option $1 (--sim | --xen, --n LIST, --rounds R, --crounds C, --mem MB, --build-dir DIR, --label L)" >&2; exit 2 ;;
+	*) echo "scale.sh: unknown option $1 (--sim | --xen, --n LIST, --rounds R, --crounds C, --mem MB, --period-ms P, --timeout-ms T, --build-dir DIR, --label L)" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -45,7 +49,7 @@ if [ $backend = sim ]; then
 	commit=$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- failoverd || echo "+dirty")
 else
 	cmake --build "$build" --target failoverd failoverctl fo-heartbeat bench-ctl fo-observer fo-labtime
-	FO_LAB_DOM0_ARGS="${FO_LAB_DOM0_ARGS:-} fo.scale.n=$(echo "${n:-1,2,4,8}" | tr , :) fo.scale.rounds=${rounds:-10} fo.scale.crounds=$crounds fo.scale.mem=$mem" \
+	FO_LAB_DOM0_ARGS="${FO_LAB_DOM0_ARGS:-} fo.scale.n=$(echo "${n:-1,2,4,8}" | tr , :) fo.scale.rounds=${rounds:-10} fo.scale.crounds=$crounds fo.scale.mem=$mem$extra" \
 		"$root/tests/lab/lab.sh" run scale-xen --build-dir "$build" --timeout 2400
 	mkdir -p "$out"
 	/usr/bin/python3 "$here/scale_lab.py" "$build/logs/scale-xen.log" "$out"

@@ -3,7 +3,9 @@
 """scale_lab.py LOG OUT - the real-Xen scale run's samples.json from the lab's
 serial log (tests/lab/scenarios/scale-xen.sh's "@@FO-SCALE N KIND DATA"
 lines), in tests/bench/scale.py's format, so that scale_report.py makes
-the same tables as for the simulator.
+the same tables as for the simulator. A run that stopped in its last N
+(the scenario failed there) keeps the N before it; the cut one is listed
+under "incomplete", with the scenario's verdict under "result".
 
 Lines (N is the number of pairs; 0 for the run's own lines):
   0 config {...}            timings, guest memory, rounds, Xen's free memory
@@ -25,6 +27,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from scale import classify_maps, switch_sample  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lab"))
+from labstats import find_markers  # noqa: E402
 
 MARK = "@@FO-SCALE "
 
@@ -84,7 +89,7 @@ def all_problems(lines_all, before, after):
     return problems
 
 
-def build(recs):
+def build(recs, result=None):
     config = next((d for n, k, d in recs if n == 0 and k == "config"), None)
     if config is None:
         raise ValueError("no '@@FO-SCALE 0 config' line: not a scale-xen log?")
@@ -92,11 +97,16 @@ def build(recs):
     for n, _, _ in recs:
         if n and n not in ns:
             ns.append(n)
-    runs = []
+    runs, incomplete = [], []
     for n in ns:
         mine = [(k, d) for m, k, d in recs if m == n]
         one = {k: d for k, d in mine if k not in ("map", "single", "all") and not k.startswith("second:")}
         missing = [k for k in ("idle", "status", "pairs_before", "pairs_after", "status_after") if k not in one]
+        if missing and n == ns[-1] and runs:
+            # The run stopped in its last N (the scenario's verdict says
+            # why): the N before it stand, this one is reported as cut.
+            incomplete.append({"n": n, "missing": missing, "lines": sorted({k.split(":")[0] for k, _ in mine})})
+            continue
         if missing:
             raise ValueError(f"N={n}: no {', '.join(missing)} line(s): the run stopped early?")
         idle = one["idle"]
@@ -133,7 +143,8 @@ def build(recs):
     return {"backend": "xen", "fault": config["fault"], "rounds": config["rounds"],
             "crounds": config["crounds"], "timeout_ms": config["timeout_ms"], "period_ms": config["period_ms"],
             "deadline_ms": config["deadline_ms"], "idle_secs": config["idle_secs"], "domu_mem_mb": config["mem_mb"],
-            "xen_free_mb": config.get("xen_free_mb"), "tmp_dir": "/run/failoverd (dom0 tmpfs)", "runs": runs}
+            "xen_free_mb": config.get("xen_free_mb"), "tmp_dir": "/run/failoverd (dom0 tmpfs)", "runs": runs,
+            "incomplete": incomplete, "result": result}
 
 
 def main():
@@ -144,14 +155,17 @@ def main():
     with open(log, errors="replace") as f:
         lines = [l.rstrip("\r\n").replace("\r", "") for l in f]
     try:
-        data = build(parse(lines))
+        found, _ = find_markers(lines, ("@@FO-RESULT ",))
+        verdicts = [r for r in found["@@FO-RESULT "] if isinstance(r, dict) and r.get("scenario") == "scale-xen"]
+        data = build(parse(lines), verdicts[-1] if verdicts else None)
     except ValueError as e:
         print(f"scale_lab: {log}: {e}", file=sys.stderr)
         return 1
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "samples.json"), "w") as f:
         json.dump(data, f, indent=1)
-    print(f"scale_lab: {out}/samples.json: N = {', '.join(str(r['n']) for r in data['runs'])}")
+    print(f"scale_lab: {out}/samples.json: N = {', '.join(str(r['n']) for r in data['runs'])}"
+          + "".join(f"; N={c['n']} cut short (no {', '.join(c['missing'])})" for c in data["incomplete"]))
     return 0
 
 

@@ -29,6 +29,14 @@
 # qemu: -m 4096
 # Heartbeat: period 20 ms (the lab's), timeout 500 ms (scale.py's: a loop
 # busy arming many pairs must not fail them over before any drill).
+# fo.scale.period_ms / fo.scale.timeout_ms change them (read here: common.sh
+# derives its bounds from them when sourced).
+for tok in $(cat /proc/cmdline); do
+	case $tok in
+	fo.scale.period_ms=*) export FO_PERIOD_MS=${tok#*=} ;;
+	fo.scale.timeout_ms=*) export FO_TIMEOUT_MS=${tok#*=} ;;
+	esac
+done
 export FO_TIMEOUT_MS=${FO_TIMEOUT_MS:-500}
 . /lab/scenarios/common.sh
 
