@@ -69,6 +69,8 @@ FAMILIES = [
     {"key": "scale", "title": "N pairs on one host, on the simulator", "command": "tests/bench/scale.sh --sim",
      "howto": "../../tests/bench/README.md", "reader": "scale",
      "runs": ["2026-11-28-scale-sim", "2026-11-28-scale-sim-deferred-persist", "2026-11-28-scale-sim-two-phase"]},
+    {"key": "scale-xen", "title": "N pairs on one host, real Xen under QEMU/TCG", "command": "tests/bench/scale.sh --xen",
+     "howto": "../../tests/bench/README.md", "reader": "scale", "runs": ["2026-11-28-scale-xen"]},
     {"key": "notify-flood", "title": "A guest flooding its heartbeat channel",
      "command": "tests/lab/scenarios/notify-flood.sh", "howto": "../../tests/lab/README.md", "reader": "flood",
      "runs": ["2026-11-28-notify-flood"]},
