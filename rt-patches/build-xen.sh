@@ -15,6 +15,16 @@
 #       --check         apply the series to a fresh tree only, no build
 #       --print-path    print the cached hypervisor's path and exit 0 when it
 #                       exists, exit 1 otherwise (nothing is fetched or built)
+#       --flask         amd64: build with XSM and FLASK (the default XSM
+#                       module; no built-in policy) and keep, beside the
+#                       hypervisor, the patched tree's FLASK policy sources
+#                       (policy-src/) and Xen's example policy built from
+#                       them (xenpolicy, checkpolicy and m4): boot it with
+#                       the policy as a multiboot module and flask=enforcing
+#                       (lab.sh: a scenario's "# xen-xsm: flask" line)
+#       --series-dir D  apply the series in D instead of rt-patches/xen-4.17
+#                       (a variant: same names, some patch changed; keyed
+#                       by the patches' contents like the real one)
 #       --arch A        amd64 (default) or arm64: cross-build Xen/Arm with
 #                       Debian's gcc-aarch64-linux-gnu from the same source,
 #                       applying only the patches that are not x86-only (a
@@ -32,7 +42,8 @@
 # every patch it lists, in series order, and the build recipe's version
 # (RECIPE below): a changed patch builds again, an unchanged series is reused.
 # An arm64 build adds its architecture to the key and hashes only the
-# patches it applies; it is cached apart (xen-arm64-MODE-KEY).
+# patches it applies; it is cached apart (xen-arm64-MODE-KEY). A --flask
+# build adds "xsm=flask" and is cached apart (xen-MODE-flask-KEY).
 set -euo pipefail
 
 XEN_SRC_VERSION=4.17.5+72-g01140da4e8-1
@@ -47,6 +58,7 @@ SRC_LIST=/etc/apt/sources.list.d/failoverd-xen-src.sources
 # The build recipe's version, part of the cache key (see cache_key).
 RECIPE=3
 ARCH=amd64
+XSM=""
 
 die() { echo "build-xen: $*" >&2; exit 1; }
 note() { echo "build-xen: $*" >&2; }
@@ -60,9 +72,12 @@ while [ $# -gt 0 ]; do
 	--upto) UPTO=$2; shift 2 ;;
 	--upto=*) UPTO=${1#*=}; shift ;;
 	--print-path) PRINT_PATH=1; shift ;;
+	--flask) XSM=flask; shift ;;
+	--series-dir) SERIES_DIR=$(cd "$2" && pwd) || die "--series-dir: no directory $2"; shift 2 ;;
+	--series-dir=*) SERIES_DIR=$(cd "${1#*=}" && pwd) || die "--series-dir: no directory ${1#*=}"; shift ;;
 	--arch) ARCH=$2; shift 2 ;;
 	--arch=*) ARCH=${1#*=}; shift ;;
-	-h|--help) sed -n '4,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '4,46p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1" ;;
 	esac
 done
@@ -78,6 +93,17 @@ arm64)
 *) die "--arch: amd64 or arm64, not '$ARCH'" ;;
 esac
 XEN_MAKE_ARGS=${XEN_MAKE_ARGS:-}
+# Kconfig lines a --flask build adds: XSM with FLASK as the default module
+# (x86's defconfig has no XSM at all), no policy built into the binary (the
+# lab passes one as a multiboot module, so what is enforced is always the
+# file next to the hypervisor, never whatever checkpolicy the host had).
+XSM_CONFIG=""
+if [ "$XSM" = flask ]; then
+	[ "$ARCH" = amd64 ] || die "--flask: amd64 only"
+	[ "$MODE" != stock ] || die "--flask goes with a patched build (the hook is 0009's)"
+	BUILD_PACKAGES="$BUILD_PACKAGES checkpolicy m4"
+	XSM_CONFIG="CONFIG_XSM=y CONFIG_XSM_FLASK=y CONFIG_XSM_FLASK_DEFAULT=y"
+fi
 if [ "$UPTO" -gt 0 ]; then
 	[ "$MODE" = patched ] || die "--upto goes with a patched build only"
 	MODE=upto$UPTO
@@ -121,6 +147,7 @@ cache_key() {
 		echo "recipe=$RECIPE"
 		# (amd64 adds nothing: its keys stay those of before --arch)
 		[ "$ARCH" = amd64 ] || echo "arch=$ARCH"
+		[ -z "$XSM" ] || echo "xsm=$XSM"
 		if [ "$MODE" != stock ]; then
 			sha256sum "$SERIES_DIR/series" | cut -d' ' -f1
 			local p
@@ -141,7 +168,7 @@ series_patches > /dev/null
 	die "no patch of the series applies to $ARCH$([ "$UPTO" = 0 ] || echo " within --upto $UPTO")"
 KEY=$(cache_key)
 if [ "$ARCH" = amd64 ]; then
-	OUT=$CACHE/xen-$MODE-$KEY
+	OUT=$CACHE/xen-$MODE${XSM:+-$XSM}-$KEY
 else
 	OUT=$CACHE/xen-$ARCH-$MODE-$KEY
 fi
@@ -291,9 +318,11 @@ t0=$SECONDS
 # shellcheck disable=SC2086
 if ! { make -C "$TREE/xen" $XEN_MAKE_ARGS defconfig &&
 	printf '%s\n' CONFIG_EXPERT=y CONFIG_UNSUPPORTED=y CONFIG_SCHED_NULL=y \
-		'# CONFIG_TBOOT is not set' '# CONFIG_GDBSX is not set' '# CONFIG_DEBUG_INFO is not set' >> "$TREE/xen/.config" &&
+		'# CONFIG_TBOOT is not set' '# CONFIG_GDBSX is not set' '# CONFIG_DEBUG_INFO is not set' \
+		$XSM_CONFIG ${XSM:+'# CONFIG_XSM_FLASK_POLICY is not set'} >> "$TREE/xen/.config" &&
 	make -C "$TREE/xen" $XEN_MAKE_ARGS olddefconfig &&
 	grep -qx 'CONFIG_SCHED_NULL=y' "$TREE/xen/.config" &&
+	{ [ -z "$XSM" ] || grep -qx 'CONFIG_XSM_FLASK_DEFAULT=y' "$TREE/xen/.config"; } &&
 	make -C "$TREE/xen" $XEN_MAKE_ARGS -j"$(nproc)"; } > "$WORK/build.log" 2>&1; then
 	tail -60 "$WORK/build.log" >&2
 	die "build failed (log: $WORK/build.log)"
@@ -303,7 +332,23 @@ mkdir -p "$OUT.tmp"
 cp "$TREE/xen/xen" "$OUT.tmp/xen"
 cp "$TREE/xen/.config" "$OUT.tmp/config"
 cp "$TREE/xen/xen-syms" "$OUT.tmp/xen-syms" 2>/dev/null || true
-{ echo "xen=$XEN_SRC_VERSION"; echo "arch=$ARCH"; echo "mode=$MODE"; echo "key=$KEY"; series_patches | sed 's/^/patch=/'; } > "$OUT.tmp/info"
+if [ "$XSM" = flask ]; then
+	# The policy sources as patched (0009 adds failover_watch to the
+	# access vectors and to xen.if's manage_domain), in the tree's layout
+	# (Makefile.common finds the hypervisor's classes at
+	# ../../../xen/xsm/flask/policy), so that a policy with more modules
+	# (the lab's) can be built from them later; and the example policy.
+	mkdir -p "$OUT.tmp/policy-src/tools/flask" "$OUT.tmp/policy-src/xen/xsm/flask"
+	cp -a "$TREE/tools/flask/policy" "$OUT.tmp/policy-src/tools/flask/"
+	cp -a "$TREE/xen/xsm/flask/policy" "$OUT.tmp/policy-src/xen/xsm/flask/"
+	mkdir -p "$WORK/policy"
+	make -C "$OUT.tmp/policy-src/tools/flask/policy" -f Makefile.common \
+		FLASK_BUILD_DIR="$WORK/policy" XEN_FULLVERSION=4.17 > "$WORK/policy.log" 2>&1 ||
+		{ cat "$WORK/policy.log" >&2; die "the example FLASK policy does not build (log above)"; }
+	cp "$WORK/policy/xenpolicy-4.17" "$OUT.tmp/xenpolicy"
+	note "FLASK: example policy $(stat -c %s "$OUT.tmp/xenpolicy") bytes, sources in policy-src/"
+fi
+{ echo "xen=$XEN_SRC_VERSION"; echo "arch=$ARCH"; echo "mode=$MODE"; echo "xsm=${XSM:-none}"; echo "key=$KEY"; echo "series_dir=$SERIES_DIR"; series_patches | sed 's/^/patch=/'; } > "$OUT.tmp/info"
 rm -rf "$OUT"
 mv "$OUT.tmp" "$OUT"
 rm -rf "$WORK"

@@ -15,7 +15,7 @@ PACKAGES="build-essential cmake ninja-build pkg-config git
  qemu-system-x86
  linux-headers-amd64 linux-headers-rt-amd64 busybox-static cpio gzip xz-utils zstd jq stress-ng python3 python3-matplotlib
  mmdebstrap qemu-utils e2fsprogs iperf3 iproute2
- flex bison dpkg-dev
+ flex bison dpkg-dev checkpolicy m4
  clang libclang-rt-14-dev bpftool libbpf-dev
  python3-prometheus-client python3-yaml
  scdoc lintian spin
