@@ -52,7 +52,11 @@
 #   line), "# qemu: ..." (QEMU options, e.g. a q35 machine with an IOMMU and
 #   NICs), "# smp: N" (pCPUs; dom0 keeps its 2 vCPUs, the others are free
 #   for cpupools), "# dom0-modules: ..." / "# domu-modules: ..." (kernel modules
-#   carried into /lib/modules of dom0 / of every domU).
+#   carried into /lib/modules of dom0 / of every domU), "# xen-xsm: flask"
+#   (Xen with XSM FLASK enforcing: --patched-xen builds build-xen.sh --flask;
+#   with --xen FILE, FILE's directory must hold that build's policy-src/;
+#   the lab's policy, Xen's example modules plus tests/lab/flask/*.te, is
+#   built from it and loaded as a multiboot module; flask/README.md).
 #
 # Exit status of `run`: 0 only when the scenario printed a PASS result (and
 # dom0 reported running the kernel flavour asked for).
@@ -140,6 +144,9 @@ parse_opts() {
 	XEN_UPTO=${FO_LAB_XEN_UPTO:-}
 	DOM0_MODE=${FO_LAB_DOM0_MODE:-pv}
 	ARCH=${FO_LAB_ARCH:-amd64}
+	XEN_POLICY=""
+	LAB_XSM=""
+	[ -z "${SCENARIO:-}" ] || LAB_XSM=$(echo $(scenario_header xen-xsm))
 	local build_dir_set=0
 	[ -z "${FO_BUILD_DIR:-}" ] || build_dir_set=1
 	while [ $# -gt 0 ]; do
@@ -220,6 +227,11 @@ set_run_name() {
 	*) die "--dom0-mode (FO_LAB_DOM0_MODE): pv or pvh, not '$DOM0_MODE'" ;;
 	esac
 	[ "$ARCH" = amd64 ] || RUN_NAME=$RUN_NAME-$ARCH
+	case $LAB_XSM in
+	'') ;;
+	flask) [ "$ARCH" = amd64 ] || die "# xen-xsm: flask: amd64 only (build-xen.sh --flask)" ;;
+	*) die "# xen-xsm: flask or nothing, not '$LAB_XSM'" ;;
+	esac
 }
 
 cmd_image() {

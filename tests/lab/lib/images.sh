@@ -97,6 +97,8 @@ find_project_bins() {
 	EVB=${FO_EVB:-$BUILD_DIR/rt-patches/fo-evtchn-send-bench}
 	OBSERVER=$(lab_tool fo-observer observer.c "-lxenctrl -lxenstore")
 	LABTIME=$(lab_tool fo-labtime labtime.c "")
+	# a domU's hands for dom0 ("# domu-bins: fo-guestcmd"; hvwatch-flask)
+	GUESTCMD=$(lab_tool fo-guestcmd guestcmd.c "-lxenstore -lxengnttab -lpthread")
 	# The lab's network (README.md, "The lab's network"): the client and
 	# dom0's probe into /lab/bin, the service into every domU. On arm64
 	# from the cross-built tree, when it has them.
@@ -219,6 +221,11 @@ project_domu_image() {
 		fo-plant) [ -x "$PLANT" ] && img_copy_exe "$ov" "$PLANT" /usr/bin/fo-plant && IMG_PLANT=1 ;;
 		fo-evtchn-send-bench) [ -x "$EVB" ] || die "# domu-bins: no $EVB (not built?)"
 			img_copy_exe "$ov" "$EVB" /usr/bin/fo-evtchn-send-bench ;;
+		fo-guestcmd) img_copy_exe "$ov" "$GUESTCMD" /usr/bin/fo-guestcmd ;;
+		# dom0's tool, run by a domU (through privcmd: "# domu-modules:
+		# xen-privcmd"), to see what the hypervisor answers a domU
+		fowatch-ctl) [ -x "$FOWATCH_CTL" ] || die "# domu-bins: no $FOWATCH_CTL (not built?)"
+			img_copy_exe "$ov" "$FOWATCH_CTL" /usr/bin/fowatch-ctl ;;
 		*) die "# domu-bins: unknown binary $b" ;;
 		esac
 	done
@@ -259,10 +266,11 @@ prepare_xen() {
 	fi
 	if [ "$PATCHED_XEN" = 1 ]; then
 		# Cached by the series' hash; a first run builds it (~2 min).
-		XEN_FILE=$("$REPO/rt-patches/build-xen.sh" ${XEN_UPTO:+--upto "$XEN_UPTO"} | tail -1) ||
-			die "rt-patches/build-xen.sh ${XEN_UPTO:+--upto $XEN_UPTO }failed"
+		XEN_FILE=$("$REPO/rt-patches/build-xen.sh" ${XEN_UPTO:+--upto "$XEN_UPTO"} ${LAB_XSM:+--$LAB_XSM} | tail -1) ||
+			die "rt-patches/build-xen.sh ${XEN_UPTO:+--upto $XEN_UPTO }${LAB_XSM:+--$LAB_XSM }failed"
 		note "patched Xen: $XEN_FILE"
 	fi
+	[ -z "$LAB_XSM" ] || prepare_flask_policy
 	if [ -n "$XEN_FILE" ]; then
 		case $XEN_FILE in
 		*.gz) zcat "$XEN_FILE" > "$XEN_ELF" ;;
@@ -272,6 +280,34 @@ prepare_xen() {
 		# QEMU's -kernel loads the 32-bit multiboot ELF inside the .gz.
 		zcat "$XEN_ROOT/boot/xen-4.17-amd64.gz" > "$XEN_ELF"
 	fi
+}
+
+# prepare_flask_policy: the policy a "# xen-xsm: flask" scenario boots
+# with, $RUN_DIR/xenpolicy: Xen's example policy as the series patched it
+# (the FLASK build keeps its sources in policy-src/ beside the hypervisor)
+# plus the lab's own modules, tests/lab/flask/*.te (e.g. a domU type that
+# may arm failover watches). Needs checkpolicy and m4 (tests/deps.sh).
+prepare_flask_policy() {
+	local src=${XEN_FILE%/*}/policy-src dst=$RUN_DIR/flask-policy te m mods=""
+	[ -n "$XEN_FILE" ] && [ -d "$src/tools/flask/policy" ] ||
+		die "# xen-xsm: flask needs a FLASK build of Xen: --patched-xen, or --xen FILE with" \
+			"policy-src/ beside FILE (rt-patches/build-xen.sh --flask); not ${XEN_FILE:-the Debian build}"
+	command -v checkpolicy >/dev/null || die "# xen-xsm: flask: checkpolicy missing (tests/deps.sh)"
+	rm -rf "$dst"
+	cp -a "$src" "$dst"
+	for te in "$LAB_SRC"/flask/*.te; do
+		[ -f "$te" ] || continue
+		m=$(basename "$te" .te)
+		cp "$te" "$dst/tools/flask/policy/modules/"
+		echo "$m = on" >> "$dst/tools/flask/policy/modules/modules.conf"
+		mods="$mods $m"
+	done
+	make -C "$dst/tools/flask/policy" -f Makefile.common FLASK_BUILD_DIR="$dst" \
+		XEN_FULLVERSION=4.17 > "$dst/build.log" 2>&1 ||
+		{ cat "$dst/build.log" >&2; die "the lab's FLASK policy does not build (log above)"; }
+	cp "$dst/xenpolicy-4.17" "$RUN_DIR/xenpolicy"
+	XEN_POLICY=$RUN_DIR/xenpolicy
+	note "FLASK policy: $XEN_POLICY, $(stat -c %s "$XEN_POLICY") bytes, lab modules:$mods"
 }
 
 # The arm64 parts, all unpacked arm64 .debs (debroot.sh): the sysroot the

@@ -35,6 +35,8 @@ boot_cmdlines() {
 	[ -z "${FO_LAB_DOM0_ARGS:-}" ] || DOM0_CMDLINE="$DOM0_CMDLINE $FO_LAB_DOM0_ARGS"
 	# More hypervisor options: the scenario's own, then the caller's.
 	more="$(scenario_header xen-args) ${FO_LAB_XEN_ARGS:-}"
+	# FLASK enforcing with the policy passed as a module (prepare_flask_policy).
+	[ -z "$LAB_XSM" ] || more="xsm=flask flask=enforcing $more"
 	# shellcheck disable=SC2086
 	XEN_CMDLINE="$XEN_CMDLINE $(echo $more)"
 	# PVH dom0 needs HVM with nested paging and an IOMMU (qemu_extra_args).
@@ -94,7 +96,7 @@ qemu_argv() {
 	QEMU_ARGV=(qemu-system-x86_64 -accel "tcg,thread=$TCG_THREAD"
 		-cpu qemu64,+svm -m 2048 -smp "$SMP" -nographic -no-reboot
 		-kernel "$XEN_ELF" -append "$XEN_CMDLINE"
-		-initrd "$KROOT/boot/vmlinuz-$KVER $DOM0_CMDLINE,$RUN_DIR/dom0.cpio.gz"
+		-initrd "$KROOT/boot/vmlinuz-$KVER $DOM0_CMDLINE,$RUN_DIR/dom0.cpio.gz${XEN_POLICY:+,$XEN_POLICY}"
 		"${QEMU_EXTRA[@]}")
 	[ "$ARCH" = arm64 ] || return 0
 	# No firmware: -kernel loads Xen at EL2 (virtualization=on) and the

@@ -33,7 +33,7 @@ scenario_header() {
 check_group() {
 	local key s first="" line
 	[[ $SCENARIO == *+* ]] || return 0
-	for key in smp tcg xen-args qemu; do
+	for key in smp tcg xen-args xen-xsm qemu; do
 		first=""
 		for s in ${SCENARIO//+/ }; do
 			line=$(sed -n "s/^# $key:\(.*\)/\1/p" "$LAB_SRC/scenarios/$s.sh" | head -1)

@@ -141,6 +141,7 @@ LAB_LIB=${LAB_LIB:-/lab/scenarios/lib}
 . $LAB_LIB/load.sh      # dom0 load: load generator, SCHED_FIFO busy loops
 . $LAB_LIB/kmod.sh      # kmod-switch, the kernel log's health
 . $LAB_LIB/hvwatch.sh   # the patched Xen's failover watch
+. $LAB_LIB/guestcmd.sh  # a domU's hands: commands dom0 has a domU run (fo-guestcmd)
 . $LAB_LIB/suspend.sh   # xl save -c checkpoints
 . $LAB_LIB/net.sh       # the lab's network
 . $LAB_LIB/dom0.sh      # lab_reset, lab_dump_debug

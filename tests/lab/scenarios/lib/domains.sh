@@ -71,6 +71,9 @@ EOF
 # 10 s libxl gives up waiting for the guest's console and the create fails.
 CREATE_PIDS=""
 CREATE_T0=""
+# CREATE_PAUSED=1 create_dom NAME ...: created paused (xl create -p): its
+# kernel never runs until unpaused; a standby that holds the toolstack's one
+# pause from the start, and no boot's CPU taken from the others.
 # NET_VIF=up|down create_dom NAME ...: a member on the lab's network (see
 # gen_domu_cfg), its vif left admin-down by the hotplug script with
 # NET_VIF=down (a standby fenced from the start); net_setup first.
@@ -89,11 +92,11 @@ create_dom() {
 	gen_domu_cfg "$name" "$@" >/dev/null
 	[ -n "$CREATE_T0" ] || CREATE_T0=$(now_us)
 	if [ -n "$LAB_ARM" ]; then
-		xl create -q $LAB/$name.cfg > $LAB/xl-create-$name.log 2>&1 || rc=$?
+		xl create -q ${CREATE_PAUSED:+-p} $LAB/$name.cfg > $LAB/xl-create-$name.log 2>&1 || rc=$?
 		CREATE_PIDS="$CREATE_PIDS =$rc:$name"
 		return 0
 	fi
-	xl create -q $LAB/$name.cfg > $LAB/xl-create-$name.log 2>&1 &
+	xl create -q ${CREATE_PAUSED:+-p} $LAB/$name.cfg > $LAB/xl-create-$name.log 2>&1 &
 	CREATE_PIDS="$CREATE_PIDS $!:$name"
 }
 
