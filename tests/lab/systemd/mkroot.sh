@@ -6,6 +6,11 @@
 #
 #   mkroot.sh CACHE_DIR     print the image's path, building it when its key
 #                           is not cached (sourced by sd-lab.sh as well)
+#   SD_VARIANT=cluster mkroot.sh CACHE_DIR
+#                           the two-host lab's root (cluster/two-host.sh): the
+#                           same plus corosync, pacemaker, sbd, fence-agents
+#                           and resource-agents, their services not started
+#                           at boot (a scenario configures and starts them)
 #
 # What the image holds (nothing from this project's build: the .debs and
 # the test tools arrive per run on a second disk, see sd-lab.sh):
@@ -38,6 +43,23 @@ LAB_SRC=${LAB_SRC:-$(cd "$SD_SRC/.." && pwd)}
 SD_PACKAGES="systemd-sysv udev kmod mount e2fsprogs procps jq libcjson1 libsystemd0 libssl3 xenstore-utils
  initramfs-tools"
 SD_PINNED="xen-utils-4.17 xen-utils-common libxenmisc4.17"
+# base: the systemd lab's root; cluster: plus the cluster stack. Only ever
+# in this image: the host never installs a cluster daemon (../check-host.sh).
+SD_VARIANT=${SD_VARIANT:-base}
+case $SD_VARIANT in
+base) SD_IMG_PREFIX=sd-root ;;
+cluster)
+	SD_IMG_PREFIX=sd-cluster-root
+	# fence-agents for fence_sbd (Pacemaker's stonith agent for a disk
+	# sbd); iproute2 to address the cluster link.
+	SD_PACKAGES="$SD_PACKAGES corosync pacemaker pacemaker-cli-utils sbd fence-agents resource-agents iproute2"
+	SD_IMG_SIZE=${SD_IMG_SIZE:-3G}
+	;;
+*)
+	echo "sd-lab: SD_VARIANT must be base or cluster, not '$SD_VARIANT'" >&2
+	exit 2
+	;;
+esac
 SD_SUITE=bookworm
 SD_SOURCES=${SD_SOURCES:-/etc/apt/sources.list.d/debian.sources}
 SD_IMG_SIZE=${SD_IMG_SIZE:-2G}
@@ -75,7 +97,7 @@ sd_pins() {
 sd_root_key() {
 	{
 		echo "kernel=$KVER $KPKG=$KPKG_VERSION"
-		echo "packages=$SD_PACKAGES pins=$(sd_pins) suite=$SD_SUITE size=$SD_IMG_SIZE prune=$SD_MODULE_PRUNE"
+		echo "variant=$SD_VARIANT packages=$SD_PACKAGES pins=$(sd_pins) suite=$SD_SUITE size=$SD_IMG_SIZE prune=$SD_MODULE_PRUNE"
 		sha256sum "$SD_SRC/mkroot.sh" "$SD_SRC"/guest/* "$LAB_SRC/mkimage.sh" | cut -d' ' -f1
 	} | sha256sum | cut -c1-16
 }
@@ -140,6 +162,13 @@ sd_build_root() {
 	systemctl --root="$root" mask apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
 		fstrim.timer e2scrub_reap.service xendomains.service getty@tty1.service >&2
 	systemctl --root="$root" set-default multi-user.target >&2
+	if [ "$SD_VARIANT" = cluster ]; then
+		# Started by the scenario once corosync.conf and the sbd disk are
+		# there; sbd stays enabled (RequiredBy corosync.service: it starts
+		# with corosync, never on its own at boot).
+		systemctl --root="$root" disable corosync.service pacemaker.service >&2
+		systemctl --root="$root" mask corosync-notifyd.service pcsd.service >&2 || true
+	fi
 
 	rm -f "$out.tmp"
 	truncate -s "$SD_IMG_SIZE" "$out.tmp"
@@ -155,7 +184,7 @@ sd_ensure_root() {
 	sd_pick_kernel
 	key=$(sd_root_key)
 	mkdir -p "$cache"
-	ROOT_IMG=$cache/sd-root-$key.img
+	ROOT_IMG=$cache/$SD_IMG_PREFIX-$key.img
 	(
 		flock 9
 		if [ -s "$ROOT_IMG" ] && [ -s "$ROOT_IMG.initrd" ]; then
@@ -164,7 +193,7 @@ sd_ensure_root() {
 			local t0=$SECONDS
 			sd_note "building the Debian root image (kernel $KVER)"
 			sd_build_root "$ROOT_IMG"
-			find "$cache" -name 'sd-root-*.img*' ! -name "$(basename "$ROOT_IMG")" \
+			find "$cache" -name "$SD_IMG_PREFIX-*.img*" ! -name "$(basename "$ROOT_IMG")" \
 				! -name "$(basename "$ROOT_IMG").initrd" -delete
 			sd_note "root image built in $((SECONDS - t0)) s: $(du -h "$ROOT_IMG" | cut -f1) used"
 		fi
