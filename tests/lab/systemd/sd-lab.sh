@@ -124,6 +124,7 @@ cmd_run() {
 	[ $# -ge 1 ] || usage
 	SCENARIO=$1
 	shift
+	case $SCENARIO in tw-*) sd_die "$SCENARIO is a two-host scenario: two-host.sh run $SCENARIO" ;; esac
 	[ -f "$SD_SRC/scenarios/$SCENARIO.sh" ] && [ "$SCENARIO" != sd-common ] ||
 		sd_die "no scenario '$SCENARIO' ($0 list)"
 	parse_opts "$@"
@@ -199,10 +200,12 @@ cmd_list() {
 	local f
 	for f in "$SD_SRC"/scenarios/*.sh; do
 		f=$(basename "$f" .sh)
-		[ "$f" = sd-common ] || echo "$f"
+		case $f in sd-common | tw-*) ;; *) echo "$f" ;; esac
 	done
 }
 
+# two-host.sh sources this file for its helpers (parse_opts, make_run_disk).
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 case ${1:-} in
 deps) shift; cmd_deps "$@" ;;
 run) shift; cmd_run "$@" ;;
