@@ -63,7 +63,7 @@ def main():
     for t, host, mk, ev in evs:
         name = ev.get("event", "?")
         if mk == "@@FO-TW-HOST":
-            key = (name, ev.get("host"), ev.get("target"))
+            key = (name, ev.get("target") or ev.get("host"))
             if key in seen_runner:  # the runner writes "killed" into both logs
                 continue
             seen_runner.add(key)
