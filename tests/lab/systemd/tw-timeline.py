@@ -7,7 +7,8 @@ the runner's seconds) and prints each host's @@FO-TW events and the runner's
 own (@@FO-TW-HOST: started, killed, exited, watchdog-reset) in time order,
 each with its time after the kill when a host was killed. An event that
 carries dom0 journal times (the `journal` event: *_s fields, dom0 uptime)
-is mapped onto the runner's clock through its line's arrival and its now_s.
+is mapped onto the runner's clock through its line's arrival and its now_s
+(pill_s is the scenario's poll of the slot, on the same dom0 clock).
 Exit 1 when no console log was found.
 """
 import json
@@ -76,7 +77,7 @@ def main():
             for key, label in STEPS:
                 v = ev.get(key)
                 if v not in (None, ""):
-                    rows.append((t - (now_s - float(v)), ev.get("host", host), f"{label} (journal, {v} s uptime)"))
+                    rows.append((t - (now_s - float(v)), ev.get("host", host), f"{label} (dom0 {v} s)"))
             continue
         extra = {k: v for k, v in ev.items() if k not in ("event", "host", "now_s")}
         rows.append((t, ev.get("host", host), f"{name} (console)" + (f" {json.dumps(extra)}" if extra else "")))
