@@ -68,12 +68,8 @@ cmd_tw_run() {
 	zcat "$XEN_ROOT/boot/xen-4.17-amd64.gz" > "$RUN_DIR/xen"
 	sd_note "images ready in $((SECONDS - t0)) s"
 
-	local lock=${FO_LAB_LOCK:-/tmp/fo-lab.lock} rc=0 v=()
-	exec 8> "$lock"
-	if ! flock -n 8; then
-		sd_note "another lab run holds $lock; waiting for it"
-		flock 8
-	fi
+	local rc=0 v=()
+	lab_lock
 	[ "$VERBOSE" = 1 ] && v=(-v)
 	sd_note "booting $hosts host(s) for $SCENARIO (timeout ${TIMEOUT}s, logs $LOG_DIR/$SCENARIO-[ab].log)"
 	"$PYTHON" "$SD_SRC/two-host.py" --run-dir "$RUN_DIR" --xen "$RUN_DIR/xen" \
