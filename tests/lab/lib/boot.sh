@@ -198,8 +198,8 @@ place_qemu_threads() {
 			# Born on core 0 (housekeeping_confine): the main loop and
 			# QEMU's other threads may use every core again. Confined
 			# to the pair's core, the main loop slowed the hypervisor
-			# path (fault p50 0.34-0.38 ms against 0.24-0.28 ms,
-			# 2026-11-26); on dom0's, it would wait behind the host's
+			# path (fault p50 0.34-0.38 ms against 0.24-0.28 ms);
+			# on dom0's, it would wait behind the host's
 			# tasks there.
 			[ "$HOUSEKEEPING" = 1 ] || continue
 			taskset -p -c 0-$((cores - 1)) "$t" > /dev/null ||

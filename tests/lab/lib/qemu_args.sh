@@ -80,7 +80,7 @@ tcg_threading() {
 	# quiet host, single-threaded TCG ran every vCPU on one host core while
 	# the other idled: a pair took 11-30 s to create (a guest booting
 	# competes with the next domain's build) against 6.5-8 s multi-threaded,
-	# and xen_arm64_faults' eight scenarios 381 s against 200 s (2026-11-26).
+	# and xen_arm64_faults' eight scenarios 381 s against 200 s.
 	# shellcheck disable=SC2086
 	TCG_THREAD=$(echo ${TCG_THREAD:-multi})
 	case $TCG_THREAD in single|multi) ;; *) die "tcg threading (FO_LAB_TCG_THREAD or the scenario's # tcg:) must be single or multi, not '$TCG_THREAD'" ;; esac

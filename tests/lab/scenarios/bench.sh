@@ -36,7 +36,7 @@
 # fo.bench.dom0weight=W (credit2 weight of Domain-0, default: Xen's 256)
 # fo.bench.pin=1 (dom0 vCPU i on pCPU i, every domU on the pCPU that is not
 # failoverd's: the standby's vCPU can never preempt the daemon's)
-# fo.bench.waitroles=0 (the manual rounds as before 2026-11-28: no wait
+# fo.bench.waitroles=0 (the manual rounds' old cadence: no wait
 # for the roles, no manual-nowait; see above)
 # fo.bench.hb1=P/T fo.bench.hb2=P/T (agent period / heartbeat timeout in ms
 # of h10 and of h5; default 10/40 and 5/20, on arm64 100/400 and 50/200)

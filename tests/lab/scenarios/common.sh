@@ -21,10 +21,10 @@ FO_CONFIG=${FO_CONFIG:-$LAB/failoverd.json}
 
 # Pair timing used by gen_config and passed to the agents (fo.period=).
 # Emulation (TCG) inflates everything, so these are looser than production.
-# The arm64 lab ran every vCPU of the machine on one host thread until
-# 2026-11-26 (single-threaded TCG): a guest went unscheduled longer there,
+# On single-threaded TCG (the arm64 lab's first setting: every vCPU of the
+# machine on one host thread) a guest went unscheduled longer,
 # and a 300 ms timeout made failoverd fail a healthy active over by itself
-# right after arming (xen_arm64_switchover, 1 run in 3, 2026-11-25). A user
+# right after arming (xen_arm64_switchover, 1 run in 3). A user
 # sizes timeout_ms to the platform's jitter; so does the lab. Every bound
 # below derives from it.
 # LAB_ARM: set on the arm64 lab, where the differences below apply.
