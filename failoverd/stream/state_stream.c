@@ -252,10 +252,22 @@ void fo_stream_refuse_count(struct fo_stream *s, enum fo_wire_refusal r)
 
 /* ------------------------------------------------------------- lifecycle */
 
+/* A small stack, as the backend's helpers have (hv/xen/threads.c): under
+ * mlockall(MCL_FUTURE) glibc's default 8 MiB would be resident and locked. */
 static int plain_start(pthread_t *t, void *(*fn)(void *), void *arg, int signo)
 {
+	pthread_attr_t attr;
+	int r;
+
 	(void)signo;
-	return -pthread_create(t, NULL, fn, arg);
+	r = pthread_attr_init(&attr);
+	if (r)
+		return -r;
+	r = pthread_attr_setstacksize(&attr, 512u * 1024u);
+	if (!r)
+		r = pthread_create(t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return -r;
 }
 
 static int listen_on(struct fo_stream *s, char *err, size_t errlen)

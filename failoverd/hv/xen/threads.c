@@ -16,6 +16,17 @@
 #include <unistd.h>
 
 /*
+ * A helper's stack. glibc's default is RLIMIT_STACK (8 MiB here), and
+ * mlockall(MCL_FUTURE) faults every thread's stack in whole: four helpers
+ * were 32 of the 52 MiB failoverd held resident and locked on real Xen
+ * (bench/results/2026-11-28-scale-xen/notes.md). Their work is xenstore,
+ * libxenctrl and cJSON calls (libxl runs in the forked fo-libxl process,
+ * builder.c), far inside this; cJSON's nesting limit (1000 levels) bounds
+ * the deepest parse.
+ */
+#define XEN_HELPER_STACK_BYTES (512u * 1024u)
+
+/*
  * Start a helper thread at SCHED_OTHER whatever the caller runs at (the
  * loop is SCHED_FIFO once real-time setup ran, and threads inherit that),
  * with every signal blocked but `unblocked_signo` (0: none): the daemon
@@ -37,6 +48,8 @@ int xen_start_helper_thread(pthread_t *thread, void *(*fn)(void *), void *arg, i
 		r = pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
 	if (!r)
 		r = pthread_attr_setschedparam(&attr, &sp);
+	if (!r)
+		r = pthread_attr_setstacksize(&attr, XEN_HELPER_STACK_BYTES);
 	if (r)
 		goto out;
 	sigfillset(&mask);
