@@ -97,8 +97,11 @@ find_project_bins() {
 	EVB=${FO_EVB:-$BUILD_DIR/rt-patches/fo-evtchn-send-bench}
 	OBSERVER=$(lab_tool fo-observer observer.c "-lxenctrl -lxenstore")
 	LABTIME=$(lab_tool fo-labtime labtime.c "")
-	# a domU's hands for dom0 ("# domu-bins: fo-guestcmd"; hvwatch-flask)
-	GUESTCMD=$(lab_tool fo-guestcmd guestcmd.c "-lxenstore -lxengnttab -lpthread")
+	# a domU's hands for dom0 ("# domu-bins: fo-guestcmd"; hvwatch-flask,
+	# x86 only: the arm64 cross-build does not make it)
+	GUESTCMD=""
+	[ "$ARCH" != amd64 ] ||
+		GUESTCMD=$(lab_tool fo-guestcmd guestcmd.c "-lxenstore -lxengnttab -lpthread")
 	# The lab's network (README.md, "The lab's network"): the client and
 	# dom0's probe into /lab/bin, the service into every domU. On arm64
 	# from the cross-built tree, when it has them.
@@ -221,7 +224,8 @@ project_domu_image() {
 		fo-plant) [ -x "$PLANT" ] && img_copy_exe "$ov" "$PLANT" /usr/bin/fo-plant && IMG_PLANT=1 ;;
 		fo-evtchn-send-bench) [ -x "$EVB" ] || die "# domu-bins: no $EVB (not built?)"
 			img_copy_exe "$ov" "$EVB" /usr/bin/fo-evtchn-send-bench ;;
-		fo-guestcmd) img_copy_exe "$ov" "$GUESTCMD" /usr/bin/fo-guestcmd ;;
+		fo-guestcmd) [ -n "$GUESTCMD" ] || die "# domu-bins: no fo-guestcmd for $ARCH (x86 only)"
+			img_copy_exe "$ov" "$GUESTCMD" /usr/bin/fo-guestcmd ;;
 		# dom0's tool, run by a domU (through privcmd: "# domu-modules:
 		# xen-privcmd"), to see what the hypervisor answers a domU
 		fowatch-ctl) [ -x "$FOWATCH_CTL" ] || die "# domu-bins: no $FOWATCH_CTL (not built?)"
