@@ -99,7 +99,7 @@ second_switch() {
 # caller just before it); waits for TO to be active and answering, then
 # checks the fenced FROM's vif for a second of traffic.
 switch_and_check() {
-	local tag=$1 from=$2 to=$3 vfrom vto tx0 tx1
+	local tag=$1 from=$2 to=$3 vfrom vto tx0 tx1 second
 	vfrom=$(vif_of "$from")
 	vto=$(vif_of "$to")
 	wait_active p1 "$to" 30 || fail "$tag: no switch to $to within 30 s: $(status_json)"
@@ -110,7 +110,8 @@ switch_and_check() {
 	tx1=$(vif_stat "$vfrom" tx_packets)
 	# A switch back to FROM in the meantime makes FROM's traffic legitimate:
 	# say that, rather than count it as frames through the fence.
-	[ -z "$(second_switch "$to")" ] || fail "$tag: the switch to $to did not last$(second_switch "$to")"
+	second=$(second_switch "$to")
+	[ -z "$second" ] || fail "$tag: the switch to $to did not last$second"
 	metric ${tag}_fenced_frames $((tx1 - tx0))
 	[ "$tx1" = "$tx0" ] || fail "$tag: $((tx1 - tx0)) frame(s) delivered to the fenced $from ($vfrom) after the switch"
 	[ "$(port_state $vto)" = forwarding ] || fail "$tag: new active's port $vto is $(port_state $vto)"

@@ -147,14 +147,21 @@ xs_dom_path() {
 	echo "/local/domain/$(domid "$1")/$2"
 }
 
-# wait_agent NAME TIMEOUT_S: the agent published data/failover/ready.
-wait_agent() {
-	local end=$(($(date +%s) + $2))
+# wait_xs_key NAME KEY TIMEOUT_S: KEY exists in NAME's xenstore directory;
+# status 1 if it does not within TIMEOUT_S (the caller names what failed).
+wait_xs_key() {
+	local end=$(($(date +%s) + $3)) path
+	path=$(xs_dom_path "$1" "$2")
 	while [ "$(date +%s)" -le $end ]; do
-		xenstore-read "$(xs_dom_path "$1" data/failover/ready)" >/dev/null 2>&1 && return 0
+		xenstore-read "$path" >/dev/null 2>&1 && return 0
 		usleep 100000
 	done
 	return 1
+}
+
+# wait_agent NAME TIMEOUT_S: the agent published data/failover/ready.
+wait_agent() {
+	wait_xs_key "$1" data/failover/ready "$2"
 }
 
 # wait_role NAME ROLE TIMEOUT_S: failoverd published ROLE in NAME's

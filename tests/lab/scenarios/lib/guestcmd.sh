@@ -10,12 +10,7 @@
 
 # wait_guestcmd NAME TIMEOUT_S: NAME's fo-guestcmd is serving.
 wait_guestcmd() {
-	local end=$(($(date +%s) + $2))
-	while [ "$(date +%s)" -le $end ]; do
-		xenstore-read "$(xs_dom_path "$1" data/lab/ready)" >/dev/null 2>&1 && return 0
-		usleep 100000
-	done
-	return 1
+	wait_xs_key "$1" data/lab/ready "$2"
 }
 
 # guest_cmd NAME CMD [TIMEOUT_S]: run CMD in NAME (commands above), its
