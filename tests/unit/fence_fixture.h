@@ -81,10 +81,7 @@ static inline void fx_armed_state(struct fx *f)
 
 	sim_base_config(&cfg);
 	fx_new_state(f, &cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, false);
-	prove(f, f->a);
-	prove(f, f->b);
-	fo_sim_guard(f->hv, f->a, f->b);
-	fo_sim_clear_calls(f->hv);
+	fx_settle_armed(f);
 }
 
 /* failoverd restarts (SIGKILL and start): Xen keeps its state, a new

@@ -84,10 +84,7 @@ static inline void hv_armed_on(struct fx *f, enum fo_on_failover on_failover, bo
 	f->a = fo_sim_add_domain(f->hv, "brake-a", FO_DOM_RUNNING);
 	f->b = fo_sim_add_domain(f->hv, "brake-b", FO_DOM_RUNNING);
 	hv_start(f);
-	prove(f, f->a);
-	prove(f, f->b);
-	fo_sim_guard(f->hv, f->a, f->b);
-	fo_sim_clear_calls(f->hv);
+	fx_settle_armed(f);
 	frozen = false;
 }
 

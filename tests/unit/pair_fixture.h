@@ -113,15 +113,23 @@ static inline void prove(struct fx *f, fo_domid_t d)
 	fo_sim_heartbeat(f->hv, d);
 }
 
+/* After a first boot's fx_new: both members heartbeat, so the pair arms
+ * (the standby paused), and the never-both-running guard is on from then;
+ * the calls so far forgotten. */
+static inline void fx_settle_armed(struct fx *f)
+{
+	prove(f, f->a);
+	prove(f, f->b);
+	fo_sim_guard(f->hv, f->a, f->b);
+	fo_sim_clear_calls(f->hv);
+}
+
 /* First boot: both running, both heartbeat, the standby is paused: ARMED,
  * with the never-both-running guard on from then. */
 static inline void fx_armed_cfg(struct fx *f, const struct fo_config *cfg, bool kernel)
 {
 	fx_new(f, cfg, FO_DOM_RUNNING, FO_DOM_RUNNING, kernel);
-	prove(f, f->a);
-	prove(f, f->b);
-	fo_sim_guard(f->hv, f->a, f->b);
-	fo_sim_clear_calls(f->hv);
+	fx_settle_armed(f);
 }
 
 /* fx_armed_cfg on the base config, no kernel module. */
