@@ -1,7 +1,10 @@
 # tests/lab/scenarios.cmake: every real-Xen lab test, one row each
 # (fo_lab_test, cmake/FoLab.cmake), and every scenario file that no test
 # boots, with the reason (fo_lab_not_a_test). The one place a lab scenario
-# is registered; read by the top-level CMakeLists.txt.
+# is registered; read by the top-level CMakeLists.txt. lab_scenario_table
+# (test_scenario_table.py) fails when a scenario file is in neither list,
+# when a row names a scenario that does not exist, or when a lab test is
+# registered anywhere else.
 #
 # The CI suite's time is nearly spent (about 45 of its 50 minutes): a new
 # scenario that adds under ~30 s joins a group boot below; anything longer
