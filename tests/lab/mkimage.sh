@@ -41,18 +41,83 @@ DOMU_MODULES="xen-evtchn xen-gntalloc xen-gntdev"
 DOM0_NET_MODULES="llc stp bridge veth xen-netback"
 DOMU_NET_MODULES="xen-netfront"
 
+# What differs with the architecture the images are for is data (the
+# IMG_* below) and hooks, img_<arch>_NAME, called through img_arch NAME.
+# amd64's, the host's own programs and libraries, are here;
+# arm64/image.sh sets arm64's (lab.sh --arch arm64 sources it after this
+# file). Every step of building an image is this file's alone.
+IMG_ARCH=amd64
+# Debian's multiarch triplet: the libraries go to /usr/lib/<triplet>.
+IMG_ARCH_TRIPLET=x86_64-linux-gnu
+# The ELF machine (readelf -h) every executable copied in must be, and
+# what to do about one that is not. Empty: not checked (amd64 copies the
+# host's own programs, which ldd runs).
+IMG_ELF_MACHINE=""
+IMG_ELF_HINT=""
+# Scenario tooling in dom0's base, from the arch's /usr/bin: jq reads
+# failoverctl's JSON, stress-ng loads dom0 (a base without them is not
+# built). iperf3 (loopback network load for the benchmark) is optional:
+# only tests/bench needs it, and it says so when it is missing.
+IMG_TOOLS="jq stress-ng"
+IMG_OPTIONAL_TOOLS="iperf3"
+IMG_TOOLS_HINT="run 'tests/lab/lab.sh deps'"
+
+# img_arch HOOK ARG...: the architecture's img_<IMG_ARCH>_HOOK.
+img_arch() {
+	local hook=img_${IMG_ARCH}_$1
+	shift
+	declare -F "$hook" >/dev/null || { echo "mkimage: no $hook (IMG_ARCH=$IMG_ARCH)" >&2; return 1; }
+	"$hook" "$@"
+}
+
+# img_amd64_sysroot: the tree the image's programs come from: the host's.
+img_amd64_sysroot() {
+	echo ""
+}
+
+# img_amd64_lib NAME: the path of the host's library NAME.
+img_amd64_lib() {
+	realpath "/usr/lib/$IMG_ARCH_TRIPLET/$1"
+}
+
+# img_amd64_libs ROOT FILE: every shared library ldd names for FILE.
+# Static binaries have no libraries; that is fine.
+img_amd64_libs() {
+	local root=$1 f=$2 lib
+	for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true); do
+		[ -e "$root$(img_canonical "$(realpath -s "$lib")")" ] ||
+			img_copy_file "$root" "$lib"
+	done
+}
+
+# img_amd64_guest_kernel ROOT KIMG: the domUs' kernel as the plain ELF
+# inside the bzImage: libxenguest would otherwise un-xz ~65 MB on the
+# emulated CPU at every `xl create` (about 6 s of the 8.5 s each creation
+# took).
+img_amd64_guest_kernel() {
+	img_extract_vmlinux "$2" "$1/boot/vmlinux"
+}
+
+# img_amd64_iproute2: sets IMG_IPROUTE2, Debian's iproute2 unpacked
+# (debroot.sh).
+img_amd64_iproute2() {
+	[ -n "${IPROUTE_ROOT:-}" ] || debroot_iproute2
+	IMG_IPROUTE2=$IPROUTE_ROOT
+}
+
 img_skeleton() {
-	local root=$1
+	local root=$1 sysroot a
+	sysroot=$(img_arch sysroot) || return 1
 	rm -rf "$root"
 	mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,run,root,boot,mnt} \
-		"$root"/usr/{bin,sbin,lib/x86_64-linux-gnu,lib64} "$root"/var/{lib,log,run}
+		"$root"/usr/{bin,sbin,lib/$IMG_ARCH_TRIPLET,lib64} "$root"/var/{lib,log,run}
 	ln -s usr/lib "$root/lib"
 	ln -s usr/lib64 "$root/lib64"
 	chmod 1777 "$root/tmp"
-	# busybox as /bin/busybox plus one symlink per applet; never a
-	# `busybox -> busybox` link (ELOOP at exec time).
-	cp /bin/busybox "$root/bin/busybox"
-	local a
+	# busybox as /bin/busybox plus one symlink per applet, as the host's
+	# busybox lists them; never a `busybox -> busybox` link (ELOOP at
+	# exec time).
+	cp "$sysroot/bin/busybox" "$root/bin/busybox"
 	for a in $(/bin/busybox --list); do
 		[ "$a" = busybox ] || ln -sf busybox "$root/bin/$a"
 	done
@@ -79,26 +144,23 @@ img_canonical() {
 	esac
 }
 
-# Copy executables and every shared library ldd names for them. Static
-# binaries have no libraries; that is fine.
-img_copy_bin() {
-	local root=$1 f
-	shift
-	for f in "$@"; do
-		img_copy_exe "$root" "$f" ""
-	done
+# img_check_machine FILE: FILE is an IMG_ELF_MACHINE executable, when
+# that is set.
+img_check_machine() {
+	[ -n "$IMG_ELF_MACHINE" ] || return 0
+	[ "$(LC_ALL=C readelf -h "$1" 2>/dev/null | sed -n 's/^ *Machine: *//p')" = "$IMG_ELF_MACHINE" ] ||
+		{ echo "mkimage: $1 is not an $IMG_ARCH executable ($IMG_ELF_HINT)" >&2; return 1; }
 }
 
-# Copy executable SRC as DEST (default: its own canonical path) plus its libraries.
+# Copy executable SRC as DEST (default: its own canonical path) plus its
+# libraries (img_arch libs).
 img_copy_exe() {
-	local root=$1 f=$2 dest=$3 lib
+	local root=$1 f=$2 dest=$3
 	[ -e "$f" ] || { echo "mkimage: missing $f" >&2; return 1; }
+	img_check_machine "$f" || return 1
 	img_copy_file "$root" "$f" "$dest"
 	chmod 0755 "$root${dest:-$(img_canonical "$(realpath -s "$f")")}"
-	for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true); do
-		[ -e "$root$(img_canonical "$(realpath -s "$lib")")" ] ||
-			img_copy_file "$root" "$lib"
-	done
+	img_arch libs "$root" "$f"
 }
 
 # Kernel modules as plain .ko in /lib/modules (insmod, no depmod needed:
@@ -165,68 +227,74 @@ img_copy_unpacked() {
 	done
 }
 
+# img_base OUT KVER [DOMU_KVER]: dom0's base archive (the header's
+# `base`), step by step below.
 img_base() {
-	local out=$1 kver=$2 domu_kver=${3:-$2} root
+	local out=$1 kver=$2 domu_kver=${3:-$2} root kimg
+	# On arm64 lab.sh has set XEN_ROOT to the sysroot (its Xen tools).
 	[ -n "${XEN_ROOT:-}" ] || debroot_xen
-	local xbin=/usr/lib/xen-4.17/bin kimg f
 	kimg=$(debroot_kernel_root "$domu_kver")/boot/vmlinuz-$domu_kver
 	[ -f "$kimg" ] || { echo "mkimage: no unpacked vmlinuz-$domu_kver ($kimg)" >&2; return 1; }
-	root=$(mktemp -d "${TMPDIR:-/tmp}/fo-lab-base.XXXXXX")
+	root=$(mktemp -d "${TMPDIR:-/tmp}/fo-lab-base-$IMG_ARCH.XXXXXX")
 	img_skeleton "$root"
-	mkdir -p "$root"/var/{lib/xen,log/xen/console,run/xen} "$root/etc/xen"
+	img_base_xen "$root"
+	img_base_tools "$root"
+	img_copy_modules "$root" "$kver" $DOM0_MODULES $DOM0_NET_MODULES
+	img_base_iproute2 "$root"
+	# The domUs' kernel (dom0's, or the stock one when dom0 runs rt), in
+	# the form the arch's libxenguest loads fastest (img_arch guest_kernel).
+	img_arch guest_kernel "$root" "$kimg"
+	echo "$kver" > "$root/etc/fo-lab-kernel"
+	img_pack "$root" "$out"
+	rm -rf "$root"
+}
 
-	# The Xen tool stack of the recipe: xenstored, then xen-init-dom0,
-	# then xenconsoled; xl and its save helper; xenstore-* for scripts.
+# img_base_xen ROOT: the Xen tool stack of the recipe: xenstored, then
+# xen-init-dom0, then xenconsoled; xl and its save helper; xenstore-* for
+# scripts.
+img_base_xen() {
+	local root=$1 xbin=/usr/lib/xen-4.17/bin x lib
+	mkdir -p "$root"/var/{lib/xen,log/xen/console,run/xen} "$root/etc/xen"
 	img_copy_unpacked "$root" "$XEN_ROOT" $xbin/xl $xbin/xenstored $xbin/xenconsoled \
 		$xbin/xen-init-dom0 $xbin/libxl-save-helper $xbin/xenstore-control
 	# xenstore-* are one multi-call binary dispatching on argv[0].
 	img_copy_unpacked "$root" "$XEN_ROOT" /usr/bin/xenstore
-	local x
 	for x in read write ls rm exists list watch chmod; do
 		ln -sf xenstore "$root/usr/bin/xenstore-$x"
 	done
 	cp "$XEN_ROOT/etc/xen/xl.conf" "$root/etc/xen/"
 	# xl aborts without libgcc_s (pthread_cancel unwinds through it), and
-	# ldd does not list it because it is dlopen()ed.
-	img_copy_file "$root" "$(realpath /usr/lib/x86_64-linux-gnu/libgcc_s.so.1)" \
-		/usr/lib/x86_64-linux-gnu/libgcc_s.so.1
+	# neither ldd nor DT_NEEDED names it because it is dlopen()ed.
+	lib=$(img_arch lib libgcc_s.so.1) || { echo "mkimage: no libgcc_s.so.1 for $IMG_ARCH" >&2; return 1; }
+	img_copy_file "$root" "$lib" "/usr/lib/$IMG_ARCH_TRIPLET/libgcc_s.so.1"
+}
 
-	# Scenario tooling: jq reads failoverctl's JSON, stress-ng loads dom0.
-	local opt
-	for opt in /usr/bin/jq /usr/bin/stress-ng; do
-		if [ -x "$opt" ]; then
-			img_copy_bin "$root" "$opt"
-		else
-			echo "mkimage: $opt not installed; run 'tests/lab/lab.sh deps'" >&2
-			return 1
-		fi
+# img_base_tools ROOT: the scenario tooling (IMG_TOOLS, and
+# IMG_OPTIONAL_TOOLS when there) from the arch's /usr/bin.
+img_base_tools() {
+	local root=$1 sysroot t
+	sysroot=$(img_arch sysroot) || return 1
+	for t in $IMG_TOOLS; do
+		[ -x "$sysroot/usr/bin/$t" ] ||
+			{ echo "mkimage: $sysroot/usr/bin/$t not installed; $IMG_TOOLS_HINT" >&2; return 1; }
+		img_copy_exe "$root" "$sysroot/usr/bin/$t" "/usr/bin/$t"
 	done
+	for t in $IMG_OPTIONAL_TOOLS; do
+		[ ! -x "$sysroot/usr/bin/$t" ] || img_copy_exe "$root" "$sysroot/usr/bin/$t" "/usr/bin/$t"
+	done
+}
 
-	# iperf3 (loopback network load for the benchmark) is optional: only
-	# tests/bench needs it, and it says so when it is missing.
-	if [ -x /usr/bin/iperf3 ]; then
-		img_copy_bin "$root" /usr/bin/iperf3
-	fi
-
-	img_copy_modules "$root" "$kver" $DOM0_MODULES $DOM0_NET_MODULES
-	# iproute2's ip (netns, veth, bridge fdb) and bridge, in /usr/bin,
-	# ahead of busybox's /bin/ip on dom0's PATH (a superset of it).
-	[ -n "${IPROUTE_ROOT:-}" ] || debroot_iproute2
-	local t
+# img_base_iproute2 ROOT: iproute2's ip (netns, veth, bridge fdb) and
+# bridge, in /usr/bin, ahead of busybox's /bin/ip on dom0's PATH (a
+# superset of it).
+img_base_iproute2() {
+	local root=$1 t f
+	img_arch iproute2 || return 1
 	for t in ip bridge; do
-		f=$(ls "$IPROUTE_ROOT"/{bin,sbin,usr/bin,usr/sbin}/$t 2>/dev/null | head -1 || true)
-		[ -n "$f" ] || { echo "mkimage: iproute2 in $IPROUTE_ROOT has no $t" >&2; return 1; }
+		f=$(ls "$IMG_IPROUTE2"/{bin,sbin,usr/bin,usr/sbin}/$t 2>/dev/null | head -1 || true)
+		[ -n "$f" ] || { echo "mkimage: iproute2 in $IMG_IPROUTE2 has no $t" >&2; return 1; }
 		img_copy_exe "$root" "$f" /usr/bin/$t
 	done
-	# The domUs' kernel (dom0's, or the stock one when dom0 runs rt), as
-	# the plain ELF inside the bzImage: libxenguest would otherwise un-xz
-	# ~65 MB on the emulated CPU at every `xl create` (about 6 s of the
-	# 8.5 s each creation took).
-	img_extract_vmlinux "$kimg" "$root/boot/vmlinux"
-	echo "$kver" > "$root/etc/fo-lab-kernel"
-
-	img_pack "$root" "$out"
-	rm -rf "$root"
 }
 
 img_domu() {
