@@ -102,11 +102,26 @@ sd_root_key() {
 	} | sha256sum | cut -c1-16
 }
 
+# sd_build_root OUT: the root image OUT and its initramfs OUT.initrd,
+# built in a temporary directory step by step below.
 sd_build_root() {
-	local out=$1 tmp root m
+	local out=$1 tmp root
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/fo-sd-root.XXXXXX")
 	root=$tmp/root
 	command -v mmdebstrap >/dev/null || sd_die "mmdebstrap missing: apt-get install mmdebstrap"
+	sd_root_bootstrap "$tmp"
+	sd_root_modules "$root"
+	sd_root_boot "$tmp" "$out"
+	sd_root_settings "$root"
+	sd_root_units "$root"
+	sd_root_image "$root" "$out"
+	rm -rf "$tmp"
+}
+
+# sd_root_bootstrap TMP: Debian in TMP/root (mmdebstrap), its Xen the
+# host's.
+sd_root_bootstrap() {
+	local tmp=$1 root=$1/root m
 	sd_note "mmdebstrap $SD_SUITE (minbase +$(sd_pins) $SD_PACKAGES)"
 	# shellcheck disable=SC2046
 	mmdebstrap --quiet --mode=root --variant=minbase \
@@ -120,10 +135,12 @@ sd_build_root() {
 		[ "$(chroot "$root" dpkg-query -W -f '${Version}' "${m%%=*}")" = "${m#*=}" ] ||
 			{ rm -rf "$tmp"; sd_die "root has another ${m%%=*} than the host's ${m#*=}"; }
 	done
+}
 
-	# The lab kernel's modules (xen.service modprobes xenfs, evtchn, gntdev),
-	# from the unpacked package.
-	local mdir
+# sd_root_modules ROOT: the lab kernel's modules (xen.service modprobes
+# xenfs, evtchn, gntdev), from the unpacked package, pruned, depmod'ed.
+sd_root_modules() {
+	local root=$1 mdir m
 	mdir=$(debroot_modules_dir "$KVER") || sd_die "kernel $KVER is not unpacked"
 	mkdir -p "$root/usr/lib/modules"
 	(cd "$(dirname "$mdir")" && tar -cf - --exclude=build --exclude=source "$KVER") | tar -xf - -C "$root/usr/lib/modules"
@@ -131,6 +148,12 @@ sd_build_root() {
 		rm -rf "${root:?}/usr/lib/modules/$KVER/$m"
 	done
 	depmod -b "$root" "$KVER"
+}
+
+# sd_root_boot TMP OUT: what boots with the root: its initramfs (as
+# OUT.initrd.tmp) and the domUs' kernel, /boot/vmlinux.
+sd_root_boot() {
+	local tmp=$1 root=$1/root out=$2
 	# The root's initramfs, made by the root's own initramfs-tools for this
 	# kernel (it needs the kernel's config), kept beside the image.
 	cp "$KROOT/boot/config-$KVER" "$root/boot/"
@@ -142,7 +165,12 @@ sd_build_root() {
 	# shellcheck source=../mkimage.sh
 	(. "$LAB_SRC/mkimage.sh" && img_extract_vmlinux "$KROOT/boot/vmlinuz-$KVER" "$root/boot/vmlinux")
 	echo "$KVER" > "$root/etc/fo-lab-kernel"
+}
 
+# sd_root_settings ROOT: the test boot's files: console, fstab, guest
+# console logs, journal, the scenario runner.
+sd_root_settings() {
+	local root=$1
 	# A console to debug with: serial getty on hvc0, root without password.
 	echo dom0 > "$root/etc/hostname"
 	sed -i 's/^root:[^:]*:/root::/' "$root/etc/shadow"
@@ -156,6 +184,11 @@ sd_build_root() {
 	printf '[Journal]\nStorage=volatile\n' > "$root/etc/systemd/journald.conf.d/fo-lab.conf"
 	install -m 0755 "$SD_SRC/guest/fo-sd-runner" "$root/usr/local/sbin/fo-sd-runner"
 	install -m 0644 "$SD_SRC/guest/fo-sd-runner.service" "$root/etc/systemd/system/fo-sd-runner.service"
+}
+
+# sd_root_units ROOT: which units start at boot.
+sd_root_units() {
+	local root=$1
 	systemctl --root="$root" enable fo-sd-runner.service serial-getty@hvc0.service >&2
 	# Timers and the xendomains save/restore have no business in a test
 	# boot (xendomains would try to save the pair's domains at poweroff).
@@ -169,13 +202,17 @@ sd_build_root() {
 		systemctl --root="$root" disable corosync.service pacemaker.service >&2
 		systemctl --root="$root" mask corosync-notifyd.service pcsd.service >&2 || true
 	fi
+}
 
+# sd_root_image ROOT OUT: ROOT as the ext4 image OUT, then OUT.initrd
+# beside it.
+sd_root_image() {
+	local root=$1 out=$2
 	rm -f "$out.tmp"
 	truncate -s "$SD_IMG_SIZE" "$out.tmp"
 	mke2fs -q -t ext4 -L fo-dom0 -d "$root" "$out.tmp"
 	mv "$out.initrd.tmp" "$out.initrd"
 	mv "$out.tmp" "$out"
-	rm -rf "$tmp"
 }
 
 # sd_ensure_root CACHE_DIR: sets ROOT_IMG (built if missing), old keys removed.
