@@ -40,6 +40,16 @@ def summary(values, ps=(50, 90, 99)):
     return out
 
 
+def read_log(path):
+    """A serial log's lines, split at "\\n" only and with every "\\r" removed.
+
+    A console ends its lines with "\\r\\n", and a marker's JSON may carry a
+    stray "\\r" inside (a guest's console text quoted in a message):
+    Python's universal newlines would cut such a marker in two."""
+    with open(path, errors="replace", newline="\n") as f:
+        return [l.rstrip("\n").replace("\r", "") for l in f]
+
+
 def find_markers(lines, markers):
     """({marker: [JSON value...]}, [(line number, marker, error)...]) of the lines.
 

@@ -21,7 +21,7 @@ to check is judged twice). Exit 0 only on PASS.
 import json
 import sys
 
-from labstats import find_markers  # the lab's one reader of its serial-log markers
+from labstats import find_markers, read_log  # the lab's one reader of its serial logs
 
 MARKERS = ("@@FO-RESULT ", "@@FO-METRIC ", "@@FO-OBSERVER ")
 
@@ -37,8 +37,7 @@ def main():
     log_path, scenario = sys.argv[1], sys.argv[2]
     out_path = sys.argv[3] if len(sys.argv) > 3 else None
     try:
-        with open(log_path, errors="replace") as f:
-            lines = [l.rstrip("\r\n").replace("\r", "") for l in f]
+        lines = read_log(log_path)
     except OSError as e:
         print(f"FAIL {scenario}: cannot read log {log_path}: {e}")
         return 1

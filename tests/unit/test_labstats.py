@@ -9,7 +9,8 @@ What must hold: a percentile is a measured value (no interpolation), the
 smallest with at least p % of the values at or below it; p99 of 200 is
 the 198th and of 50 the largest; None values are left out; an
 empty list has none; p outside (0, 100] is an error; a marker is found
-anywhere in a line and one that is not JSON is reported."""
+anywhere in a line and one that is not JSON is reported; a log's line is
+whole even when a marker's text carries a stray carriage return."""
 import importlib.util
 import os
 import re
@@ -64,6 +65,18 @@ check("lab_run: the runner's last @@FO-LAB line",
                                 '@@FO-LAB-PIN 1 2', '@@FO-LAB {"scenario":"y","commit":"def5678"}']),
       {"scenario": "y", "commit": "def5678"})
 check("lab_run of a log without one: {}", labstats.lab_run(lines), {})
+
+# A console's "\r\r\n" line ends, and a marker whose message quotes a
+# guest's console text with its "\r"s inside: one line, one JSON value.
+import tempfile
+with tempfile.NamedTemporaryFile("wb", delete=False) as f:
+    f.write(b'boot\r\r\n@@FO-RESULT {"scenario":"c","result":"FAIL","message":"tail: a\r b\r"}\r\r\nend\n')
+log = labstats.read_log(f.name)
+os.unlink(f.name)
+check("read_log: split at \\n only, every \\r removed", log, ["boot", '@@FO-RESULT {"scenario":"c","result":"FAIL","message":"tail: a b"}', "end"])
+found, bad = labstats.find_markers(log, ("@@FO-RESULT ",))
+check("read_log: a marker with a stray \\r inside is read whole", (found["@@FO-RESULT "], bad),
+      ([{"scenario": "c", "result": "FAIL", "message": "tail: a b"}], []))
 
 # Another percentile or median, computed in place: interpolation, the
 # statistics module's median (an average of two values), a rank formula.
