@@ -71,7 +71,10 @@ us_to_ms() {
 }
 
 json_str() {
-	printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr '\n\t' '  '
+	# Line ends and tabs become spaces; any other control character (a
+	# guest console's \r quoted in a message) is dropped: JSON strings may
+	# not hold them, and a \r would cut a serial-log line in two.
+	printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr '\n\t\r' '   ' | tr -d '\000-\037'
 }
 
 # result PASS|FAIL "message": the one verdict line. The first verdict wins;
