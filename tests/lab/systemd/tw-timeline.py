@@ -16,6 +16,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from labstats import find_markers, read_log  # noqa: E402  (the lab's one reader of its logs)
+
 LINE = re.compile(r"^\[\s*([0-9.]+)\] (.*)$")
 STEPS = (("token_lost_s", "corosync: token lost"), ("members_left_s", "corosync: membership without hosta"),
          ("fence_begun_s", "pacemaker: fence_sbd runs (writes the pill, waits msgwait)"),
@@ -26,22 +29,13 @@ STEPS = (("token_lost_s", "corosync: token lost"), ("members_left_s", "corosync:
 
 def events(path, host):
     out = []
-    with open(path, errors="replace") as f:
-        for raw in f:
-            m = LINE.match(raw.rstrip("\n"))
-            if not m:
-                continue
-            t, line = float(m.group(1)), m.group(2)
-            for marker in ("@@FO-TW-HOST ", "@@FO-TW "):
-                i = line.find(marker)
-                if i < 0:
-                    continue
-                try:
-                    ev = json.loads(line[i + len(marker):])
-                except ValueError:
-                    continue
-                out.append((t, host, marker.strip(), ev))
-                break
+    for raw in read_log(path):
+        m = LINE.match(raw)
+        if not m:
+            continue
+        found, _ = find_markers([m.group(2)], ("@@FO-TW-HOST ", "@@FO-TW "))
+        for marker, evs in found.items():
+            out += [(float(m.group(1)), host, marker.strip(), ev) for ev in evs]
     return out
 
 
