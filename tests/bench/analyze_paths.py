@@ -298,8 +298,9 @@ def main():
     out.append((f"Before each path's conditions, its first {warm} faults with no load (warmup; not in the "
                 "targets: the emulator translating the path's code for the first time). " if warm and warm != "0"
                 else "") +
-               "Conditions: idle; cpu = one SCHED_OTHER busy loop per dom0 vCPU; io = dd writing and reading a "
-               "64 MiB tmpfs file in a loop; net = a loopback TCP stream both ways (busybox nc, SCHED_OTHER: the "
+               "Conditions: idle; cpu and io = the benchmarks' shared loads (tests/lab/scenarios/lib/load.sh: "
+               "cpu = stress-ng --cpu N, one hog per dom0 vCPU; io = stress-ng --hdd 1 --io 1 on a tmpfs plus an "
+               "iperf3 stream over loopback; SCHED_OTHER); net = a loopback TCP stream both ways (busybox nc, SCHED_OTHER: the "
                "kernel's network receive softirq); rt = one SCHED_FIFO 99 busy loop per dom0 vCPU, spinning and "
                "asleep in turn (fo.bpaths.rt_on_us / rt_off_us, default 10 ms each): dom0 saturated at RT priority; "
                "frozen = failoverd SIGSTOPped for the fault (when exactly: the parameters above) until the "

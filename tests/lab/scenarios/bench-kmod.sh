@@ -111,62 +111,10 @@ other_member() {
 	if [ "$1" = k-a ]; then echo k-b; else echo k-a; fi
 }
 
-LOAD_PIDS=""
-# The same loads as tests/lab/scenarios/bench.sh (SCHED_OTHER), busybox's
-# included; each command goes to the console as "@@FO-SAMPLE COND,load,CMD".
-start_load() {
-	local i
-	LOAD_PIDS=""
-	case $1 in
-	idle) ;;
-	cpu)
-		if [ "$LOADGEN" = busybox ]; then
-			for i in $(seq 1 "$NCPU"); do
-				echo "@@FO-SAMPLE cpu,load,sh -c '$BB_SPIN'"
-				sh -c "$BB_SPIN" > /dev/null 2>&1 &
-				LOAD_PIDS="$LOAD_PIDS $!"
-			done
-		else
-			echo "@@FO-SAMPLE cpu,load,stress-ng --cpu $NCPU --timeout 3600s --quiet"
-			stress-ng --cpu "$NCPU" --timeout 3600s --quiet > $LAB/stress-cpu.log 2>&1 &
-			LOAD_PIDS=$!
-		fi
-		;;
-	io)
-		mkdir -p /run/bench-io
-		grep -q ' /run/bench-io ' /proc/mounts || mount -t tmpfs -o size=256m tmpfs /run/bench-io
-		ip link set lo up
-		command -v iperf3 >/dev/null || fail "iperf3 is not in the lab image"
-		echo "@@FO-SAMPLE io,load,mount -t tmpfs -o size=256m tmpfs /run/bench-io"
-		if [ "$LOADGEN" = busybox ]; then
-			echo "@@FO-SAMPLE io,load,sh -c '$BB_IO'"
-			sh -c "$BB_IO" > $LAB/busybox-io.log 2>&1 &
-		else
-			echo "@@FO-SAMPLE io,load,stress-ng --hdd 1 --hdd-bytes 64m --io 1 --temp-path /run/bench-io --timeout 3600s --quiet"
-			stress-ng --hdd 1 --hdd-bytes 64m --io 1 --temp-path /run/bench-io --timeout 3600s --quiet \
-				> $LAB/stress-io.log 2>&1 &
-		fi
-		LOAD_PIDS=$!
-		echo "@@FO-SAMPLE io,load,iperf3 -s -p 5201; iperf3 -c 127.0.0.1 -p 5201 -t 3600 -i 0"
-		iperf3 -s -p 5201 > $LAB/iperf3-s.log 2>&1 &
-		LOAD_PIDS="$LOAD_PIDS $!"
-		sleep 1
-		iperf3 -c 127.0.0.1 -p 5201 -t 3600 -i 0 > $LAB/iperf3-c.log 2>&1 &
-		LOAD_PIDS="$LOAD_PIDS $!"
-		;;
-	*) fail "unknown condition $1" ;;
-	esac
-	log "load $1: pids ${LOAD_PIDS:-none}"
-	sleep 3
-}
-stop_load() {
-	local p
-	for p in $LOAD_PIDS; do kill $p 2>/dev/null; done
-	for p in $LOAD_PIDS; do wait $p 2>/dev/null; done
-	LOAD_PIDS=""
-	sleep 1
-	[ "$LOADGEN" != busybox ] || rm -f /run/bench-io/bench-dd
-}
+# The conditions' loads: lib/load.sh's load_start and load_stop, each
+# command on the console as "@@FO-SAMPLE COND,load,CMD"; the first sample
+# 3 s after the load started.
+LOAD_SAMPLE_LINES=1
 
 # pair_ready COND MODE: after a daemon start, the pair is ARMED and, with
 # the module ("on"), handed to it (once the active's agent is attached,
@@ -227,7 +175,8 @@ daemon_paths() {
 }
 
 for c in $(echo $BCONDS | tr ':' ' '); do
-	start_load $c
+	load_start $c
+	sleep 3
 	a=$(running_member)
 	b=$(other_member $a)
 	[ "$(dom_state $b)" = paused ] || xl pause $b
@@ -236,7 +185,7 @@ for c in $(echo $BCONDS | tr ':' ' '); do
 	emit $c raw $OUT/$c-raw.csv
 	daemon_paths $c off
 	daemon_paths $c on
-	stop_load
+	load_stop
 done
 dmesg_clean "after the benchmark"
 pass "bench-kmod: n=$BN nfault=$BNF conds=$BCONDS"

@@ -12,8 +12,10 @@
 # failoverd is restarted with the path's config between paths. For each
 # path and dom0 condition (BENCH_CONDS, default idle:cpu:io:net:rt:frozen):
 #   idle    nothing else
-#   cpu     one SCHED_OTHER busy loop per dom0 CPU
-#   io      dd writing and reading a 64 MiB file on a tmpfs, in a loop
+#   cpu, io the benchmarks' shared loads (lib/load.sh: load_start): a CPU
+#           hog per dom0 CPU; a tmpfs written and flushed in a loop plus an
+#           iperf3 stream over loopback (runs before this definition: one
+#           pinned shell spin per CPU, and a dd write/read loop)
 #   net     a loopback TCP stream both ways (two busybox nc): the kernel's
 #           network path, whose receive softirq runs ahead of every thread
 #           (the research's worst case was dom0 network load)
@@ -95,8 +97,9 @@ mkdir -p $OUT
 require_bin failoverd failoverctl fowatch-ctl bench-ctl jq taskset
 have_agent || fail "the domU image has no fo-heartbeat"
 load_kmod
+# The load generator for the shared cpu and io loads (lib/load.sh).
+pick_loadgen
 
-LOAD_PIDS=""
 cleanup() {
 	local p
 	[ -n "$FOD_PID" ] && kill -CONT $FOD_PID 2>/dev/null
@@ -105,24 +108,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# start_load COND: the shared cpu and io loads (lib/load.sh), or this
+# benchmark's own: none (warmup, idle, frozen), net, rt.
 start_load() {
-	local c
-	LOAD_PIDS=""
 	case $1 in
-	warmup | idle | frozen) ;;
-	cpu)
-		for c in $(seq 0 $(($(nproc) - 1))); do
-			taskset -c $c sh -c 'while :; do :; done' &
-			LOAD_PIDS="$LOAD_PIDS $!"
-		done
-		;;
-	io)
-		mkdir -p /run/bench-io
-		grep -q ' /run/bench-io ' /proc/mounts || mount -t tmpfs -o size=256m tmpfs /run/bench-io
-		sh -c 'while :; do dd if=/dev/zero of=/run/bench-io/f bs=1M count=64 conv=fsync 2>/dev/null
-			dd if=/run/bench-io/f of=/dev/null bs=1M 2>/dev/null; done' &
-		LOAD_PIDS=$!
-		;;
+	warmup | idle | frozen) LOAD_PIDS="" ;;
+	cpu | io) load_start $1 ;;
 	net)
 		# Both ends read /dev/zero: a stream each way, and neither sees
 		# EOF (busybox nc ends the connection when its stdin does).
@@ -135,6 +126,7 @@ start_load() {
 		net_load_flows || fail "net load: no traffic on lo within 5 s (pids $LOAD_PIDS)"
 		;;
 	rt)
+		LOAD_PIDS=""
 		# Ended by stop_load; the watchdog's bound is the whole
 		# condition's (a sample takes 1-2 s under TCG).
 		start_rt_hogs $((BENCH_N * 10 + 120)) $RT_ON_US $RT_OFF_US
@@ -175,10 +167,7 @@ net_load_flows() {
 }
 
 stop_load() {
-	local p
-	for p in $LOAD_PIDS; do kill $p 2>/dev/null; done
-	for p in $LOAD_PIDS; do wait $p 2>/dev/null; done
-	LOAD_PIDS=""
+	load_stop
 	[ -z "$RT_HOG_PIDS" ] || stop_rt_hogs
 }
 

@@ -219,80 +219,9 @@ cp /lab/manifest $OUT/manifest.txt
 
 # ---- load ------------------------------------------------------------------
 
-LOAD_PIDS=""
-# start_load COND: start the load of COND in the background (SCHED_OTHER,
-# inherited from this shell) and write the exact commands to loads.txt.
-start_load() {
-	local c=$1 i
-	LOAD_PIDS=""
-	case $c in
-	idle)
-		echo "idle	(no load)" >> $OUT/loads.txt
-		;;
-	cpu)
-		if [ "$LOADGEN" = busybox ]; then
-			for i in $(seq 1 "$NCPU"); do
-				echo "cpu	sh -c '$BB_SPIN'" >> $OUT/loads.txt
-				sh -c "$BB_SPIN" > /dev/null 2>&1 &
-				LOAD_PIDS="$LOAD_PIDS $!"
-			done
-			log "load $c: pids$LOAD_PIDS"
-			return 0
-		fi
-		set -- stress-ng --cpu "$NCPU" --timeout 3600s --quiet
-		echo "cpu	$*" >> $OUT/loads.txt
-		"$@" > $LAB/stress-$c.log 2>&1 &
-		LOAD_PIDS=$!
-		;;
-	io)
-		# A tmpfs is dom0's only writable "disk"; iperf3 over loopback
-		# adds the network stack's softirq work and socket copies.
-		mkdir -p /run/bench-io
-		grep -q ' /run/bench-io ' /proc/mounts || mount -t tmpfs -o size=256m tmpfs /run/bench-io
-		ip link set lo up
-		command -v iperf3 >/dev/null || fail "iperf3 is not in the lab image (apt-get install iperf3; tests/lab/lab.sh deps)"
-		echo "io	mount -t tmpfs -o size=256m tmpfs /run/bench-io" >> $OUT/loads.txt
-		if [ "$LOADGEN" = busybox ]; then
-			echo "io	sh -c '$BB_IO'" >> $OUT/loads.txt
-			sh -c "$BB_IO" > $LAB/busybox-io.log 2>&1 &
-			LOAD_PIDS=$!
-		else
-			set -- stress-ng --hdd 1 --hdd-bytes 64m --io 1 --temp-path /run/bench-io --timeout 3600s --quiet
-			echo "io	$*" >> $OUT/loads.txt
-			"$@" > $LAB/stress-$c.log 2>&1 &
-			LOAD_PIDS=$!
-		fi
-		set -- iperf3 -s -p 5201
-		echo "io	$*" >> $OUT/loads.txt
-		"$@" > $LAB/iperf3-s.log 2>&1 &
-		LOAD_PIDS="$LOAD_PIDS $!"
-		sleep 1
-		set -- iperf3 -c 127.0.0.1 -p 5201 -t 3600 -i 0
-		echo "io	$*" >> $OUT/loads.txt
-		"$@" > $LAB/iperf3-c.log 2>&1 &
-		LOAD_PIDS="$LOAD_PIDS $!"
-		;;
-	*)
-		fail "unknown condition $c (idle, cpu, io)"
-		;;
-	esac
-	log "load $c: pids ${LOAD_PIDS:-none}"
-}
-
-stop_load() {
-	local p
-	for p in $LOAD_PIDS; do
-		kill $p 2>/dev/null
-	done
-	for p in $LOAD_PIDS; do
-		wait $p 2>/dev/null
-	done
-	# (stress-ng stops and reaps its workers on SIGTERM before it exits.)
-	LOAD_PIDS=""
-	sleep 1
-	# A dd the busybox loop had started finishes by itself: drop its file.
-	[ "$LOADGEN" != busybox ] || rm -f /run/bench-io/bench-dd
-}
+# The conditions' loads: lib/load.sh's load_start and load_stop, each
+# command written to loads.txt.
+LOAD_NOTES=$OUT/loads.txt
 
 # step NAME COND CMD...: run one path, keep its CSV and stderr, say how
 # long it took and how many samples it produced.
@@ -312,7 +241,7 @@ step() {
 
 T_ALL=$(now_us)
 for c in $(echo $BCONDS | tr ':' ' '); do
-	start_load $c
+	load_start $c
 	# Let the load reach its steady state before the first sample.
 	sleep 3
 	clock_check $c
@@ -339,7 +268,7 @@ for c in $(echo $BCONDS | tr ':' ' '); do
 		--rt $CTL_PRIO --cpu $FOD_CPU
 	step fault5 $c bench-ctl -s $FO_SOCK --mode fault -p h5 -n $BNF --gap-ms 50 --max-s $BMAXS \
 		--rt $CTL_PRIO --cpu $FOD_CPU
-	stop_load
+	load_stop
 done
 metric bench_total_ms $(us_to_ms $(fo-labtime since $T_ALL)) ms
 kill -TERM $FOLLOW_PID 2>/dev/null

@@ -24,6 +24,76 @@ pick_loadgen() {
 	fi
 }
 
+# The benchmarks' dom0 load conditions, defined once (bench.sh, bench-kmod.sh
+# and bench-paths.sh start them; pick_loadgen first). SCHED_OTHER, inherited
+# from the calling shell:
+#   idle  no load
+#   cpu   one CPU hog per dom0 CPU (stress-ng --cpu N; busybox: BB_SPIN each)
+#   io    a tmpfs written, flushed and deleted in a loop (stress-ng --hdd 1
+#         --io 1; busybox: BB_IO), plus an iperf3 stream over loopback (the
+#         network stack's softirq work and socket copies)
+# Each command is said as it starts: appended as "COND<TAB>CMD" to the file
+# LOAD_NOTES when set (bench.sh's loads.txt), and as "@@FO-SAMPLE
+# COND,load,CMD" on the console when LOAD_SAMPLE_LINES is set (the
+# analyses read the conditions from there). A benchmark's own extra
+# conditions (bench-paths: net, rt) add their pids to LOAD_PIDS, which
+# load_stop ends too.
+LOAD_PIDS=""
+load_note() {
+	[ -z "$LOAD_NOTES" ] || printf '%s\t%s\n' "$1" "$2" >> "$LOAD_NOTES"
+	[ -z "$LOAD_SAMPLE_LINES" ] || echo "@@FO-SAMPLE $1,load,$2"
+}
+# load_run COND LOGNAME CMD...: CMD in the background, said, its pid kept.
+load_run() {
+	local c=$1 out=$2
+	shift 2
+	load_note "$c" "$*"
+	"$@" > "$LAB/$out.log" 2>&1 &
+	LOAD_PIDS="$LOAD_PIDS $!"
+}
+# load_start COND: COND's load started (idle, cpu, io; unknown: fail).
+load_start() {
+	local c=$1 i n=${NCPU:-$(nproc)}
+	LOAD_PIDS=""
+	case $c in
+	idle) load_note idle "(no load)" ;;
+	cpu)
+		if [ "$LOADGEN" = busybox ]; then
+			for i in $(seq 1 "$n"); do load_run cpu busybox-spin-$i sh -c "$BB_SPIN"; done
+		else
+			load_run cpu stress-cpu stress-ng --cpu "$n" --timeout 3600s --quiet
+		fi
+		;;
+	io)
+		mkdir -p /run/bench-io
+		grep -q ' /run/bench-io ' /proc/mounts || mount -t tmpfs -o size=256m tmpfs /run/bench-io
+		load_note io "mount -t tmpfs -o size=256m tmpfs /run/bench-io"
+		ip link set lo up
+		command -v iperf3 > /dev/null || fail "iperf3 is not in the lab image (apt-get install iperf3; tests/lab/lab.sh deps)"
+		if [ "$LOADGEN" = busybox ]; then
+			load_run io busybox-io sh -c "$BB_IO"
+		else
+			load_run io stress-io stress-ng --hdd 1 --hdd-bytes 64m --io 1 --temp-path /run/bench-io --timeout 3600s --quiet
+		fi
+		load_run io iperf3-s iperf3 -s -p 5201
+		sleep 1
+		load_run io iperf3-c iperf3 -c 127.0.0.1 -p 5201 -t 3600 -i 0
+		;;
+	*) fail "unknown load condition $c (idle, cpu, io)" ;;
+	esac
+	log "load $c: pids${LOAD_PIDS:- none}"
+}
+# load_stop: every load ended and reaped (stress-ng reaps its workers on
+# SIGTERM), and a file the busybox dd loop was writing dropped.
+load_stop() {
+	local p
+	for p in $LOAD_PIDS; do kill $p 2> /dev/null; done
+	for p in $LOAD_PIDS; do wait $p 2> /dev/null; done
+	LOAD_PIDS=""
+	sleep 1
+	[ "$LOADGEN" != busybox ] || rm -f /run/bench-io/bench-dd
+}
+
 # start_rt_hogs MAX_S [ON_US OFF_US]: dom0 saturated at RT priority, one
 # SCHED_FIFO 99 busy loop pinned to each dom0 CPU (fo-labtime spin),
 # spinning all the time or ON_US on and OFF_US off. Each looks for
