@@ -18,7 +18,9 @@ parser (Debian: python3-prometheus-client) and checked against what
     back from the parser unchanged (the exposition format's escaping);
   - 404 / 405 answers;
   - every metric the Grafana dashboard and the alert rules in configs/ use
-    exists in the scrape (or is Prometheus's own `up`).
+    exists in the scrape (or is Prometheus's own `up`);
+  - every series that `failoverctl metrics` also writes has the same type
+    and value (heartbeat counters: not less than the page's, read later).
 """
 import json
 import os
@@ -204,10 +206,25 @@ def main():
         check(value(s, "failoverd_network_blocked", pair="brake-ctl") == 0, "network blocked gauge")
         check(value(s, "failoverd_network_recuts_total", pair="brake-ctl") == 0, "network recuts counter")
 
-        # The same numbers as the control socket's text.
+        # The same numbers as the control socket's text: every series both
+        # write (two renderers over one line format, lib/prom.c) agrees.
+        # The page was scraped first and heartbeats go on meanwhile: a
+        # counter may only have grown since; a gauge and the switch
+        # counters (nothing switches now) must be equal.
         rc, out, _ = ctl(sock, "metrics")
         check(rc == 0 and 'failoverd_switchovers_total{pair="brake-ctl"} 2' in out,
               "failoverctl metrics disagrees on switchovers")
+        ctl_fams = {f.name: f for f in text_string_to_metric_families(out)} if rc == 0 else {}
+        shared = sorted(set(ctl_fams) & set(fams))
+        check(len(shared) >= 7, f"only {len(shared)} families in both texts: {shared}")
+        for name in shared:
+            check(ctl_fams[name].type == fams[name].type,
+                  f"{name}: {fams[name].type} on /metrics, {ctl_fams[name].type} from failoverctl")
+            for smp in ctl_fams[name].samples:
+                web = value(s, smp.name, **smp.labels)
+                growing = fams[name].type == "counter" and "heartbeat" in name
+                ok = web is not None and (web <= smp.value if growing else web == smp.value)
+                check(ok, f"{smp.name}{smp.labels}: {web} on /metrics, {smp.value} from failoverctl metrics")
 
         for path, method, code in (("/", "GET", 404), ("/metrics", "POST", 405)):
             req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method, data=b"" if method == "POST" else None)
