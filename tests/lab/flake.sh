@@ -12,7 +12,8 @@
 #                'ci' means every test of the CI suite: -LE extended)
 #     --fresh    configure and build DIR from scratch first
 #     --out FILE the Markdown table (default tests/lab/results/flake-DATE.md);
-#                the runs' logs go to DIR/flake/
+#                the runs' logs go to DIR/flake/ (a failed run's serial
+#                logs too, in DIR/flake/TEST.RUN.serial/)
 #     --record FILE  where each run is appended as one JSON line
 #                (default tests/lab/results/runs.jsonl, which the flake
 #                ledger reads; tests/lab/runs_record.py)
@@ -77,8 +78,16 @@ for i in $(seq 1 "$n"); do
 			echo "flake: run $i/$n $t PASS"
 		else
 			fail[$t]=$((fail[$t] + 1))
-			# The scenario's own verdict line, else ctest's.
-			line=$(grep -a -m1 -E '^(FAIL |lab: qemu killed|.*\*\*\*(Failed|Timeout))' "$log" | tr -d '\r' | cut -c1-200 || true)
+			# The scenario's own verdict line (results.py indents it),
+			# else ctest's.
+			line=$(grep -a -m1 -E '^ *(FAIL |lab: qemu killed)' "$log" | sed 's/^ *//' | tr -d '\r' | cut -c1-200 || true)
+			[ -n "$line" ] || line=$(grep -a -m1 -E '\*\*\*(Failed|Timeout)' "$log" | tr -d '\r' | cut -c1-200 || true)
+			# What the failed run saw: its serial logs and reports, kept
+			# beside the ctest log (the next run overwrites the lab's).
+			keep=$logs/$t.$i.serial
+			mkdir -p "$keep"
+			find "$BUILD/logs" -maxdepth 1 -type f -newermt "@$((t0 / 1000))" -exec cp {} "$keep/" \; 2> /dev/null || true
+			gzip -q "$keep"/* 2> /dev/null || true
 			why[$t]="${why[$t]}run $i: ${line:-see $log}<br>"
 			record_run "$t" fail "$t0" "${line:-see $log}"
 			echo "flake: run $i/$n $t FAIL: $line"
