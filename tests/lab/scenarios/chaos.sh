@@ -131,27 +131,6 @@ failed_running() {
 # scraper and a status loop, back to back, each request one character in
 # its file. Two, not more: four starved the emulated guests (2 pCPUs for
 # dom0's two vCPUs and theirs) past their 300 ms timeout.
-# wait_steady PAIR: ARMED, and its active beat steadily for a while with
-# no event in between (no missed deadline, no switch): a rebuild's end
-# leaves dom0 tearing down the old domain, and under TCG that can stall
-# the emulated active past its timeout right after ARMED. A fault drawn
-# then would meet failoverd's own failover half-way and be misread; the
-# campaign waits for the condition instead (up to 60 s, then goes on:
-# the checks below still catch a failover of failoverd's own).
-wait_steady() {
-	local e end=$(($(date +%s) + 60))
-	while [ "$(date +%s)" -le $end ]; do
-		e=$(max_event_id)
-		wait_state "$1" ARMED 60 || return 1
-		# 25 beats: half a second at the lab's 20 ms period, and more
-		# than the 300 ms timeout.
-		wait_heartbeats "$1" 25 10 && [ "$(max_event_id)" = "$e" ] &&
-			[ "$(pair_field "$1" state)" = ARMED ] && return 0
-		steady_waits=$((steady_waits + 1))
-	done
-	return 0
-}
-
 ctl_flood_start() {
 	local j
 	rm -f $LAB/ctl-flood.*
@@ -182,7 +161,7 @@ ctl_flood_stop() {
 	CTL_FLOOD_N=$(cat $LAB/ctl-flood.metrics-1 $LAB/ctl-flood.status-1 | wc -c)
 }
 
-faults=0 spontaneous=0 redraws=0 failovers=0 false_failovers=0 unprotected=0 violations=0 tp_windows=0 tp_max_ms=0 over_budget=0 steady_waits=0 flood_switched=0
+faults=0 spontaneous=0 redraws=0 failovers=0 false_failovers=0 unprotected=0 violations=0 tp_windows=0 tp_max_ms=0 over_budget=0 flood_switched=0
 arm_pairs p1
 i=0
 while [ $i -lt $N ]; do
@@ -471,7 +450,7 @@ metric chaos_failovers $failovers count
 metric chaos_false_failovers $false_failovers count
 metric chaos_spontaneous_failovers $spontaneous count
 metric chaos_over_budget $over_budget count
-metric chaos_steady_waits $steady_waits count
+metric chaos_steady_waits $STEADY_WAITS count
 metric chaos_flood_switched $flood_switched count
 metric chaos_unprotected $unprotected count
 metric chaos_double_active_samples $violations count

@@ -200,7 +200,10 @@ recuts1=$(net_field p1 recuts)
 metric recuts $((recuts1 - recuts0))
 [ $((recuts1 - recuts0)) = 1 ] || fail "status network.recuts went from $recuts0 to $recuts1, expected one more"
 
-# ---- 2b. a fault on the new active
+# ---- 2b. a fault on the new active, once the pair is steady again (the
+# fence audit and the re-cut above load dom0: a failover of failoverd's
+# own right before the injection would be read as the fault's)
+wait_steady p1
 start_observer p1
 case $NET_FAULT in
 crash) xs_control p1-b crash ;;

@@ -263,6 +263,30 @@ wait_heartbeats() {
 	return 1
 }
 
+# wait_steady PAIR: ARMED, and its active beat steadily for a while with
+# no event in between (no missed deadline, no switch). A rebuild's end
+# leaves dom0 tearing down the old domain, a fence audit or a restart
+# leaves it busy, and under TCG that can stall the emulated active past its
+# timeout right after ARMED: a fault injected then meets failoverd's own
+# failover half-way and is misread as the fault's. Scenarios inject into
+# a steady pair instead (up to 60 s, then go on: their checks still catch
+# a failover of failoverd's own). STEADY_WAITS counts the turns that saw
+# an event or too few beats.
+STEADY_WAITS=0
+wait_steady() {
+	local e end=$(($(date +%s) + 60))
+	while [ "$(date +%s)" -le $end ]; do
+		e=$(max_event_id)
+		wait_state "$1" ARMED 60 || return 1
+		# 25 beats: half a second at the lab's 20 ms period, and more
+		# than the 300 ms timeout.
+		wait_heartbeats "$1" 25 10 && [ "$(max_event_id)" = "$e" ] &&
+			[ "$(pair_field "$1" state)" = ARMED ] && return 0
+		STEADY_WAITS=$((STEADY_WAITS + 1))
+	done
+	return 0
+}
+
 # reload_timeout MS PAIR...: failoverd's config rewritten with timeout_ms MS
 # for the PAIRs, SIGHUP, and wait until it says it reloaded.
 reload_timeout() {
