@@ -26,7 +26,10 @@
 //   too;
 // - a cycle has two answerers when its request got replies from two
 //   different ids, or replies from two ids arrived between its request and
-//   the next one;
+//   the next one; double_answered counts only the first kind (one request,
+//   two members answering it: two members serving it at once), where the
+//   second also counts a member's last reply, sent before its pause,
+//   arriving in the cycle of the next member's first;
 // - responders: every change of the UDP responder id, with its
 //   CLOCK_MONOTONIC time in microseconds (fo-labtime's clock);
 // - TCP: any error (refused, reset, EOF, connect or answer silent for
@@ -428,7 +431,7 @@ static double ms(uint64_t a, uint64_t b)
 
 static void summary(FILE *f, int final, char *line, size_t line_size)
 {
-	uint64_t i, answered = 0, late = 0, two = 0, longest_cycles = 0, run_start = 0, n_out = 0;
+	uint64_t i, answered = 0, late = 0, two = 0, dbl = 0, longest_cycles = 0, run_start = 0, n_out = 0;
 	double longest_ms = 0;
 	int in_run = 0, first;
 	uint64_t t_end = final ? c.t_end_us : now_us();
@@ -453,6 +456,7 @@ static void summary(FILE *f, int final, char *line, size_t line_size)
 			answered += ans;
 			late += c.recs[i].late;
 			two += c.recs[i].two;
+			dbl += c.recs[i].id1 >= 0;
 		}
 		if (i < last && !ans && !in_run) {
 			in_run = 1;
@@ -481,10 +485,10 @@ static void summary(FILE *f, int final, char *line, size_t line_size)
 		}
 	}
 	fprintf(f, "],\"n_outages\":%llu,\"sent\":%llu,\"answered\":%llu,\"unanswered\":%llu,\"late\":%llu,"
-		   "\"two_answerers\":%llu,\"longest_outage_ms\":%.1f,\"longest_outage_cycles\":%llu,",
+		   "\"two_answerers\":%llu,\"double_answered\":%llu,\"longest_outage_ms\":%.1f,\"longest_outage_cycles\":%llu,",
 		(unsigned long long)n_out, (unsigned long long)last, (unsigned long long)answered,
-		(unsigned long long)(last - answered), (unsigned long long)late, (unsigned long long)two, longest_ms,
-		(unsigned long long)longest_cycles);
+		(unsigned long long)(last - answered), (unsigned long long)late, (unsigned long long)two,
+		(unsigned long long)dbl, longest_ms, (unsigned long long)longest_cycles);
 	// Round trips to the first answer: median, 99th percentile, maximum.
 	{
 		static uint32_t *rt;

@@ -131,7 +131,8 @@ def main():
     check(p.returncode == 0 and "fo-netclient t:" in line, "client: exit 0 and a summary line")
     check(u["sent"] >= 40 and u["answered"] == u["sent"] and u["by_id"] == {"g1": u["sent"]},
           f"steady: {u['answered']}/{u['sent']} answered, all by g1")
-    check(u["n_outages"] == 0 and u["longest_outage_ms"] == 0 and u["two_answerers"] == 0, "steady: no outage, no two answerers")
+    check(u["n_outages"] == 0 and u["longest_outage_ms"] == 0 and u["two_answerers"] == 0 and u["double_answered"] == 0,
+          "steady: no outage, no two answerers, nothing answered twice")
     # The median within a cycle; the maximum is the host's scheduler's.
     check(u["rtt_p50_ms"] is not None and 0 < u["rtt_p50_ms"] < 10 and u["rtt_p50_ms"] <= u["rtt_max_ms"],
           f"steady: rtt p50 {u['rtt_p50_ms']} ms, max {u['rtt_max_ms']} ms")
@@ -198,6 +199,39 @@ def main():
     check(u["late"] <= u["answered"] // 20,
           f"two: a first answer on time is not late, the held second answers are not counted ({u['late']} late of {u['answered']})")
     check(u["by_id"]["x"] >= 30 and u["by_id"]["y"] >= 30, f"two: both ids counted {u['by_id']}")
+    check(u["double_answered"] >= u["answered"] - 2,
+          f"two: every request answered by both is double answered ({u['double_answered']} of {u['answered']})")
+
+    # Two members taking turns, each request answered once: x answers the
+    # even ones at once, y the odd ones only when the next request came
+    # (a member's last reply, sent before its pause, arriving in the next
+    # member's first cycle). Every window holds both ids; no request is
+    # answered twice.
+    srv = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    srv.bind(("127.0.0.1", up))
+    srv.settimeout(0.05)
+    out = os.path.join(tmp, "turns.json")
+    p = run_client(up, tp, out, 500, ("--no-tcp",))
+    held = None
+    while p.poll() is None:
+        try:
+            d, a = srv.recvfrom(512)
+        except socket.timeout:
+            continue
+        seq = int(d.split()[1])
+        if held:
+            srv.sendto(b"FOR %d y\n" % held[0], held[1])
+            held = None
+        if seq % 2 == 0:
+            srv.sendto(b"FOR %d x\n" % seq, a)
+        else:
+            held = (seq, a)
+    p.communicate(timeout=10)
+    srv.close()
+    u = json.load(open(out))["udp"]
+    check(u["answered"] >= 30 and u["two_answerers"] >= u["answered"] // 3 and u["double_answered"] == 0,
+          f"turns: {u['two_answerers']} cycles with two answerers, {u['double_answered']} requests answered twice "
+          f"(of {u['answered']})")
 
     # Nobody answers: one open outage over the whole run.
     out = os.path.join(tmp, "dark.json")

@@ -224,8 +224,25 @@ net_client_stop c1 > $LAB/client-line.txt
 cat $LAB/client-line.txt
 cj=$(net_client_json c1)
 two=$(jq .udp.two_answerers $cj)
+dbl=$(jq .udp.double_answered $cj)
 metric two_answerer_cycles "$two"
-[ "$two" = 0 ] || fail "$two cycle(s) answered by two members: $(jq -c .udp.two_answerer_seqs $cj)"
+metric double_answered_requests "$dbl"
+# No request is ever answered by two members: that would be two members
+# serving at once.
+[ "$dbl" = 0 ] || fail "$dbl request(s) answered by two members: $(jq -c .udp.two_answerer_seqs $cj)"
+# A cycle with replies from two members (to different requests) cannot
+# happen on failoverd's own switch, which cuts the old active's vif before
+# the unpause. On the kernel and hypervisor paths the identity moves only
+# when failoverd learns of the switch: in that lag a reply the old active
+# sent before its pause can still leave its port, and arrive in the new
+# active's first cycle (docs/service-network.md): at most one per switch.
+case $NET_PATH in
+xenctrl) [ "$two" = 0 ] || fail "$two cycle(s) answered by two members: $(jq -c .udp.two_answerer_seqs $cj)" ;;
+*)
+	[ "$two" -le 2 ] || fail "$two cycle(s) answered by two members, more than one per switch: $(jq -c .udp.two_answerer_seqs $cj)"
+	[ "$two" = 0 ] || log "$two cycle(s) with replies from two members inside the $NET_PATH path's identity lag: $(jq -c .udp.two_answerer_seqs $cj)"
+	;;
+esac
 
 
 # TCP: every reconnect after the first connection (one per switch).
