@@ -251,6 +251,7 @@ cmd_run() {
 	parse_opts "$@"
 	find_project_bins
 	check_needs
+	lab_commit
 	prepare_images
 
 	local log=$LOG_DIR/$RUN_NAME.log rc t0

@@ -301,6 +301,14 @@ check_dom0_kernel() {
 	note "dom0 ran $KVER, preempt_rt=$want"
 }
 
+# lab_commit: the commit the tree is at ("+dirty": with uncommitted changes
+# to tracked files), into LAB_COMMIT. Taken before the images are packed:
+# a commit made while a long run boots must not be the one it cites.
+lab_commit() {
+	LAB_COMMIT=$(git -C "$LAB_SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	[ "$LAB_COMMIT" = unknown ] || git -C "$LAB_SRC" diff --quiet HEAD 2>/dev/null || LAB_COMMIT="$LAB_COMMIT+dirty"
+}
+
 # lab_record LOG T0 RC: after the boot (started at T0, date +%s.%N, QEMU's
 # status RC): the wall time, what QEMU's status means, and the @@FO-LAB
 # line (dom0's kernel flavour when DOM0_KERNEL is set, the commit the tree
@@ -314,10 +322,11 @@ lab_record() {
 		note "qemu exited with status $rc"
 	fi
 	note "wall time ${wall}s"
-	# The commit the run's tree was at ("+dirty": with uncommitted changes),
-	# which the analyses copy into their results (bench/results/HEADLINE.md).
-	commit=$(git -C "$LAB_SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)
-	[ "$commit" = unknown ] || git -C "$LAB_SRC" diff --quiet HEAD 2>/dev/null || commit="$commit+dirty"
+	# The commit the run's tree was at when its images were packed
+	# (lab_commit; now if the caller did not take it), which the analyses
+	# copy into their results (bench/results/HEADLINE.md).
+	[ -n "$LAB_COMMIT" ] || lab_commit
+	commit=$LAB_COMMIT
 	echo "@@FO-LAB {\"scenario\":\"$SCENARIO\",${DOM0_KERNEL:+\"dom0_kernel\":\"$DOM0_KERNEL\",}\"wall_s\":$wall,\"qemu_rc\":$rc,\"commit\":\"$commit\"}" >> "$log"
 }
 
