@@ -38,7 +38,8 @@ NOT_RECORDED = "not recorded"
 FAMILIES = [
     {"key": "switch-x86", "title": "Switch latency on x86: failoverd vs `xl` vs bare libxenctrl",
      "command": "tests/bench/bench.sh", "howto": "../../tests/bench/README.md", "reader": "switch",
-     "runs": ["2026-11-22-full-run1", "2026-11-22-pinned", "2026-11-22-dom0-weight-2048", "2026-11-22-full"]},
+     "runs": ["2026-11-22-full-run1", "2026-11-22-pinned", "2026-11-22-dom0-weight-2048", "2026-11-22-full",
+              "2026-11-28-pin"]},
     {"key": "switch-arm64", "title": "Switch latency on arm64: failoverd vs `xl` vs bare libxenctrl",
      "command": "tests/bench/bench.sh --arch arm64", "howto": "../../tests/bench/README.md", "reader": "switch",
      "runs": ["2026-11-26-arm64-full", "2026-11-26-arm64-full-mt"],
