@@ -46,7 +46,7 @@ FAMILIES = [
      "extra": ["2026-11-26-arm64-vs-x86.md"]},
     {"key": "kmod-x86", "title": "The kernel-module path on x86", "command": "tests/bench/bench-kmod.sh",
      "howto": "../../tests/bench/README.md", "reader": "kmod",
-     "runs": ["2026-11-22-kmod-worker-cpu0", "2026-11-22-kmod"]},
+     "runs": ["2026-11-22-kmod-worker-cpu0", "2026-11-22-kmod", "2026-11-28-kmod"]},
     {"key": "kmod-arm64", "title": "The kernel-module path on arm64", "command": "tests/bench/bench-kmod.sh --arch arm64",
      "howto": "../../tests/bench/README.md", "reader": "kmod", "runs": ["2026-11-26-arm64-kmod"]},
     {"key": "paths", "title": "The three switch paths: xenctrl, kernel module, Xen's failover watch",
@@ -60,10 +60,7 @@ FAMILIES = [
               "2026-11-26-paths-2pcpu-timer-rt-housekeeping", "2026-11-26-paths-2pcpu-timer-rt-housekeeping-b",
               "2026-11-27-paths-hv-credit2-runqueue-cpu", "2026-11-27-paths-hv-credit2-runqueue-socket",
               "2026-11-27-paths-2pcpu-timer-rt-housekeeping", "2026-11-27-paths-hv-third-short",
-              "2026-11-27-paths-2pcpu-timer-rt-housekeeping-b"],
-     # The headline run measured the hypervisor and kernel paths; the
-     # newest run with all three stays beside it (ratios only within a run).
-     "also_current": ["2026-11-27-paths-2pcpu-timer-rt-housekeeping"]},
+              "2026-11-27-paths-2pcpu-timer-rt-housekeeping-b", "2026-11-28-paths-housekeeping"]},
     {"key": "manual-unpause", "title": "The manual switch's unpause phase: rounds that wait for the roles",
      "command": "tests/bench/bench.sh --n 200 --nfault 30 --conds idle (before: its old cadence)",
      "howto": "../../tests/bench/README.md", "reader": "manualunpause", "runs": ["2026-11-28-manual-unpause"]},
