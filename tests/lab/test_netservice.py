@@ -64,6 +64,26 @@ def run_client(up, tp, out, duration_ms, extra=()):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def fake_pair(up, tp, out, answer):
+    """The client for 500 ms against a fake pair on UDP port `up`: for each
+    request, answer(seq, send, held) replies through send(seq, id) and may
+    keep sequences in `held` for later. The client's udp summary."""
+    srv = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    srv.bind(("127.0.0.1", up))
+    srv.settimeout(0.05)  # wakes at each request, not on a polling sleep
+    p = run_client(up, tp, out, 500, ("--no-tcp",))
+    held = []
+    while p.poll() is None:
+        try:
+            d, a = srv.recvfrom(512)
+        except socket.timeout:
+            continue
+        answer(int(d.split()[1]), lambda seq, ident: srv.sendto(b"FOR %d %s\n" % (seq, ident), a), held)
+    p.communicate(timeout=10)
+    srv.close()
+    return json.load(open(out))["udp"]
+
+
 def garbage(up, tp, echo):
     rnd = random.Random(39)
     # UDP: random datagrams, near-misses of the format, an empty one.
@@ -168,29 +188,16 @@ def main():
 
     # A fake pair answering every request twice (ids x and y), the second
     # answer of every fifth request one cycle late.
-    srv = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    srv.bind(("127.0.0.1", up))
-    srv.settimeout(0.05)  # wakes at each request, not on a polling sleep
-    out = os.path.join(tmp, "two.json")
-    p = run_client(up, tp, out, 500, ("--no-tcp",))
-    held = []
-    while p.poll() is None:
-        try:
-            d, a = srv.recvfrom(512)
-        except socket.timeout:
-            continue
-        seq = int(d.split()[1])
-        srv.sendto(b"FOR %d x\n" % seq, a)
-        for hs, ha in held:
-            srv.sendto(b"FOR %d y\n" % hs, ha)
-        held = []
+    def twice(seq, send, held):
+        send(seq, b"x")
+        for hs in held:
+            send(hs, b"y")
+        held.clear()
         if seq % 5 == 0:
-            held.append((seq, a))
+            held.append(seq)
         else:
-            srv.sendto(b"FOR %d y\n" % seq, a)
-    p.communicate(timeout=10)
-    srv.close()
-    u = json.load(open(out))["udp"]
+            send(seq, b"y")
+    u = fake_pair(up, tp, os.path.join(tmp, "two.json"), twice)
     check(u["two_answerers"] >= u["answered"] - 2 and u["answered"] >= 30,
           f"two: {u['two_answerers']} of {u['answered']} cycles with two answerers")
     # Counting the held second answers as late would make every fifth
@@ -207,28 +214,15 @@ def main():
     # (a member's last reply, sent before its pause, arriving in the next
     # member's first cycle). Every window holds both ids; no request is
     # answered twice.
-    srv = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    srv.bind(("127.0.0.1", up))
-    srv.settimeout(0.05)
-    out = os.path.join(tmp, "turns.json")
-    p = run_client(up, tp, out, 500, ("--no-tcp",))
-    held = None
-    while p.poll() is None:
-        try:
-            d, a = srv.recvfrom(512)
-        except socket.timeout:
-            continue
-        seq = int(d.split()[1])
-        if held:
-            srv.sendto(b"FOR %d y\n" % held[0], held[1])
-            held = None
+    def turns(seq, send, held):
+        for hs in held:
+            send(hs, b"y")
+        held.clear()
         if seq % 2 == 0:
-            srv.sendto(b"FOR %d x\n" % seq, a)
+            send(seq, b"x")
         else:
-            held = (seq, a)
-    p.communicate(timeout=10)
-    srv.close()
-    u = json.load(open(out))["udp"]
+            held.append(seq)
+    u = fake_pair(up, tp, os.path.join(tmp, "turns.json"), turns)
     check(u["answered"] >= 30 and u["two_answerers"] >= u["answered"] // 3 and u["double_answered"] == 0,
           f"turns: {u['two_answerers']} cycles with two answerers, {u['double_answered']} requests answered twice "
           f"(of {u['answered']})")
