@@ -325,7 +325,7 @@ lab_record() {
 	# The commit the run's tree was at when its images were packed
 	# (lab_commit; now if the caller did not take it), which the analyses
 	# copy into their results (bench/results/HEADLINE.md).
-	[ -n "$LAB_COMMIT" ] || lab_commit
+	[ -n "${LAB_COMMIT:-}" ] || lab_commit
 	commit=$LAB_COMMIT
 	echo "@@FO-LAB {\"scenario\":\"$SCENARIO\",${DOM0_KERNEL:+\"dom0_kernel\":\"$DOM0_KERNEL\",}\"wall_s\":$wall,\"qemu_rc\":$rc,\"commit\":\"$commit\"}" >> "$log"
 }

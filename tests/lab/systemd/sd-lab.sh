@@ -128,6 +128,7 @@ cmd_run() {
 	[ -f "$SD_SRC/scenarios/$SCENARIO.sh" ] && [ "$SCENARIO" != sd-common ] ||
 		sd_die "no scenario '$SCENARIO' ($0 list)"
 	parse_opts "$@"
+	lab_commit
 	prepare_run
 	local log=$LOG_DIR/$SCENARIO.log rc t0
 	sd_qemu_argv
