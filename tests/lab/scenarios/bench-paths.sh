@@ -111,8 +111,9 @@ trap cleanup EXIT
 # start_load COND: the shared cpu and io loads (lib/load.sh), or this
 # benchmark's own: none (warmup, idle, frozen), net, rt.
 start_load() {
+	LOAD_PIDS=""
 	case $1 in
-	warmup | idle | frozen) LOAD_PIDS="" ;;
+	warmup | idle | frozen) ;;
 	cpu | io) load_start $1 ;;
 	net)
 		# Both ends read /dev/zero: a stream each way, and neither sees
@@ -126,7 +127,6 @@ start_load() {
 		net_load_flows || fail "net load: no traffic on lo within 5 s (pids $LOAD_PIDS)"
 		;;
 	rt)
-		LOAD_PIDS=""
 		# Ended by stop_load; the watchdog's bound is the whole
 		# condition's (a sample takes 1-2 s under TCG).
 		start_rt_hogs $((BENCH_N * 10 + 120)) $RT_ON_US $RT_OFF_US
