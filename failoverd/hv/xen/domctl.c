@@ -17,7 +17,9 @@
  */
 #include "hv/xen/xen_internal.h"
 
+#include <errno.h>
 #include <string.h>
+#include <time.h>
 
 int xen_domctl_fast(struct xen_hv *x, uint32_t cmd, fo_domid_t domid)
 {
@@ -187,9 +189,16 @@ int xen_pause(struct fo_hv *hv, fo_domid_t domid)
 	else
 		r = xc_domain_pause(x->xch, domid) < 0 ? neg_errno() : 0;
 	if (r == 0 && x->test_hold_after_pause_ns) {
-		/* Spin, like a slow hypercall would: no syscall, no sleep. */
-		uint64_t until = xen_now_ns(hv) + x->test_hold_after_pause_ns;
-		while (xen_now_ns(hv) < until)
+		/* Sleep, not spin: the scenario's witness must get a CPU inside
+		 * the window to see "active paused, standby not yet running".
+		 * A SCHED_FIFO spin starved it for the whole hold on a 2-vCPU
+		 * arm64 dom0 under TCG (observer gap 539505 us of a 500 ms
+		 * hold), so the kill landed after the unpause. */
+		struct timespec ts = {
+			.tv_sec = (time_t)(x->test_hold_after_pause_ns / 1000000000ull),
+			.tv_nsec = (long)(x->test_hold_after_pause_ns % 1000000000ull),
+		};
+		while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
 			;
 	}
 	return r;

@@ -223,7 +223,8 @@ struct xen_hv {
 
 	/* Test-only fault injection (FAILOVERD_TEST_HOLD_AFTER_PAUSE_US): a
 	 * pause that takes this long to return, so a lab scenario can kill the
-	 * daemon between "active paused" and "standby unpaused". 0 in use. */
+	 * daemon between "active paused" and "standby unpaused". It sleeps,
+	 * so the lab's witness can run inside the window. 0 in use. */
 	uint64_t test_hold_after_pause_ns;
 
 	struct xen_logger log_xen;    /* libxc, libxl, libxencall */

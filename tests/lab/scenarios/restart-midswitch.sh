@@ -4,7 +4,9 @@
 # paused. So that the kill lands between the pause and the unpause every
 # time (the real gap is a few hundred microseconds), the first daemon runs
 # with the test-only FAILOVERD_TEST_HOLD_AFTER_PAUSE_US: each pause returns
-# 500 ms late. The restarted daemon (without it) finds both members paused
+# 500 ms late, the daemon asleep meanwhile, and the observer runs SCHED_FIFO
+# (below failoverd) so neither dom0 load nor the daemon keeps it from
+# sampling inside that window. The restarted daemon (without it) finds both members paused
 # and must say DEGRADED without unpausing anything by itself; the operator's
 # switchover then starts exactly one. The observer never sees both running.
 # needs: failoverd failoverctl fo-heartbeat
@@ -14,7 +16,9 @@ export FAILOVERD_TEST_HOLD_AFTER_PAUSE_US=500000
 arm_pairs p1
 unset FAILOVERD_TEST_HOLD_AFTER_PAUSE_US
 OBS_KILL="$FOD_PID:p1-a:paused"
+OBS_RTPRIO=10
 start_observer p1
+OBS_RTPRIO=""
 sleep 1
 fctl switchover p1 > $LAB/midswitch-ctl.log 2>&1 &
 ctl=$!
@@ -39,7 +43,7 @@ t_kill=$(jq .kill_us $LAB/observer.json)
 metric kill_after_pause_us $((t_kill - $(obs_time p1-a paused 0))) us
 t_brun=$(obs_time p1-b running 0)
 if [ -n "$t_brun" ] && [ "$t_brun" -le "$t_kill" ]; then
-	fail "the SIGKILL landed after the daemon had unpaused p1-b: not mid-switch"
+	fail "the SIGKILL landed after the daemon had unpaused p1-b: not mid-switch (observer: $(cat $LAB/observer.json))"
 fi
 log "the SIGKILL landed between the pause of p1-a and the unpause of p1-b"
 log "restarted daemon: $st, active $(pair_field p1 active); p1-a $a, p1-b $b"
