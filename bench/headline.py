@@ -43,7 +43,7 @@ FAMILIES = [
     {"key": "switch-arm64", "title": "Switch latency on arm64: failoverd vs `xl` vs bare libxenctrl",
      "command": "tests/bench/bench.sh --arch arm64", "howto": "../../tests/bench/README.md", "reader": "switch",
      "runs": ["2026-11-26-arm64-full", "2026-11-26-arm64-full-mt", "2026-11-28-arm64-full"],
-     "extra": ["2026-11-26-arm64-vs-x86.md"]},
+     "extra": ["2026-11-26-arm64-vs-x86.md", "2026-11-28-arm64-unpause.md"]},
     {"key": "kmod-x86", "title": "The kernel-module path on x86", "command": "tests/bench/bench-kmod.sh",
      "howto": "../../tests/bench/README.md", "reader": "kmod",
      "runs": ["2026-11-22-kmod-worker-cpu0", "2026-11-22-kmod", "2026-11-28-kmod"]},
