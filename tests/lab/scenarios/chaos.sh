@@ -153,6 +153,17 @@ ctl_flood_start() {
 	done
 }
 
+# both_running_seen WHEN: add the observer's both-running samples to the
+# violations and log what it saw: the samples, and each member's domids
+# and state changes (a member's birth or rebuild shows as a new domid).
+both_running_seen() {
+	local both
+	both=$(jq '.both_running' $LAB/observer.json)
+	[ "$both" != 0 ] || return 0
+	violations=$((violations + both))
+	log "chaos $i: observer saw both running $1: $both samples, $(jq -c '.pairs[0] | {violations, warming_overlap, members: [.members[] | {name, domid, transitions}]}' $LAB/observer.json)"
+}
+
 # ctl_flood_stop: end the loops; CTL_FLOOD_N holds the requests made.
 ctl_flood_stop() {
 	local p
@@ -199,8 +210,7 @@ while [ $i -lt $N ]; do
 	own=$(own_failovers_since p1 "$id0")
 	if [ -n "$own" ] || [ "$(pair_field p1 active)" != "$act" ]; then
 		observer_report || true
-		both=$(jq '.both_running' $LAB/observer.json)
-		[ "$both" = 0 ] || violations=$((violations + both))
+		both_running_seen "around failoverd's own failover"
 		echo "$own" | jq -e -s 'all(.result == "ok" or .result == "degraded")' > /dev/null ||
 			fail "chaos $i: failoverd's own failover did not succeed: $own"
 		spontaneous=$((spontaneous + $(echo "$own" | grep -c .)))
@@ -377,9 +387,8 @@ while [ $i -lt $N ]; do
 		[ "$win" -le $WINDOW_BOUND_MS ] || fail "chaos $i: $sby ran $win ms after a third party's unpause (bound $WINDOW_BOUND_MS ms)"
 		ev=$(events_json | jq -c --argjson id "$id0" 'select(.id > $id and .kind == "external-unpause")' | tail -n 1)
 		[ -n "$ev" ] || fail "chaos $i: no external-unpause event after $sby was unpaused"
-	elif [ "$both" != 0 ]; then
-		violations=$((violations + both))
-		log "chaos $i $kind: observer saw both running: $(jq -c '.pairs[0].violations' $LAB/observer.json)"
+	else
+		both_running_seen "during $kind"
 	fi
 	ms=""
 	if [ "$switched" -gt 0 ]; then
