@@ -190,10 +190,8 @@ int xen_pause(struct fo_hv *hv, fo_domid_t domid)
 		r = xc_domain_pause(x->xch, domid) < 0 ? neg_errno() : 0;
 	if (r == 0 && x->test_hold_after_pause_ns) {
 		/* Sleep, not spin: the scenario's witness must get a CPU inside
-		 * the window to see "active paused, standby not yet running".
-		 * A SCHED_FIFO spin starved it for the whole hold on a 2-vCPU
-		 * arm64 dom0 under TCG (observer gap 539505 us of a 500 ms
-		 * hold), so the kill landed after the unpause. */
+		 * the window to see "active paused, standby not yet running";
+		 * a SCHED_FIFO spin can starve it for the whole hold. */
 		struct timespec ts = {
 			.tv_sec = (time_t)(x->test_hold_after_pause_ns / 1000000000ull),
 			.tv_nsec = (long)(x->test_hold_after_pause_ns % 1000000000ull),

@@ -4,11 +4,12 @@
 # paused. So that the kill lands between the pause and the unpause every
 # time (the real gap is a few hundred microseconds), the first daemon runs
 # with the test-only FAILOVERD_TEST_HOLD_AFTER_PAUSE_US: each pause returns
-# 500 ms late, the daemon asleep meanwhile, and the observer runs SCHED_FIFO
-# (below failoverd) so neither dom0 load nor the daemon keeps it from
-# sampling inside that window. The restarted daemon (without it) finds both members paused
-# and must say DEGRADED without unpausing anything by itself; the operator's
-# switchover then starts exactly one. The observer never sees both running.
+# 500 ms late, the daemon asleep meanwhile, and the observer runs
+# SCHED_FIFO (below failoverd) so neither dom0 load nor the daemon keeps it
+# from sampling inside that window. The restarted daemon (without the hold)
+# finds both members paused and must say DEGRADED without unpausing
+# anything by itself; the operator's switchover then starts exactly one.
+# The observer never sees both running.
 # needs: failoverd failoverctl fo-heartbeat
 . /lab/scenarios/common.sh
 
