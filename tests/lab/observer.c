@@ -15,10 +15,17 @@
  * it. Until we first see it paused it is "warming"; overlap with the active
  * then is counted apart (warming_overlap), not as a violation. Members that
  * exist when we start, and any member once it has been paused, get no such
- * allowance.
+ * allowance. A caller that starts us late, after a failover it did not
+ * cause, may already find the rebuilt member there: -b DOMID says which
+ * domains are that new (Xen hands out domids in increasing order), so one
+ * found booting, or built and not yet run, is warming too.
  *
- * Usage: fo-observer [-i INTERVAL_US] [-o FILE] [-p RTPRIO] [-k|-K PID:NAME:STATE] A,B [C,D ...]
+ * Usage: fo-observer [-i INTERVAL_US] [-o FILE] [-p RTPRIO] [-b DOMID] [-k|-K PID:NAME:STATE] A,B [C,D ...]
  *   A,B   a pair: two domain names, or decimal domids
+ *   -b    members whose domid is above DOMID were built after the caller's
+ *         last steady snapshot: at their first sample they are warming
+ *         unless already paused after running (a standby fenced before we
+ *         started)
  *   -k    SIGKILL process PID the first time member NAME is seen entering
  *         STATE (absent|paused|running|shutdown) after the first sample: lets
  *         a scenario kill failoverd in the middle of a switchover, within
@@ -125,6 +132,7 @@ struct obs_kill {
 
 static struct obs_kill obs_kill;
 static volatile sig_atomic_t obs_stop;
+static int obs_born_after = -1; /* -b: domids above it are newer than the caller's snapshot */
 
 static void obs_on_signal(int sig)
 {
@@ -182,6 +190,22 @@ static void obs_record_transition(struct obs_member *m, int64_t t, enum obs_stat
 }
 
 /*
+ * A member found at its first resolve whose domain is newer than -b's
+ * snapshot: a rebuild that started before we did. It is warming unless it
+ * already ran and was paused (cpu_time counts only the guest's own vCPUs:
+ * a domain libxl is still building has none).
+ */
+static bool obs_built_late(const xc_domaininfo_t *info, int n_info, int domid)
+{
+	if (obs_born_after < 0 || domid <= obs_born_after)
+		return false;
+	for (int k = 0; k < n_info; k++)
+		if (info[k].domain == domid)
+			return !((info[k].flags & XEN_DOMINF_paused) && info[k].cpu_time > 0);
+	return true; /* not in this snapshot yet: it is being built */
+}
+
+/*
  * Map every unresolved member name to a live domid. One walk of
  * /local/domain serves all members; a name held by a dying domain and by
  * its re-created successor resolves to the live one (the dying one is
@@ -220,9 +244,10 @@ static void obs_resolve(struct xs_handle *xs, struct obs_pair *pairs, size_t n_p
 
 				if (!m->fixed_domid && m->domid < 0 && !strcmp(m->name, name)) {
 					m->domid = domid;
-					/* Born while we watch (a rebuild): it must boot and
-					 * heartbeat once before it is paused as the standby. */
-					m->warming = m->seen;
+					/* Born while we watch (a rebuild), or before but
+					 * after -b's snapshot: it must boot and heartbeat
+					 * once before it is paused as the standby. */
+					m->warming = m->seen || obs_built_late(info, n_info, domid);
 					m->warm_ran = false;
 				}
 			}
@@ -324,7 +349,7 @@ static int obs_parse_kill(const char *spec, int sig)
 
 static void obs_usage(FILE *f)
 {
-	fprintf(f, "usage: fo-observer [-i INTERVAL_US] [-o FILE] [-p RTPRIO] [-k|-K PID:NAME:STATE] A,B [C,D ...]\n"
+	fprintf(f, "usage: fo-observer [-i INTERVAL_US] [-o FILE] [-p RTPRIO] [-b DOMID] [-k|-K PID:NAME:STATE] A,B [C,D ...]\n"
 		   "  samples every pair's members via libxenctrl until SIGTERM, then prints\n"
 		   "  @@FO-OBSERVER {json}; exit 1 if both members of a pair were ever running\n");
 }
@@ -346,7 +371,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int opt, rc = 2;
 
-	while ((opt = getopt(argc, argv, "i:o:p:k:K:h")) != -1) {
+	while ((opt = getopt(argc, argv, "i:o:p:b:k:K:h")) != -1) {
 		switch (opt) {
 		case 'i':
 			interval_us = strtol(optarg, NULL, 10);
@@ -356,6 +381,12 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			rt_prio = (int)strtol(optarg, NULL, 10);
+			break;
+		case 'b':
+			if (!obs_parse_domid(optarg, &obs_born_after)) {
+				fprintf(stderr, "fo-observer: -b wants a domid, got '%s'\n", optarg);
+				return 2;
+			}
 			break;
 		case 'k':
 		case 'K':

@@ -9,6 +9,13 @@ domid() {
 	xl domid "$1" 2>/dev/null
 }
 
+# max_domid: the highest domid that exists now. Xen hands domids out in
+# increasing order, so a domain above it was built after this call
+# (fo-observer -b).
+max_domid() {
+	xl list | awk 'NR > 1 && $2 > m { m = $2 } END { print m + 0 }'
+}
+
 # dom_state NAME -> running | paused | shutdown | crashed | dying | absent
 # (from xl list's flag column r b p s c d).
 dom_state() {

@@ -8,7 +8,9 @@
 # start_observer PAIR...: watch PAIR-a,PAIR-b for every PAIR given.
 # OBS_RTPRIO=N runs it SCHED_FIFO N (below failoverd's) so dom0 load does
 # not thin its samples; OBS_KILL=PID:NAME:STATE is passed as -k, OBS_HOLD
-# (the same) as -K (SIGSTOP).
+# (the same) as -K (SIGSTOP). OBS_BORN_AFTER=DOMID is passed as -b: a
+# member built after that domid (a rebuild already under way when the
+# observer starts) may boot beside the active once (warming_overlap).
 start_observer() {
 	local p pairs="" opts="-i $OBS_INTERVAL_US"
 	for p in "$@"; do
@@ -17,6 +19,7 @@ start_observer() {
 	[ -n "${OBS_RTPRIO:-}" ] && opts="$opts -p $OBS_RTPRIO"
 	[ -n "${OBS_KILL:-}" ] && opts="$opts -k $OBS_KILL"
 	[ -n "${OBS_HOLD:-}" ] && opts="$opts -K $OBS_HOLD"
+	[ -n "${OBS_BORN_AFTER:-}" ] && opts="$opts -b $OBS_BORN_AFTER"
 	rm -f $LAB/observer.out $LAB/observer.json
 	fo-observer $opts $pairs > $LAB/observer.out 2> $LAB/observer.err &
 	OBS_PID=$!
