@@ -449,10 +449,12 @@ while [ $i -lt $N ]; do
 	# Whatever happened, at most one member runs once the pair has
 	# settled (a rebuild's new member runs by design until it heartbeats,
 	# then is paused: the observer counts that as warming, not a violation).
-	wait_state p1 'ARMED|DEGRADED|DISARMED' 180 ||
+	# Both members in one snapshot, the pair settled before and after it:
+	# two reads apart once took failoverd's own next switch for both running.
+	settled_states p1 180 ||
 		fail "chaos $i $kind: p1 did not settle within 180 s: $(status_json)"
-	a=$(dom_state p1-a) b=$(dom_state p1-b)
-	[ "$a" = running ] && [ "$b" = running ] && fail "chaos $i $kind: both members running after the fault settled"
+	a=${SETTLED_STATES% *} b=${SETTLED_STATES#* }
+	[ "$a" = running ] && [ "$b" = running ] && fail "chaos $i $kind: both members running after the fault settled: $(status_json)"
 	[ -z "$stamps" ] || note="${note:+$note; }failoverd: $stamps"
 	[ "$kind" != rebuild-fault ] || recover_dead "$i"
 	faults=$((faults + 1))

@@ -16,12 +16,10 @@ max_domid() {
 	xl list | awk 'NR > 1 && $2 > m { m = $2 } END { print m + 0 }'
 }
 
-# dom_state NAME -> running | paused | shutdown | crashed | dying | absent
-# (from xl list's flag column r b p s c d).
-dom_state() {
-	local flags
-	flags=$(xl list "$1" 2>/dev/null | awk 'NR == 2 { print $5 }')
-	case $flags in
+# flags_state FLAGS -> running | paused | shutdown | crashed | dying | absent
+# (FLAGS: xl list's flag column r b p s c d; empty: no such domain).
+flags_state() {
+	case $1 in
 	'') echo absent ;;
 	?????d) echo dying ;;
 	????c?) echo crashed ;;
@@ -29,6 +27,24 @@ dom_state() {
 	??p???) echo paused ;;
 	*) echo running ;;
 	esac
+}
+
+# dom_state NAME: NAME's state (flags_state).
+dom_state() {
+	flags_state "$(xl list "$1" 2>/dev/null | awk 'NR == 2 { print $5 }')"
+}
+
+# pair_states PAIR -> "STATE_A STATE_B" of PAIR-a and PAIR-b from one
+# `xl list`, that is one getdomaininfolist hypercall: a switch (a pause,
+# then an unpause, several hypercalls) cannot fall between the two reads,
+# as it can between two dom_state calls. A name on two domains (the dying
+# one and its rebuild) is read on the newer.
+pair_states() {
+	local list a b
+	list=$(xl list)
+	a=$(echo "$list" | awk -v n="$1-a" '$1 == n { f = $5 } END { print f }')
+	b=$(echo "$list" | awk -v n="$1-b" '$1 == n { f = $5 } END { print f }')
+	echo "$(flags_state "$a") $(flags_state "$b")"
 }
 
 # gen_domu_cfg NAME [fo.KEY=VALUE ...]: an xl config for a lab domU (PV on x86).

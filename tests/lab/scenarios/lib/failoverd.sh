@@ -207,12 +207,32 @@ drill_tolerant() {
 
 # exactly_one_running PAIR: one member running, the other paused/absent/crashed.
 exactly_one_running() {
-	local a b
-	a=$(dom_state "$1-a")
-	b=$(dom_state "$1-b")
+	local st a b
+	st=$(pair_states "$1")
+	a=${st% *} b=${st#* }
 	log "$1-a $a, $1-b $b"
 	[ "$a" = running ] && [ "$b" = running ] && fail "$1: both members running"
 	[ "$a" = running ] || [ "$b" = running ] || fail "$1: no member running ($a/$b)"
+}
+
+# settled_states PAIR TIMEOUT_S: wait until PAIR has settled (ARMED,
+# DEGRADED or DISARMED) and read both members at once (pair_states) while
+# it stays settled: its state, switch count and active read before and
+# after that snapshot agree. failoverd may fail over by itself right after
+# settling (under TCG an emulated guest can stall), and neither its switch
+# nor the rebuild's boot after it is a settled pair. SETTLED_STATES holds
+# "STATE_A STATE_B"; returns 1 if the pair did not settle within TIMEOUT_S.
+settled_states() {
+	local end=$(($(date +%s) + $2)) s1 s2
+	while [ "$(date +%s)" -le $end ]; do
+		wait_state "$1" 'ARMED|DEGRADED|DISARMED' $((end - $(date +%s) + 1)) || return 1
+		s1=$(status_json | jq -c --arg p "$1" '.pairs[] | select(.name == $p) | [.state, .switches, .active]')
+		SETTLED_STATES=$(pair_states "$1")
+		s2=$(status_json | jq -c --arg p "$1" '.pairs[] | select(.name == $p) | [.state, .switches, .active]')
+		[ "$s1" = "$s2" ] && return 0
+		log "pair $1 moved while its members were read ($s1 -> $s2): reading again"
+	done
+	return 1
 }
 
 # arm_pairs PAIR...: create the pairs with agents, start failoverd on them,
