@@ -9,9 +9,9 @@ set -euo pipefail
 LAB_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 n=${1:-300} seed=${2:-1} build=${3:-$LAB_SRC/../../build}
 case $n$seed in *[!0-9]*) echo "chaos-long: N and SEED are numbers" >&2; exit 2 ;; esac
-# ~25 s per fault under TCG on average with every kind (a rebuild boots
-# a guest; a rebuild-fault boots four; a suspend writes a checkpoint),
-# 40 s allowed, plus the boot.
+# 15-18 s per fault under TCG on average with every kind (300 faults
+# took 76 min; a rebuild boots a guest, a rebuild-fault boots four, a
+# suspend writes a checkpoint), 40 s allowed, plus the boot.
 timeout=$((n * 40 + 300))
 rc=0
 FO_LAB_DOM0_ARGS="fo.chaos.n=$n fo.chaos.seed=$seed" \
