@@ -215,6 +215,12 @@ exactly_one_running() {
 	[ "$a" = running ] || [ "$b" = running ] || fail "$1: no member running ($a/$b)"
 }
 
+# pair_position PAIR: its state, switch count and active from one status
+# read; two equal positions mean no switch between them.
+pair_position() {
+	status_json | jq -c --arg p "$1" '.pairs[] | select(.name == $p) | [.state, .switches, .active]'
+}
+
 # settled_states PAIR TIMEOUT_S: wait until PAIR has settled (ARMED,
 # DEGRADED or DISARMED) and read both members at once (pair_states) while
 # it stays settled: its state, switch count and active read before and
@@ -226,9 +232,9 @@ settled_states() {
 	local end=$(($(date +%s) + $2)) s1 s2
 	while [ "$(date +%s)" -le $end ]; do
 		wait_state "$1" 'ARMED|DEGRADED|DISARMED' $((end - $(date +%s) + 1)) || return 1
-		s1=$(status_json | jq -c --arg p "$1" '.pairs[] | select(.name == $p) | [.state, .switches, .active]')
+		s1=$(pair_position "$1")
 		SETTLED_STATES=$(pair_states "$1")
-		s2=$(status_json | jq -c --arg p "$1" '.pairs[] | select(.name == $p) | [.state, .switches, .active]')
+		s2=$(pair_position "$1")
 		[ "$s1" = "$s2" ] && return 0
 		log "pair $1 moved while its members were read ($s1 -> $s2): reading again"
 	done
